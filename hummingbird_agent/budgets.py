@@ -1,0 +1,99 @@
+"""Every limit of the service in one place.
+
+Each constant carries its unit in its name and a comment saying why it has its value and which other
+constants it must stay consistent with. Components import from here; nothing else defines a limit.
+"""
+
+# --- agent loop ---------------------------------------------------------------------------------
+# Default iteration budget of a workflow run (a workflow's `max_iterations` overrides it). A typical
+# analyze-failures run needs 8-15 model turns; 40 leaves room for retries without runaway cost.
+DEFAULT_MAX_ITERATIONS = 40
+# Share of the iteration / context budget at which the soft wrap-up warning is appended (seed §12.2).
+WARNING_THRESHOLD_RATIO = 0.8
+# Prompt tokens per call before FINAL_TURN is forced. Gemini 2.5 accepts 1M; we stop far earlier
+# because the whole history is replayed on every call and cost grows quadratically with it.
+CONTEXT_LIMIT_TOKENS = 400_000
+# How many times in a row an empty model response is answered with EMPTY_RESPONSE_NUDGE before the
+# run ends with what it has.
+MAX_EMPTY_RESPONSE_NUDGES = 2
+
+# --- tool output and auto-spill -----------------------------------------------------------------
+# Tool output above this size is written to the sandbox's _out/ folder and replaced by path, size
+# and a preview (seed: 4 KB). The previews below must stay well under it.
+SPILL_THRESHOLD_BYTES = 4 * 1024
+# Head and tail of a spilled text output shown to the model; together < SPILL_THRESHOLD_BYTES.
+SPILL_PREVIEW_HEAD_BYTES = 1200
+SPILL_PREVIEW_TAIL_BYTES = 1200
+# Chunk size for streaming between host and sandbox (seed §11.3: 64 KB chunks, no base64).
+STREAM_CHUNK_BYTES = 64 * 1024
+
+# --- model calls ---------------------------------------------------------------------------------
+# Retries of a 429/5xx model response, with exponential backoff starting at MODEL_RETRY_BASE_S.
+MODEL_MAX_RETRIES = 5
+MODEL_RETRY_BASE_S = 1.0
+# Upper bound of one model call; a Gemini 2.5 Pro turn with thinking rarely exceeds 2 minutes.
+MODEL_CALL_TIMEOUT_S = 300.0
+
+# --- notes ---------------------------------------------------------------------------------------
+# GitLab rejects note bodies over 1,000,000 characters; we truncate below that with a visible marker
+# so the session marker and footer always fit.
+NOTE_MAX_CHARS = 999_000
+
+# --- build-log excerpts ---------------------------------------------------------------------------
+# Default size of an excerpt. 60 numbered lines of a typical log are ~5 KB: the spill preview shows
+# an excerpt cut to SPILL_PREVIEW_HEAD_BYTES + SPILL_PREVIEW_TAIL_BYTES, the knowledge base and the
+# CLI take it whole.
+EXCERPT_MAX_LINES = 60
+# Bytes read and scanned at a time. Large enough that the per-block Python work is amortised, small
+# enough that a block plus its split lines stays a few MB of the < 100 MB the localiser may use.
+EXCERPT_READ_BLOCK_BYTES = 1024 * 1024
+# Lines kept on each side of a cue line while streaming; a selected block can only grow this far
+# from its cue lines (long stack traces are covered because their frames are cue lines too).
+EXCERPT_WINDOW_LINES = 40
+# Lines before a cue line an excerpt adds as context (the command or test name usually sits there).
+EXCERPT_CONTEXT_LINES = 2
+# Last lines of the log always kept: the end of a failed log holds its exit status and summary.
+EXCERPT_TAIL_LINES = 200
+# Cue regions kept while streaming (the best by score plus the most recent ones); bounds memory
+# when a log repeats an error pattern millions of times.
+EXCERPT_MAX_REGIONS = 400
+# A region longer than this is closed and a new one started, so a single region stays bounded.
+EXCERPT_MAX_REGION_LINES = 2000
+# Characters of one line kept for scoring and display; minified bundles have megabyte lines.
+EXCERPT_MAX_LINE_CHARS = 2000
+# Distinct line signatures of a passing log remembered for the diff (8-byte hashes, ~80 MB worst
+# case in CPython sets, so this also bounds the memory of --passing).
+EXCERPT_MAX_PASSING_SIGNATURES = 1_000_000
+# Example records read from an examples file; the knowledge base supplies a handful per project.
+EXCERPT_MAX_EXAMPLES = 50
+
+# --- sandbox -------------------------------------------------------------------------------------
+# Default per-command wall time when the caller gives none; the engine passes its own per tool call.
+SANDBOX_EXEC_TIMEOUT_S = 120.0
+# After a command's own `timeout -s KILL` should have fired, the host waits this long more before
+# killing the exec session itself (covers a wedged exec transport).
+SANDBOX_KILL_GRACE_S = 5.0
+# Bound of one streaming operation (stream_exec, read_file_iter, archive): 100 MB takes ~1 s here,
+# a 1 GB archive well under a minute; the bound only catches a wedged transport.
+SANDBOX_STREAM_TIMEOUT_S = 600.0
+# Output kept per exec stream; the rest is drained and dropped (truncated flag set). Well above
+# SPILL_THRESHOLD_BYTES so spilling sees the real size; a model wanting more redirects to a file.
+SANDBOX_STDOUT_CAP_BYTES = 1024 * 1024
+SANDBOX_STDERR_CAP_BYTES = 64 * 1024
+# Starting a sandbox: podman run takes ~0.3 s; a K8s pod needs scheduling and an image pull.
+SANDBOX_START_TIMEOUT_S = 120.0
+# Removing a sandbox (podman rm -f / pod delete); close() never waits longer.
+SANDBOX_CLOSE_TIMEOUT_S = 30.0
+# Backstop lifetime of one sandbox (podman --timeout, pod activeDeadlineSeconds): an orphan left by a
+# crashed worker dies by itself. Must exceed the longest session (iterations x exec timeout).
+SANDBOX_MAX_LIFETIME_S = 4 * 3600
+# Default resource limits of one sandbox. The working-directory tmpfs is charged to the sandbox's
+# memory, so SANDBOX_MEMORY_BYTES must stay well above SANDBOX_WORKDIR_BYTES.
+SANDBOX_MEMORY_BYTES = 1024 * 1024 * 1024
+SANDBOX_WORKDIR_BYTES = 512 * 1024 * 1024
+SANDBOX_PIDS_LIMIT = 256
+SANDBOX_CPUS = 1.0
+# Pool backend: how long to wait for a Ready standby pod before creating one directly, and how
+# often to look again meanwhile.
+SANDBOX_POOL_CLAIM_WAIT_S = 10.0
+SANDBOX_POOL_POLL_S = 0.5

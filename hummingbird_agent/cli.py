@@ -1,0 +1,127 @@
+"""Command-line parsing. Each subcommand calls exactly one function elsewhere; nothing else happens here."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Callable, Sequence
+
+from hummingbird_agent import __version__
+from hummingbird_agent.errors import AgentError
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def _config_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", default=None, metavar="PATH", help="config file (default: $HUMMINGBIRD_CONFIG or ./config.yaml)"
+    )
+
+
+def _cmd_check_config(args: argparse.Namespace) -> int:
+    from hummingbird_agent.commands import check_config
+
+    return check_config(args.config)
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from hummingbird_agent.commands import serve
+
+    return serve(args.config, args.role)
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from hummingbird_agent.commands import run_workflow
+
+    return run_workflow(args)
+
+
+def _cmd_excerpt(args: argparse.Namespace) -> int:
+    from hummingbird_agent.logs import excerpt_command
+
+    return excerpt_command(args.fail_log, args.passing, args.examples, args.max_lines, args.json)
+
+
+def _cmd_bamboo(args: argparse.Namespace) -> int:
+    from hummingbird_agent.commands import bamboo
+
+    return bamboo(args)
+
+
+def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("serve", help="run the service (router, worker, webhook ingress)")
+    _config_arg(p)
+    p.add_argument("--role", choices=["router", "worker", "ingress", "all"], default="all", help="what to run")
+    p.set_defaults(func=_cmd_serve)
+
+
+def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("run", help="run one workflow once against one merge request")
+    _config_arg(p)
+    p.add_argument("workflow", help="workflow name from config.yaml")
+    p.add_argument("--project", required=True, help="project path or id, e.g. group/project")
+    p.add_argument("--mr", required=True, type=int, help="merge request IID")
+    p.add_argument("--pipeline", type=int, default=None, help="pipeline id (analyze-failures)")
+    p.add_argument("--save-session", default=None, metavar="DIR", help="save the session there")
+    p.add_argument("--resume", default=None, metavar="DIR", help="resume a session saved with --save-session")
+    p.add_argument("--message", default=None, help="with --resume: the user's reply")
+    p.add_argument("--post", action="store_true", help="post the result to the MR (default: print only)")
+    p.set_defaults(func=_cmd_run)
+
+
+def _add_excerpt(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("excerpt", help="find the lines of a build log that explain its failure")
+    p.add_argument("fail_log", metavar="FAIL_LOG", help="the failed job's log (plain or .gz)")
+    p.add_argument("--passing", default=None, metavar="PASS_LOG", help="a passing run of the same job")
+    p.add_argument("--examples", default=None, metavar="EXAMPLES.jsonl", help="failure chunks of earlier logs")
+    p.add_argument("--max-lines", type=int, default=None, metavar="N", help="at most N lines in the excerpt")
+    p.add_argument("--json", action="store_true", help='print {"ranges": [[a, b], ...], "lines": N}')
+    p.set_defaults(func=_cmd_excerpt)
+
+
+def _add_bamboo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("bamboo", help="knowledge base: learn from resolved failures, diagnose new ones")
+    bsub = p.add_subparsers(dest="bamboo_command", metavar="COMMAND", required=True)
+    pop = bsub.add_parser("populate", help="learn incidents from a JSONL file")
+    _config_arg(pop)
+    pop.add_argument("file", metavar="FILE.jsonl")
+    pop.add_argument("--dry-run", action="store_true", help="extract and review, write nothing")
+    pop.add_argument("--max-retries", type=int, default=None, metavar="N", help="reviewer retry limit for this run")
+    stats = bsub.add_parser("stats", help="counts per node and edge type, top causes")
+    _config_arg(stats)
+    analyze = bsub.add_parser("analyze", help="diagnose one incident")
+    _config_arg(analyze)
+    analyze.add_argument("incident", metavar="INCIDENT.json")
+    analyze.add_argument("--json", action="store_true", help="print the AnalysisResult as JSON")
+    p.set_defaults(func=_cmd_bamboo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hummingbird-agent", description="LLM agent service for GitLab CI.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_serve(sub)
+    _add_run(sub)
+    check = sub.add_parser("check-config", help="validate config.yaml and summarise it")
+    _config_arg(check)
+    check.set_defaults(func=_cmd_check_config)
+    _add_excerpt(sub)
+    _add_bamboo(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    func: Command = args.func
+    try:
+        return func(args)
+    except AgentError as exc:
+        # Expected failures (bad config, bad input) are one line, never a traceback.
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception:  # top of main: the last boundary; log the bug with its traceback
+        logging.getLogger(__name__).exception("unexpected error in %s", args.command)
+        return 1

@@ -1,0 +1,63 @@
+"""The CLI's commands: each loads the config, sets up logging and calls into one component."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hummingbird_agent.config import LoadedConfig, default_config_path, load_config, required_env_names
+from hummingbird_agent.observability import setup_logging, setup_sentry
+
+
+def load(config_path: str | None) -> LoadedConfig:
+    """Load and validate the config; ConfigError propagates to main as one line."""
+    return load_config(config_path or default_config_path())
+
+
+def start_process(loaded: LoadedConfig) -> None:
+    """Process-wide set-up for long-running commands: logging first, then Sentry."""
+    redact = setup_logging(loaded.log_level, loaded.secret_values() | {loaded.sentry_dsn or ""})
+    setup_sentry(loaded.sentry_dsn, redact)
+
+
+def check_config(config_path: str | None) -> int:
+    loaded = load(config_path)
+    print(render_summary(loaded))
+    return 0
+
+
+def render_summary(loaded: LoadedConfig) -> str:
+    """A short human summary of a valid config: workflows, projects, data sources, missing env vars."""
+    cfg = loaded.config
+    lines = [f"config: {loaded.path} (valid)", f"workflows: {len(cfg.workflows)}"]
+    for name, wf in cfg.workflows.items():
+        triggers = ", ".join(wf.triggers) or "command only"
+        sources = ", ".join(wf.data_sources.declared()) or "none"
+        lines.append(f"  {name}: {wf.description} [model {wf.model}, max {wf.max_iterations} iterations]")
+        lines.append(f"    triggers: {triggers}; data sources: {sources}")
+        projects = ", ".join(wf.projects) or "none (no project may run it)"
+        lines.append(f"    projects: {projects}")
+    lines.append(f"queues: {cfg.queues.backend}; sessions: {cfg.sessions.backend}; sandbox: {cfg.sandbox.backend}")
+    lines.append(f"bamboo: {'enabled' if cfg.bamboo.enabled else 'disabled'}")
+    missing = [name for name in required_env_names(cfg) if not loaded.secret(name)]
+    lines.append("missing env vars: " + (", ".join(missing) if missing else "none"))
+    return "\n".join(lines)
+
+
+def serve(config_path: str | None, role: str) -> int:
+    loaded = load(config_path)
+    print(render_summary(loaded), file=sys.stderr)
+    print("serve: the event transport is not part of this build yet; config is valid", file=sys.stderr)
+    return 0
+
+
+def run_workflow(args: argparse.Namespace) -> int:
+    load(args.config)
+    print("run: the agent engine is not part of this build yet", file=sys.stderr)
+    return 2
+
+
+def bamboo(args: argparse.Namespace) -> int:
+    load(args.config)
+    print(f"bamboo {args.bamboo_command}: the knowledge base is not part of this build yet", file=sys.stderr)
+    return 2

@@ -1,0 +1,404 @@
+"""config.yaml: schema, loading, validation and environment overrides.
+
+This is the only module that reads `os.environ`. Secrets never live in the file: the YAML names the
+environment variables that hold them, and `LoadedConfig.secret()` looks them up in the snapshot taken at load.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from hummingbird_agent import budgets
+from hummingbird_agent.errors import ConfigError
+
+# Environment variables that override a config value: name -> key path.
+ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
+    "AWS_ENDPOINT_URL": ("queues", "endpoint_url"),
+    "EXTRACTION_STRATEGY": ("bamboo", "extraction_strategy"),
+    "MCP_SERVERS_CONFIG": ("bamboo", "mcp_servers_config"),
+    "EXPLORATORY_INVESTIGATION_THRESHOLD": ("bamboo", "exploratory_threshold"),
+}
+DEFAULT_CONFIG_ENV = "HUMMINGBIRD_CONFIG"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GitLabConfig(_Model):
+    url: str = "https://gitlab.com"
+    """Base URL of the GitLab instance."""
+    token_env: str = "HUMMINGBIRD_GITLAB_TOKEN"
+    """Env var holding the bot's (orchestrator) token: notes, discussions, member checks."""
+    bot_username: str | None = None
+    """Informational only; the bot is identified by the token's `/user` id, never by name."""
+
+
+class ModelConfig(_Model):
+    provider: Literal["gemini", "scripted"] = "gemini"
+    """`gemini` calls the Gemini API; `scripted` replays turns from `script` (demos, replays, tests)."""
+    api_key_env: str = "GEMINI_API_KEY"
+    """Env var holding the Gemini API key."""
+    base_url: str | None = None
+    """Override of the API base URL (a proxy, or a local scripted server in tests)."""
+    api_version: str = "v1beta"
+    """Gemini REST API version path segment."""
+    script: str | None = None
+    """For provider `scripted`: path of the turns file, relative to the config file."""
+    context_limit_tokens: int = Field(budgets.CONTEXT_LIMIT_TOKENS, gt=0)
+    """Prompt tokens per call before the final turn is forced."""
+
+
+class TriggerRule(_Model):
+    include: tuple[str, ...] = ()
+    """Patterns that must match (empty: everything matches). Globs for users/branches, regexes for titles."""
+    exclude: tuple[str, ...] = ()
+    """Patterns that reject the event even when `include` matched."""
+
+
+class TriggerRules(_Model):
+    statuses: tuple[str, ...] = ("failed",)
+    """Pipeline statuses that trigger an automatic run (pipeline events only)."""
+    users: TriggerRule = TriggerRule()
+    """Usernames (globs) of the MR author / pipeline user."""
+    branches: TriggerRule = TriggerRule()
+    """Target branch names (globs)."""
+    title: TriggerRule = TriggerRule()
+    """MR title regexes, e.g. exclude `\\[skip hummingbird\\]`."""
+
+
+class ProjectConfig(_Model):
+    max_runs_per_mr: int = Field(5, ge=0)
+    """Threads one workflow may open on one MR automatically (commands and replies are not counted)."""
+    internal_notes: bool = False
+    """Post internal (confidential) notes; replies to public threads become new internal notes."""
+    trigger_rules: TriggerRules = TriggerRules()
+    """Which automatic events run the workflow on this project."""
+    learn_on_success: bool = False
+    """Bamboo: learn an incident automatically when a failed MR pipeline later succeeds."""
+    knowledge_tools: bool = False
+    """Bamboo: expose the knowledge base as tools to this project's analyses."""
+
+
+class GitLabSourceConfig(_Model):
+    token_env: str = "GITLAB_READ_TOKEN"
+    """Env var holding the read token the GitLab tools use (not the bot's write token)."""
+
+
+class KonfluxSourceConfig(_Model):
+    cluster_url: str
+    """Konflux cluster URL; the UI and PipelineRun links derive from its domain."""
+    kubeconfig_env: str = "KONFLUX_KUBECONFIG"
+    """Env var holding the kubeconfig file path (API server and bearer token)."""
+    kubearchive_url: str | None = None
+    """Kubearchive base URL for completed resources; None queries only the live API."""
+
+
+class TestingFarmSourceConfig(_Model):
+    api_url: str = "https://api.testing-farm.io"
+    """Testing Farm API base URL."""
+    artifacts_base: str = "https://artifacts.osci.redhat.com/testing-farm"
+    """The only prefix test logs may be fetched from (SSRF guard)."""
+
+
+class DataSourcesConfig(_Model):
+    gitlab: GitLabSourceConfig | None = None
+    konflux: KonfluxSourceConfig | None = None
+    testing_farm: TestingFarmSourceConfig | None = None
+
+    def declared(self) -> list[str]:
+        """Names of the sources this workflow declares, in a stable order."""
+        return [name for name in ("gitlab", "konflux", "testing_farm") if getattr(self, name) is not None]
+
+
+class WorkflowConfig(_Model):
+    description: str
+    """One line shown by `/hummingbird help`."""
+    prompt: str
+    """Markdown system-prompt layer, relative to the config file's directory (seed §12.5)."""
+    action: Literal["note", "none"] = "note"
+    """What to do with the final text: post it as an MR note, or nothing (print only)."""
+    triggers: tuple[Literal["pipeline", "merge_request"], ...] = ()
+    """Events that run the workflow automatically; empty means only `/hummingbird <name>`."""
+    model: str = "gemini-2.5-pro"
+    """Model name passed to the provider."""
+    max_iterations: int = Field(budgets.DEFAULT_MAX_ITERATIONS, gt=0)
+    """Model turns per run."""
+    data_sources: DataSourcesConfig = DataSourcesConfig()
+    """Sources whose tools this workflow may use; undeclared sources never reach the tool list."""
+    projects: dict[str, ProjectConfig] = {}
+    """Allowlist: project path -> per-project settings. A project not listed never runs this workflow."""
+
+
+class QueuesConfig(_Model):
+    backend: Literal["embedded", "sqs"] = "embedded"
+    """`embedded` is a durable SQLite queue on this machine; `sqs` uses AWS SQS (or a compatible endpoint)."""
+    ingress_url: str | None = None
+    """SQS standard queue receiving SNS notifications (sqs backend)."""
+    work_url: str | None = None
+    """SQS FIFO work queue (sqs backend)."""
+    endpoint_url: str | None = None
+    """Custom SQS endpoint (overridden by AWS_ENDPOINT_URL)."""
+    region: str = "us-east-1"
+    """AWS region."""
+    embedded_path: str = "var/queue.sqlite"
+    """SQLite file of the embedded queue, relative to the config file."""
+    max_concurrent_agents: int = Field(4, gt=0)
+    """Message groups processed in parallel by one worker."""
+    visibility_timeout_s: int = Field(300, gt=0)
+    """Visibility timeout of received messages; a heartbeat extends it while a handler runs."""
+    shutdown_grace_s: float = Field(900.0, ge=0)
+    """On SIGTERM, how long in-flight handlers may run before they are cancelled."""
+
+
+class WebhookConfig(_Model):
+    enabled: bool = True
+    """Serve the GitLab webhook endpoint (single-machine mode, or teams without SNS)."""
+    host: str = "127.0.0.1"
+    """Bind address."""
+    port: int = Field(8080, ge=0, le=65535)
+    """Bind port (0 picks a free one)."""
+    secret_env: str = "GITLAB_WEBHOOK_SECRET"
+    """Env var holding the X-Gitlab-Token value webhooks must carry."""
+
+
+class SessionsConfig(_Model):
+    backend: Literal["local", "s3"] = "local"
+    """Where session state (context.json, transcript.md, sandbox.tar.gz) is kept."""
+    directory: str = "var/sessions"
+    """Local backend: directory, relative to the config file."""
+    s3_bucket: str | None = None
+    """S3 backend: bucket name."""
+    s3_prefix: str = "sessions/"
+    """S3 backend: key prefix."""
+
+
+class SandboxConfig(_Model):
+    backend: Literal["podman", "k8s", "k8s-pool"] = "podman"
+    """Where model-requested commands run."""
+    image: str = "localhost/hummingbird-sandbox:latest"
+    """Sandbox image (jq, python3, yq, tar, gzip)."""
+
+
+class GraphStoreConfig(_Model):
+    backend: Literal["embedded", "neo4j"] = "embedded"
+    """`embedded` needs no server; `neo4j` connects to `uri`."""
+    path: str = "var/graph"
+    """Embedded store location, relative to the config file."""
+    uri: str | None = None
+    """Neo4j bolt/neo4j URI."""
+    user_env: str = "NEO4J_USER"
+    """Env var holding the Neo4j user."""
+    password_env: str = "NEO4J_PASSWORD"
+    """Env var holding the Neo4j password."""
+
+
+class VectorStoreConfig(_Model):
+    url: str | None = None
+    """Qdrant server URL; None uses Qdrant local mode at `path`."""
+    path: str = "var/qdrant"
+    """Local-mode directory, relative to the config file."""
+    api_key_env: str = "QDRANT_API_KEY"
+    """Env var holding the Qdrant API key (server mode)."""
+    collection: str = "bamboo"
+    """Collection name; sections live in the payload."""
+
+
+class EmbeddingsConfig(_Model):
+    provider: Literal["hashing", "gemini", "minilm"] = "hashing"
+    """`gemini` in production, `minilm` offline, `hashing` deterministic (tests, no model)."""
+    model: str = "gemini-embedding-001"
+    """Embedding model name for the gemini provider."""
+    dimensions: int = Field(384, gt=0)
+    """Vector size."""
+
+
+class BambooConfig(_Model):
+    enabled: bool = False
+    """Turn the knowledge base on."""
+    extraction_strategy: str = "gitlab_ci"
+    """Active extraction strategy (EXTRACTION_STRATEGY overrides)."""
+    model: str = "gemini-2.5-flash"
+    """Model for extraction, review and diagnosis calls."""
+    max_review_retries: int = Field(2, ge=0)
+    """Reviewer rejections before the best result is stored with a warning."""
+    exploratory_threshold: float = Field(0.5, ge=0, le=1)
+    """Diagnosis confidence below which exploratory investigation runs."""
+    mcp_servers_config: str | None = None
+    """Path of the external MCP servers JSON (MCP_SERVERS_CONFIG overrides)."""
+    graph: GraphStoreConfig = GraphStoreConfig()
+    vectors: VectorStoreConfig = VectorStoreConfig()
+    embeddings: EmbeddingsConfig = EmbeddingsConfig()
+
+
+class Config(_Model):
+    gitlab: GitLabConfig = GitLabConfig()
+    model: ModelConfig = ModelConfig()
+    queues: QueuesConfig = QueuesConfig()
+    webhook: WebhookConfig = WebhookConfig()
+    sessions: SessionsConfig = SessionsConfig()
+    sandbox: SandboxConfig = SandboxConfig()
+    bamboo: BambooConfig = BambooConfig()
+    workflows: dict[str, WorkflowConfig]
+    """Workflow name -> settings. Names are used in `/hummingbird <name>`."""
+
+    @field_validator("workflows")
+    @classmethod
+    def _names_are_commands(cls, value: dict[str, WorkflowConfig]) -> dict[str, WorkflowConfig]:
+        for name in value:
+            if not name or not all(c.isalnum() or c in "-_" for c in name) or name == "help":
+                raise ValueError(f"workflow name {name!r} must be letters, digits, '-' or '_' and not 'help'")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedConfig:
+    """A validated config plus where it came from and the environment snapshot taken at load."""
+
+    config: Config
+    path: Path
+    env: Mapping[str, str] = field(repr=False)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    def resolve(self, relative: str) -> Path:
+        """A path from the config, resolved against the config file's directory."""
+        return (self.base_dir / relative).resolve()
+
+    def secret(self, env_name: str) -> str | None:
+        """The value of the environment variable `env_name`, or None when unset or empty."""
+        return self.env.get(env_name) or None
+
+    def prompt_path(self, workflow: str) -> Path:
+        return self.resolve(self.config.workflows[workflow].prompt)
+
+    @property
+    def sentry_dsn(self) -> str | None:
+        return self.secret("SENTRY_DSN")
+
+    @property
+    def log_level(self) -> str:
+        return self.env.get("LOG_LEVEL", "INFO").upper()
+
+    def secret_values(self) -> frozenset[str]:
+        """Every secret value the config names, for scrubbing logs, errors and Sentry events."""
+        return frozenset(v for name in required_env_names(self.config) if (v := self.secret(name)))
+
+
+def required_env_names(config: Config) -> list[str]:
+    """Env var names the config refers to for secrets, in a stable order."""
+    names = [config.gitlab.token_env, config.webhook.secret_env]
+    if config.model.provider == "gemini":
+        names.append(config.model.api_key_env)
+    for wf in config.workflows.values():
+        sources = wf.data_sources
+        if sources.gitlab:
+            names.append(sources.gitlab.token_env)
+        if sources.konflux:
+            names.append(sources.konflux.kubeconfig_env)
+    if config.bamboo.enabled and config.bamboo.graph.backend == "neo4j":
+        names += [config.bamboo.graph.user_env, config.bamboo.graph.password_env]
+    return list(dict.fromkeys(names))
+
+
+def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    return Path(env.get(DEFAULT_CONFIG_ENV, "config.yaml"))
+
+
+def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> LoadedConfig:
+    """Read, validate and check config.yaml. Raises ConfigError with one line naming the key and problem."""
+    env = dict(os.environ if environ is None else environ)
+    cfg_path = Path(path).absolute()
+    raw = _read_yaml(cfg_path)
+    _apply_env_overrides(raw, env)
+    try:
+        config = Config.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{cfg_path.name}: {_first_error(exc)}") from None
+    loaded = LoadedConfig(config=config, path=cfg_path, env=env)
+    _check_files(loaded)
+    return loaded
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A YAML loader that rejects duplicate mapping keys instead of keeping the last one."""
+
+
+def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        if key in seen:
+            line = key_node.start_mark.line + 1
+            raise ConfigError(f"line {line}: duplicate key {key!r}")
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read config file ({exc.strerror})") from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except ConfigError as exc:
+        raise ConfigError(f"{path.name}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or "not valid YAML"
+        raise ConfigError(f"{path.name}: {where}invalid YAML ({problem})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path.name}: the top level must be a mapping of settings")
+    return data
+
+
+def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str]) -> None:
+    for name, key_path in ENV_OVERRIDES.items():
+        value = env.get(name)
+        if not value:
+            continue
+        node = raw
+        for key in key_path[:-1]:
+            child = node.get(key)
+            if child is None:
+                child = node[key] = {}
+            if not isinstance(child, dict):
+                return
+            node = child
+        node[key_path[-1]] = value
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors()
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+    message = first["msg"]
+    if first["type"] == "extra_forbidden":
+        message = "unknown key"
+    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    return f"{where}: {message}{more}"
+
+
+def _check_files(loaded: LoadedConfig) -> None:
+    for name, wf in loaded.config.workflows.items():
+        prompt = loaded.prompt_path(name)
+        if not prompt.is_file():
+            raise ConfigError(f"{loaded.path.name}: workflows.{name}.prompt: file not found: {wf.prompt}")
+    script = loaded.config.model.script
+    if loaded.config.model.provider == "scripted" and not (script and loaded.resolve(script).is_file()):
+        raise ConfigError(f"{loaded.path.name}: model.script: a scripted model needs an existing turns file")

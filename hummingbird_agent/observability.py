@@ -1,0 +1,144 @@
+"""Logging and Sentry set-up for the process, and the context fields every log line carries.
+
+Logs go to stderr: readable on a TTY, one JSON object per line otherwise. Known secret values are replaced
+by `[redacted]` in every line and every Sentry event.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+import logging
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any, TextIO
+
+CONTEXT_FIELDS = ("session_id", "project", "mr_iid", "workflow", "message_id")
+REDACTED = "[redacted]"
+
+# An immutable default: each log_context() block sets a fresh dict, never mutates the current one.
+_context: contextvars.ContextVar[Mapping[str, Any]] = contextvars.ContextVar(
+    "hb_log_context", default=MappingProxyType({})
+)
+
+
+@contextlib.contextmanager
+def log_context(**fields: Any) -> Iterator[None]:
+    """Add context fields (session_id, project, ...) to every log line emitted inside the block."""
+    token = _context.set({**_context.get(), **{k: v for k, v in fields.items() if v is not None}})
+    try:
+        yield
+    finally:
+        _context.reset(token)
+
+
+def current_context() -> dict[str, Any]:
+    return dict(_context.get())
+
+
+class Redactor:
+    """Replaces known secret values in text. Short values are ignored: they would redact ordinary words."""
+
+    MIN_SECRET_CHARS = 6
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._secrets = sorted({s for s in secrets if len(s) >= self.MIN_SECRET_CHARS}, key=len, reverse=True)
+
+    def __call__(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def scrub(self, value: Any) -> Any:
+        """Redact secrets anywhere inside a JSON-like structure."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, dict):
+            return {k: self.scrub(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.scrub(v) for v in value]
+        return value
+
+
+class _ContextFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        for key, value in _context.get().items():
+            if not hasattr(record, key):
+                setattr(record, key, value)
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line with the context fields, for log collectors."""
+
+    def __init__(self, redact: Redactor) -> None:
+        super().__init__()
+        self._redact = redact
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        for key in CONTEXT_FIELDS:
+            if (value := getattr(record, key, None)) is not None:
+                entry[key] = value
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return self._redact(json.dumps(entry, default=str))
+
+
+class TextFormatter(logging.Formatter):
+    """Human-readable lines for a terminal, context fields appended as key=value."""
+
+    def __init__(self, redact: Redactor) -> None:
+        super().__init__("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%H:%M:%S")
+        self._redact = redact
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        extras = " ".join(f"{k}={getattr(record, k)}" for k in CONTEXT_FIELDS if getattr(record, k, None))
+        return self._redact(f"{line} [{extras}]" if extras else line)
+
+
+def setup_logging(
+    level: str = "INFO", secrets: Iterable[str] = (), stream: TextIO | None = None, json_lines: bool | None = None
+) -> Redactor:
+    """Configure the root logger once for the process; returns the redactor in use."""
+    out = stream or sys.stderr
+    redact = Redactor(secrets)
+    as_json = (not out.isatty()) if json_lines is None else json_lines
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(JsonFormatter(redact) if as_json else TextFormatter(redact))
+    handler.addFilter(_ContextFilter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    return redact
+
+
+def setup_sentry(dsn: str | None, redact: Redactor, environment: str = "production") -> bool:
+    """Start Sentry only when a DSN is given; every event is scrubbed of secret values before sending."""
+    if not dsn:
+        return False
+    import sentry_sdk
+
+    def before_send(event: dict[str, Any], _hint: dict[str, Any]) -> dict[str, Any]:
+        scrubbed: dict[str, Any] = redact.scrub(event)
+        return scrubbed
+
+    sentry_sdk.init(
+        dsn=dsn,
+        environment=environment,
+        before_send=before_send,  # type: ignore[arg-type]
+        traces_sample_rate=0.0,
+        default_integrations=True,
+    )
+    return True
