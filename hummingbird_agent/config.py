@@ -185,6 +185,24 @@ class SandboxConfig(_Model):
     """Where model-requested commands run."""
     image: str = "localhost/hummingbird-sandbox:latest"
     """Sandbox image (jq, python3, yq, tar, gzip)."""
+    podman_binary: str = "podman"
+    """Podman backend: the podman executable (name on PATH or absolute path)."""
+    memory_bytes: int = Field(budgets.SANDBOX_MEMORY_BYTES, gt=0)
+    """Memory limit of one sandbox, bytes; the working-directory tmpfs counts against it."""
+    workdir_bytes: int = Field(budgets.SANDBOX_WORKDIR_BYTES, gt=0)
+    """Size cap of the /tmp/data working directory (tmpfs size / emptyDir sizeLimit), bytes."""
+    pids_limit: int = Field(budgets.SANDBOX_PIDS_LIMIT, gt=0)
+    """Maximum number of processes in one sandbox."""
+    cpus: float = Field(budgets.SANDBOX_CPUS, gt=0)
+    """CPU limit of one sandbox, cores."""
+    namespace: str = "hummingbird-sandbox"
+    """Kubernetes backends: namespace of the sandbox pods (where kubernetes/rbac.yaml is applied)."""
+    kubeconfig: str | None = None
+    """Kubernetes backends: kubeconfig path; None uses the in-cluster service account."""
+    run_as_user: int | None = 65532
+    """Kubernetes backends: pod uid; null lets OpenShift's restricted-v2 SCC assign one."""
+    pool_claim_wait_s: float = Field(budgets.SANDBOX_POOL_CLAIM_WAIT_S, ge=0)
+    """Pool backend: seconds to wait for a Ready standby pod before creating a pod directly."""
 
 
 class GraphStoreConfig(_Model):

@@ -1,0 +1,219 @@
+"""The Podman backend, run for real: isolation, limits, timeouts, streaming, archive and restore."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import socket
+import time
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import pytest_asyncio
+
+from hummingbird_agent import budgets
+from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.errors import SandboxError
+from hummingbird_agent.sandbox import PodmanSandbox, SandboxState
+from hummingbird_agent.sandbox.podman import check_podman
+
+pytestmark = [pytest.mark.podman, pytest.mark.asyncio(loop_scope="module")]
+
+MiB = 1024 * 1024
+# Small limits so the limit tests are quick; still room for the 100 MB stream test.
+CONFIG = SandboxConfig(memory_bytes=768 * MiB, workdir_bytes=256 * MiB, pids_limit=128, cpus=1.0)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def sbx() -> AsyncIterator[PodmanSandbox]:
+    await check_podman(CONFIG)
+    async with PodmanSandbox(CONFIG, session_id="testmodule") as box:
+        yield box
+
+
+async def container_exists(name: str) -> bool:
+    proc = await asyncio.create_subprocess_exec("podman", "container", "exists", name)
+    return await proc.wait() == 0
+
+
+async def sh(box: PodmanSandbox, command: str, timeout_s: float = 30) -> str:
+    result = await box.exec(command, timeout_s)
+    assert result.exit_code == 0, result
+    return result.stdout.decode()
+
+
+async def test_runs_as_uid_65532_without_capabilities(sbx: PodmanSandbox) -> None:
+    out = await sh(sbx, "id -u; id -g; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status; pwd")
+    lines = out.split()
+    assert lines[:2] == ["65532", "65532"]
+    assert "0000000000000000" in out and "NoNewPrivs:\t1" in out.replace("NoNewPrivs: ", "NoNewPrivs:\t")
+    assert lines[-1] == "/tmp/data"
+
+
+async def test_network_has_only_loopback_and_no_route(sbx: PodmanSandbox) -> None:
+    assert (await sh(sbx, "ls /sys/class/net")).split() == ["lo"]
+    assert (await sh(sbx, "tail -n +2 /proc/net/route")).strip() == ""  # no IPv4 route at all
+    ipv6_devices = {line.split()[-1] for line in (await sh(sbx, "cat /proc/net/ipv6_route")).splitlines()}
+    assert ipv6_devices <= {"lo"}
+
+
+async def test_cannot_reach_a_port_listening_on_the_host_loopback(sbx: PodmanSandbox) -> None:
+    server = socket.create_server(("127.0.0.1", 0))
+    server.setblocking(False)
+    port = server.getsockname()[1]
+    try:
+        probe = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)"
+        result = await sbx.exec(f'python3 -c "{probe}"', 20)
+        assert result.exit_code != 0
+        assert b"ConnectionRefusedError" in result.stderr
+        with pytest.raises(BlockingIOError):
+            server.accept()  # nothing ever arrived on the host side
+    finally:
+        server.close()
+
+
+async def test_cannot_write_outside_the_working_directory(sbx: PodmanSandbox) -> None:
+    for path in ["/x", "/etc/x", "/tmp/x", "/var/tmp/x", "/usr/x", "/root/x", "/dev/x", "/run/x", "/home/x"]:
+        result = await sbx.exec(f"echo hi > {path}", 10)
+        assert result.exit_code != 0, path
+    assert await sh(sbx, "echo hi > /tmp/data/ok && cat /tmp/data/ok") == "hi\n"
+
+
+async def test_working_directory_is_size_capped(sbx: PodmanSandbox) -> None:
+    result = await sbx.exec("head -c 300M /dev/zero > big; rc=$?; rm -f big; exit $rc", 60)
+    assert result.exit_code != 0
+    assert b"No space left on device" in result.stderr
+
+
+async def test_exit_code_and_both_streams_come_back(sbx: PodmanSandbox) -> None:
+    result = await sbx.exec("echo out; echo err >&2; exit 7", 10)
+    assert (result.exit_code, result.stdout, result.stderr, result.timed_out) == (7, b"out\n", b"err\n", False)
+
+
+async def test_output_is_capped_at_the_source(sbx: PodmanSandbox) -> None:
+    result = await sbx.exec("head -c 3M /dev/zero; echo done >&2", 30)
+    assert result.exit_code == 0
+    assert len(result.stdout) == budgets.SANDBOX_STDOUT_CAP_BYTES and result.stdout_truncated
+    assert result.stderr == b"done\n" and not result.stderr_truncated
+
+
+async def test_sleep_is_killed_at_its_timeout_with_its_whole_tree(sbx: PodmanSandbox) -> None:
+    started = time.monotonic()
+    result = await sbx.exec("sleep 100 & setsid sleep 200 & nohup sleep 300 >/dev/null & sleep 400", 1.5)
+    elapsed = time.monotonic() - started
+    assert result.timed_out and not result.ok
+    assert 1.5 <= elapsed < 1.5 + budgets.SANDBOX_KILL_GRACE_S
+    assert "sleep" not in await sh(sbx, "ps -eo args")
+
+
+async def test_fork_bomb_is_stopped_by_the_pids_limit(sbx: PodmanSandbox) -> None:
+    result = await sbx.exec("f() { f | f & }; f; sleep 100", 4)
+    assert result.timed_out
+    assert b"fork" in result.stderr.lower() or b"resource temporarily unavailable" in result.stderr.lower()
+    # The box survives and nothing of the bomb is left.
+    leftover = (await sh(sbx, "ps -eo pid=,args=")).splitlines()
+    assert [p for p in leftover if "sandbox-init" not in p and "ps -eo" not in p] == [], leftover
+
+
+async def test_memory_hog_is_killed_by_the_memory_limit(sbx: PodmanSandbox) -> None:
+    result = await sbx.exec("python3 -c \"b = b'x' * (2 * 1024 ** 3)\"", 60)
+    assert result.exit_code == 137 and not result.timed_out
+    assert await sh(sbx, "echo alive") == "alive\n"
+
+
+def random_chunks(total: int, digest: hashlib._Hash) -> Iterator[bytes]:
+    block = os.urandom(MiB)
+    for i in range(total // MiB):
+        chunk = block[i % 256 :] + block[: i % 256]  # vary content without paying for 100 MB urandom
+        digest.update(chunk)
+        yield chunk
+
+
+async def test_100_mb_stream_in_and_out_keeps_sha256(sbx: PodmanSandbox) -> None:
+    sent = hashlib.sha256()
+    await sbx.write_file("/tmp/data/blob.bin", random_chunks(100 * MiB, sent))
+    inside = (await sh(sbx, "sha256sum blob.bin")).split()[0]
+    assert inside == sent.hexdigest()
+    back = hashlib.sha256()
+    sizes = set()
+    async for chunk in sbx.read_file_iter("/tmp/data/blob.bin"):
+        back.update(chunk)
+        sizes.add(len(chunk))
+    assert back.hexdigest() == sent.hexdigest()
+    assert max(sizes) <= budgets.STREAM_CHUNK_BYTES
+    await sh(sbx, "rm blob.bin")
+
+
+async def test_stream_exec_feeds_stdin_from_an_async_iterator(sbx: PodmanSandbox) -> None:
+    async def parts() -> AsyncIterator[bytes]:
+        for i in range(100):
+            yield b"%d\n" % i
+
+    result = await sbx.stream_exec("wc -l", parts(), 30)
+    assert result.exit_code == 0 and result.stdout.strip() == b"100"
+
+
+async def test_reading_a_missing_file_is_a_sandbox_error(sbx: PodmanSandbox) -> None:
+    with pytest.raises(SandboxError, match="No such file"):
+        async for _ in sbx.read_file_iter("/tmp/data/missing"):
+            pass
+
+
+async def test_archive_restores_into_a_fresh_sandbox_without_host_extraction(
+    sbx: PodmanSandbox, tmp_path: os.PathLike[str]
+) -> None:
+    marker = f"marker-{os.getpid()}-{time.time_ns()}"
+    await sh(sbx, f"mkdir -p _out sub && echo spilled > _out/r1.txt && echo x > {marker} "
+                  "&& head -c 200000 /dev/urandom > sub/bin && ln -s sub/bin link")  # fmt: skip
+    listing = "find . -path ./.cache -prune -o -print | sort; find . -type f -exec sha256sum {} + | sort"
+    before = await sh(sbx, listing)
+    archive = bytearray()
+    async for chunk in sbx.archive():
+        archive += chunk
+    assert archive[:2] == b"\x1f\x8b"  # opaque gzip bytes, nothing unpacked on this side
+    async with PodmanSandbox(CONFIG) as fresh:
+        await fresh.restore([bytes(archive[i : i + 65536]) for i in range(0, len(archive), 65536)])
+        assert await sh(fresh, listing) == before
+        assert (await sh(fresh, "readlink link")).strip() == "sub/bin"
+    assert not any(marker in name for _, dirs, files in os.walk(tmp_path) for name in dirs + files)
+    assert not os.path.exists(marker)
+
+
+async def test_close_is_idempotent_and_removes_the_container() -> None:
+    box = PodmanSandbox(CONFIG)
+    assert box.state is SandboxState.UNOPENED
+    await box.start()
+    assert box.state is SandboxState.OPEN and await container_exists(box.name)
+    await box.close()
+    await box.close()
+    assert box.state is SandboxState.CLOSED and not await container_exists(box.name)
+    with pytest.raises(SandboxError, match="closed"):
+        await box.exec("true", 5)
+
+
+async def test_cancelled_exec_then_close_leaves_nothing_behind() -> None:
+    box = PodmanSandbox(CONFIG)
+    task = asyncio.ensure_future(_use_and_hang(box))
+    await asyncio.sleep(1.5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert box.state is SandboxState.CLOSED and not await container_exists(box.name)
+
+
+async def _use_and_hang(box: PodmanSandbox) -> None:
+    async with box:
+        await box.exec("sleep 60", 120)
+
+
+async def test_cancelled_start_leaves_no_container() -> None:
+    box = PodmanSandbox(CONFIG)
+    task = asyncio.ensure_future(box.start())
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert box.state is SandboxState.CLOSED
+    await asyncio.sleep(0.5)
+    assert not await container_exists(box.name)
