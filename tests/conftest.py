@@ -1,0 +1,53 @@
+"""Shared pytest fixtures: the fake network peers of tests/servers/, one fresh server per test
+(moto: one process per session, reset per test)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.servers import AWS_TEST_ENV, GeminiServer, GitLabServer, MotoServer
+
+
+@pytest.fixture
+def gitlab_server() -> Iterator[GitLabServer]:
+    """A started fake GitLab; tokens `bot-token` (api scope) and `read-token` (read_api)."""
+    with GitLabServer() as server:
+        yield server
+    assert not server.errors, f"fake GitLab hit a bug: {server.errors}"
+
+
+@pytest.fixture
+def gemini_server() -> Iterator[GeminiServer]:
+    """A started scripted Gemini server; API key `test-key`. Script turns with `.script(...)`."""
+    with GeminiServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def _moto_process() -> Iterator[MotoServer]:
+    server = MotoServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def moto_server(_moto_process: MotoServer, monkeypatch: pytest.MonkeyPatch,
+                tmp_path_factory: pytest.TempPathFactory) -> MotoServer:
+    """The session's moto server with all state reset, and test AWS credentials in the env."""
+    _moto_process.reset()
+    missing = tmp_path_factory.mktemp("aws") / "none"
+    for name, value in AWS_TEST_ENV.items():
+        monkeypatch.setenv(name, value)
+    # Never read the developer's real AWS profile or credentials.
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(missing))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(missing))
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    return _moto_process
+
+
+@pytest.fixture
+def moto_endpoint(moto_server: MotoServer) -> str:
+    """Endpoint URL of the (reset) moto server, for endpoint_url=."""
+    return moto_server.endpoint

@@ -1,0 +1,305 @@
+"""Shared core of the fake HTTP servers: a threaded server on 127.0.0.1 with an ephemeral port,
+regex routes, a record of every request, injected failures and chunked streaming responses."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One request as the server saw it; `path` is the raw (still percent-encoded) path."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        """Case-insensitive header lookup."""
+        lowered = name.lower()
+        return next((v for k, v in self.headers.items() if k.lower() == lowered), None)
+
+    def json(self) -> Any:
+        """The body parsed as JSON (None when empty)."""
+        return json.loads(self.body) if self.body else None
+
+    def arg(self, name: str, default: Any = None) -> Any:
+        """A parameter from the JSON/form body, else from the query string (first value)."""
+        data = self.form()
+        if name in data:
+            return data[name]
+        values = self.query.get(name)
+        return values[0] if values else default
+
+    def form(self) -> dict[str, Any]:
+        """The body as a dict: JSON object or url-encoded form; {} otherwise."""
+        if not self.body:
+            return {}
+        if (self.header("Content-Type") or "").startswith("application/x-www-form-urlencoded"):
+            return {k: v[0] for k, v in parse_qs(self.body.decode(), keep_blank_values=True).items()}
+        try:
+            data = json.loads(self.body)
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+
+@dataclass(slots=True)
+class Response:
+    """What a route returns; an iterable body is sent with chunked transfer encoding."""
+
+    status: int = 200
+    body: bytes | Iterable[bytes] = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    # Sleep before answering, outside the server lock, to fake model or network latency.
+    delay_s: float = 0.0
+
+
+def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    """A JSON response with the right content type."""
+    merged = {"Content-Type": "application/json"} | (headers or {})
+    return Response(status, json.dumps(obj).encode(), merged)
+
+
+Handler = Callable[..., Response]
+
+
+class HTTPError(Exception):
+    """Raised by a route to answer with the API's error shape."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+@dataclass(slots=True)
+class _Failure:
+    remaining: int
+    status: int
+    path: re.Pattern[str] | None
+    method: str | None
+    body: bytes
+    headers: dict[str, str]
+
+    def applies(self, req: Request) -> bool:
+        if self.method and req.method != self.method:
+            return False
+        return self.path is None or bool(self.path.search(unquote(req.path)))
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # Keep-alive connections of clients that never close must not block stop().
+    block_on_close = False
+
+    def __init__(self, app: FakeHTTPServer) -> None:
+        super().__init__(("127.0.0.1", 0), _RequestHandler)
+        self.app = app
+        self.open_sockets: set[socket.socket] = set()
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        self.open_sockets.add(request)
+        try:
+            super().finish_request(request, client_address)
+        finally:
+            self.open_sockets.discard(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client dropping its connection is normal for a test server; anything else is a bug here.
+        logger.debug("connection from %s ended with an error", client_address, exc_info=True)
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; with Nagle on, each response waits ~40 ms for an ACK.
+    disable_nagle_algorithm = True
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        logger.debug("%s " + format, self.server.app.name, *args)
+
+    def _serve(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        split = urlsplit(self.path)
+        req = Request(
+            method=self.command,
+            path=split.path,
+            query=parse_qs(split.query, keep_blank_values=True),
+            headers=dict(self.headers.items()),
+            body=body,
+        )
+        self._write(self.server.app.dispatch(req))
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = _serve
+
+    def _write(self, resp: Response) -> None:
+        if resp.delay_s:
+            time.sleep(resp.delay_s)
+        self.send_response(resp.status)
+        for name, value in resp.headers.items():
+            self.send_header(name, value)
+        if isinstance(resp.body, bytes | bytearray):
+            self.send_header("Content-Length", str(len(resp.body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(resp.body)
+            return
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for chunk in resp.body:
+            if chunk:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+
+
+class FakeHTTPServer:
+    """Base of every fake: subclasses register routes in `__init__` and may override `authorize`.
+
+    Routes match the raw path with `re.fullmatch`; named groups are passed to the handler as
+    keyword arguments, percent-decoded.
+    """
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.requests: list[Request] = []
+        self.errors: list[str] = []
+        self._routes: list[tuple[str, re.Pattern[str], Handler]] = []
+        self._failures: list[_Failure] = []
+        self._lock = threading.RLock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> FakeHTTPServer:
+        self._server = _Server(self)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
+            name=f"{self.name}-server",
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is None:
+            return
+        self._server.shutdown()
+        for sock in list(self._server.open_sockets):
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                logger.debug("socket already closed")
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = None
+
+    def __enter__(self) -> FakeHTTPServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. http://127.0.0.1:40123 (no trailing slash)."""
+        if self._server is None:
+            raise RuntimeError(f"{self.name} server is not started")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    # --- configuration -----------------------------------------------------------------------
+    def route(self, method: str, pattern: str, handler: Handler) -> None:
+        """Register a route; later registrations win, so subclasses and tests can override."""
+        self._routes.insert(0, (method, re.compile(pattern), handler))
+
+    def fail_next(
+        self, count: int = 1, status: int = 500, *, path: str | None = None, method: str | None = None,
+        body: bytes | dict[str, Any] | None = None, headers: dict[str, str] | None = None,
+    ) -> None:
+        """Answer the next `count` matching requests with `status`; `path` is a regex searched in
+        the decoded path."""
+        payload = self.error_body(status, "injected failure") if body is None else body
+        if isinstance(payload, dict):
+            payload = json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json"} | (headers or {})
+        pattern = re.compile(path) if path else None
+        with self._lock:
+            self._failures.append(_Failure(count, status, pattern, method, payload, headers))
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        """The JSON error shape of the faked API; subclasses override."""
+        return {"message": f"{status} {message}"}
+
+    def error(self, status: int, message: str) -> Response:
+        return json_response(self.error_body(status, message), status)
+
+    # --- request handling --------------------------------------------------------------------
+    def authorize(self, req: Request) -> Response | None:
+        """Return a response to refuse the request, None to let it through."""
+        return None
+
+    def dispatch(self, req: Request) -> Response:
+        with self._lock:
+            self.requests.append(req)
+            injected = self._take_failure(req)
+        if injected is not None:
+            return injected
+        refused = self.authorize(req)
+        if refused is not None:
+            return refused
+        for method, pattern, handler in self._routes:
+            match = pattern.fullmatch(req.path)
+            if match and method == req.method:
+                return self._call(handler, req, match)
+        return self.error(404, f"no fake route for {req.method} {req.path}")
+
+    def _take_failure(self, req: Request) -> Response | None:
+        for failure in self._failures:
+            if failure.remaining > 0 and failure.applies(req):
+                failure.remaining -= 1
+                return Response(failure.status, failure.body, dict(failure.headers))
+        return None
+
+    def _call(self, handler: Handler, req: Request, match: re.Match[str]) -> Response:
+        params = {k: unquote(v) for k, v in match.groupdict().items() if v is not None}
+        try:
+            with self._lock:
+                return handler(req, **params)
+        except HTTPError as exc:
+            return self.error(exc.status, exc.message)
+        except Exception as exc:  # boundary: a bug in the fake must surface as a 500 and in .errors
+            logger.exception("%s route failed for %s %s", self.name, req.method, req.path)
+            self.errors.append(f"{req.method} {req.path}: {exc!r}")
+            return self.error(500, f"fake server error: {exc!r}")
+
+    def requests_to(self, pattern: str, method: str | None = None) -> list[Request]:
+        """Recorded requests whose decoded path matches the regex `pattern` (searched)."""
+        rx = re.compile(pattern)
+        with self._lock:
+            return [
+                r for r in self.requests
+                if rx.search(unquote(r.path)) and (method is None or r.method == method)
+            ]
+
+
+def chunked(data: bytes, size: int) -> Iterator[bytes]:
+    """Split bytes into chunks of `size` for a streamed response."""
+    for start in range(0, len(data), size):
+        yield data[start:start + size]

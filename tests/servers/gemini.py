@@ -1,0 +1,189 @@
+"""Scripted fake of the Gemini REST API (generateContent, streamGenerateContent SSE, countTokens,
+embedContent, batchEmbedContents) on /v1, /v1beta and /v1alpha; turns are given by the test."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from tests.servers.base import FakeHTTPServer, HTTPError, Request, Response, json_response
+
+Turn = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+_STATUS_NAMES = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+DEFAULT_EMBEDDING_DIM = 768
+
+
+# --- turn builders ----------------------------------------------------------------------------
+def text_part(text: str) -> dict[str, Any]:
+    return {"text": text}
+
+
+def function_call_part(name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"functionCall": {"name": name, "args": args or {}}}
+
+
+def usage(prompt: int = 100, candidates: int = 20, cached: int = 0, thoughts: int = 0) -> dict[str, Any]:
+    """A usageMetadata object; totalTokenCount is derived like the real API does."""
+    meta = {"promptTokenCount": prompt, "candidatesTokenCount": candidates,
+            "totalTokenCount": prompt + candidates + thoughts}
+    if cached:
+        meta["cachedContentTokenCount"] = cached
+    if thoughts:
+        meta["thoughtsTokenCount"] = thoughts
+    return meta
+
+
+def model_turn(*parts: dict[str, Any], usage_metadata: dict[str, Any] | None = None,
+               finish_reason: str = "STOP", model_version: str = "gemini-2.5-flash") -> dict[str, Any]:
+    """A full GenerateContentResponse with one candidate holding `parts`; without usage_metadata the
+    server fills in an estimate from the request size."""
+    content: dict[str, Any] = {"role": "model"}
+    if parts:
+        content["parts"] = list(parts)
+    turn: dict[str, Any] = {
+        "candidates": [{"content": content, "finishReason": finish_reason, "index": 0}],
+        "modelVersion": model_version,
+    }
+    if usage_metadata is not None:
+        turn["usageMetadata"] = usage_metadata
+    return turn
+
+
+def text_turn(text: str, **kwargs: Any) -> dict[str, Any]:
+    return model_turn(text_part(text), **kwargs)
+
+
+def function_call_turn(name: str, args: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
+    return model_turn(function_call_part(name, args), **kwargs)
+
+
+def empty_turn(**kwargs: Any) -> dict[str, Any]:
+    """A candidate with no parts, as Gemini sometimes returns."""
+    return model_turn(**kwargs)
+
+
+# --- embeddings ---------------------------------------------------------------------------------
+def embed_text(text: str, dim: int = DEFAULT_EMBEDDING_DIM) -> list[float]:
+    """Deterministic unit vector from hashed words: equal texts are identical, texts sharing words
+    are close, so similarity search behaves sensibly in tests."""
+    vec = [0.0] * dim
+    for word in re.findall(r"\w+", text.lower()) or [""]:
+        digest = hashlib.sha256(word.encode()).digest()
+        vec[int.from_bytes(digest[:4], "big") % dim] += 1.0 if digest[4] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / norm for v in vec]
+
+
+def _content_text(content: dict[str, Any] | None) -> str:
+    return " ".join(p.get("text", "") for p in (content or {}).get("parts", []))
+
+
+@dataclass(frozen=True, slots=True)
+class GeminiCall:
+    """One API call as the fake understood it."""
+
+    version: str
+    model: str
+    method: str
+    body: dict[str, Any]
+
+
+class GeminiServer(FakeHTTPServer):
+    """Pops one scripted turn per generateContent call; records every call in `calls`."""
+
+    name = "gemini"
+
+    def __init__(self, *, api_key: str | None = "test-key", latency_s: float = 0.0) -> None:
+        super().__init__()
+        self.api_key = api_key
+        self.latency_s = latency_s
+        self.turns: deque[Turn] = deque()
+        self.calls: list[GeminiCall] = []
+        self.served = 0
+        self.route("POST", r"(?:/[^:]*)?/(?P<version>v1|v1beta|v1alpha)/models/(?P<model>[^/:]+):(?P<method>\w+)",
+                   self._handle)
+
+    def script(self, *turns: Turn) -> None:
+        """Append model turns: response dicts (see model_turn) or callables(request_body) -> dict."""
+        self.turns.extend(turns)
+
+    @property
+    def generate_calls(self) -> list[GeminiCall]:
+        """generateContent and streamGenerateContent calls, in order."""
+        return [c for c in self.calls if c.method in ("generateContent", "streamGenerateContent")]
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        return {"error": {"code": status, "message": message, "status": _STATUS_NAMES.get(status, "UNKNOWN")}}
+
+    def authorize(self, req: Request) -> Response | None:
+        given = req.header("x-goog-api-key") or req.arg("key")
+        if self.api_key is None or given == self.api_key:
+            return None
+        body = self.error_body(400, "API key not valid. Please pass a valid API key.")
+        body["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                     "reason": "API_KEY_INVALID", "domain": "googleapis.com"}]
+        return json_response(body, 400)
+
+    def _handle(self, req: Request, version: str, model: str, method: str) -> Response:
+        body = req.json() or {}
+        self.calls.append(GeminiCall(version, model, method, body))
+        handlers: dict[str, Callable[[dict[str, Any]], Response]] = {
+            "generateContent": lambda b: json_response(self._next_turn(b, req)),
+            "streamGenerateContent": lambda b: self._stream(self._next_turn(b, req)),
+            "countTokens": lambda b: json_response({"totalTokens": _estimate_tokens(b)}),
+            "embedContent": lambda b: json_response({"embedding": self._embedding(b)}),
+            "batchEmbedContents": lambda b: json_response(
+                {"embeddings": [self._embedding(r) for r in b.get("requests", [])]}),
+        }
+        if method not in handlers:
+            raise HTTPError(404, f"method {method} is not faked")
+        resp = handlers[method](body)
+        resp.delay_s = self.latency_s
+        return resp
+
+    def _next_turn(self, body: dict[str, Any], req: Request) -> dict[str, Any]:
+        if not self.turns:
+            message = f"scripted gemini server: no model turns left ({self.served} served)"
+            self.errors.append(message)
+            raise HTTPError(500, message)
+        turn = self.turns.popleft()
+        self.served += 1
+        reply = turn(body) if callable(turn) else json.loads(json.dumps(turn))
+        reply.setdefault("responseId", f"fake-{self.served}")
+        if "usageMetadata" not in reply:
+            out = len(json.dumps(reply["candidates"])) // 4
+            reply["usageMetadata"] = usage(prompt=max(1, len(req.body) // 4), candidates=out)
+        return reply
+
+    def _stream(self, reply: dict[str, Any]) -> Response:
+        return Response(200, _sse_chunks(reply), {"Content-Type": "text/event-stream"})
+
+    def _embedding(self, request: dict[str, Any]) -> dict[str, Any]:
+        dim = int(request.get("outputDimensionality") or DEFAULT_EMBEDDING_DIM)
+        return {"values": embed_text(_content_text(request.get("content")), dim)}
+
+
+def _estimate_tokens(body: dict[str, Any]) -> int:
+    contents = body.get("contents") or body.get("generateContentRequest", {}).get("contents", [])
+    chars = sum(len(_content_text(c)) for c in contents)
+    return max(1, chars // 4)
+
+
+def _sse_chunks(reply: dict[str, Any]) -> Iterator[bytes]:
+    """One SSE event per part; the last event carries finishReason and usageMetadata."""
+    candidate = reply["candidates"][0]
+    parts = candidate["content"].get("parts") or [{"text": ""}]
+    for index, part in enumerate(parts):
+        chunk_candidate = {"content": {"role": "model", "parts": [part]}, "index": 0}
+        event: dict[str, Any] = {"candidates": [chunk_candidate], "modelVersion": reply.get("modelVersion")}
+        if index == len(parts) - 1:
+            chunk_candidate["finishReason"] = candidate.get("finishReason", "STOP")
+            event["usageMetadata"] = reply["usageMetadata"]
+        yield b"data: " + json.dumps(event).encode() + b"\r\n\r\n"
