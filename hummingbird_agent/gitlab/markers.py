@@ -1,0 +1,90 @@
+"""Session markers: the hidden JSON comment in every agent note, and stripping agent notes for the model.
+
+A marker is trusted only when the note's author is the bot (checked by the caller through the API);
+the text alone proves nothing, since anyone can type one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+
+MARKER_TAG = "hummingbird-session"
+# `<!-- hummingbird-session {"id": "...", "wf": "...", "sha": "..."} -->`, or the legacy plain-UUID form.
+_MARKER_RE = re.compile(r"<!--\s*" + MARKER_TAG + r"[:\s]\s*(?P<payload>[^\n]*?)\s*-->")
+_TRANSCRIPT_RE = re.compile(r"<details>\s*<summary>\s*Agent transcript.*?</details>", re.S | re.I)
+_FOOTER_RE = re.compile(r"\n-{3,}\n<sub>.*?</sub>\s*$", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMarker:
+    """What an agent note says about its session: id always; workflow and SHA for new-format markers."""
+
+    id: str
+    wf: str | None = None
+    sha: str | None = None
+
+    @property
+    def legacy(self) -> bool:
+        return self.wf is None and self.sha is None
+
+
+def is_session_id(value: object) -> bool:
+    """Session ids are canonical UUID strings; anything else never reaches a key or a path."""
+    if not isinstance(value, str):
+        return False
+    try:
+        return str(uuid.UUID(value)) == value.lower() and len(value) == 36
+    except ValueError:
+        return False
+
+
+def new_session_id() -> str:
+    return str(uuid.uuid4())
+
+
+def format_marker(marker: SessionMarker) -> str:
+    payload: dict[str, str] = {"id": marker.id}
+    if marker.wf:
+        payload["wf"] = marker.wf
+    if marker.sha:
+        payload["sha"] = marker.sha
+    # `--` cannot appear inside an HTML comment; JSON of ids, names and hex SHAs never contains it.
+    return f"<!-- {MARKER_TAG} {json.dumps(payload, separators=(',', ':'))} -->"
+
+
+def parse_markers(body: str) -> list[SessionMarker]:
+    """Every well-formed marker in a note body, in order; malformed ones are ignored."""
+    found = []
+    for match in _MARKER_RE.finditer(body or ""):
+        marker = _parse_payload(match.group("payload"))
+        if marker is not None:
+            found.append(marker)
+    return found
+
+
+def _parse_payload(payload: str) -> SessionMarker | None:
+    if is_session_id(payload):
+        return SessionMarker(id=payload.lower())
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or not is_session_id(data.get("id")):
+        return None
+    wf, sha = data.get("wf"), data.get("sha")
+    return SessionMarker(
+        id=data["id"].lower(),
+        wf=wf if isinstance(wf, str) and wf else None,
+        sha=sha if isinstance(sha, str) and sha else None,
+    )
+
+
+def strip_agent_note(body: str) -> str:
+    """The review text of an agent note without transcript blocks, footer and markers (for the model)."""
+    text = _TRANSCRIPT_RE.sub("", body or "")
+    text = _MARKER_RE.sub("", text)
+    text = _FOOTER_RE.sub("", text.rstrip() + "\n")
+    return text.strip()

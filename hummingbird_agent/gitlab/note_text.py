@@ -1,0 +1,73 @@
+"""Texts of the notes the bot posts: placeholder, result, failure, help, errors; size-capped.
+
+Pure functions: no API calls here, so every body the bot can post is unit-tested.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hummingbird_agent import budgets
+from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
+
+PLACEHOLDER_TEXT = "Running the workflow..."
+FAILURE_TEXT = "Hummingbird analysis failed."
+REPLY_PROMPT = "_Reply to this thread to ask a follow-up question; the agent continues with the same context._"
+TRUNCATION_NOTICE = "\n\n**[truncated: the result was longer than a GitLab note allows]**"
+COMMAND = "/hummingbird"
+
+
+def placeholder_body(marker: SessionMarker, workflow: str) -> str:
+    return f"{PLACEHOLDER_TEXT} (`{workflow}`)\n\n{format_marker(marker)}"
+
+
+def result_body(result: str, marker: SessionMarker, *, reply_prompt: bool) -> str:
+    """The final note: result, reply prompt (left out for replies) and marker, within the size cap."""
+    tail = (f"\n\n{REPLY_PROMPT}" if reply_prompt else "") + f"\n\n{format_marker(marker)}"
+    return cap_body(result.strip(), reserve=len(tail)) + tail
+
+
+def failure_body(marker: SessionMarker, reason: str | None = None) -> str:
+    detail = f"\n\n{reason}" if reason else ""
+    return f"{FAILURE_TEXT}{detail}\n\n{format_marker(marker)}"
+
+
+def cap_body(text: str, reserve: int = 0) -> str:
+    """Truncate `text` so that it plus `reserve` characters fit a note, with a visible notice."""
+    limit = budgets.NOTE_MAX_CHARS - reserve
+    if len(text) <= limit:
+        return text
+    return text[: limit - len(TRUNCATION_NOTICE)] + TRUNCATION_NOTICE
+
+
+def help_body(workflows: Mapping[str, str]) -> str:
+    lines = [f"**Hummingbird** — run a workflow with `{COMMAND} <workflow>` (a unique prefix is enough):", ""]
+    lines += [f"- `{name}` — {description}" for name, description in sorted(workflows.items())]
+    lines += ["", "Reply to an agent note to continue its conversation."]
+    return "\n".join(lines)
+
+
+def unknown_workflow_body(name: str, workflows: Mapping[str, str]) -> str:
+    known = ", ".join(f"`{n}`" for n in sorted(workflows)) or "none"
+    return f"Unknown workflow `{_inline(name)}`. Available: {known}. See `{COMMAND} help`."
+
+
+def ambiguous_workflow_body(name: str, matches: list[str]) -> str:
+    options = ", ".join(f"`{m}`" for m in sorted(matches))
+    return f"`{_inline(name)}` matches several workflows: {options}. Type more of the name."
+
+
+def access_denied_body() -> str:
+    return "Sorry, only project members with Developer access or higher can run Hummingbird."
+
+
+def session_expired_body() -> str:
+    return (
+        "This conversation's session has expired, so I cannot continue it. "
+        f"Start a new run with `{COMMAND} <workflow>` (see `{COMMAND} help`)."
+    )
+
+
+def _inline(text: str) -> str:
+    """User text echoed back in inline code: no backticks, newlines or excessive length."""
+    return text.replace("`", "'").replace("\n", " ")[:80]

@@ -1,0 +1,60 @@
+"""The bot's GitLab adapter against the fake GitLab server, through the real python-gitlab client."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.gitlab.client import GitLabClient
+from tests.servers import GitLabServer
+
+DEVELOPER, REPORTER = 30, 20
+
+
+@pytest.fixture
+async def client(gitlab_server: GitLabServer) -> AsyncIterator[GitLabClient]:
+    gitlab_server.add_project(1, "group/project")
+    gitlab_server.add_mr(1, 7)
+    c = GitLabClient(gitlab_server.url, gitlab_server.bot_token)
+    await c.open()
+    yield c
+    await c.aclose()
+
+
+async def test_bot_identity_and_member_levels(client: GitLabClient, gitlab_server: GitLabServer) -> None:
+    gitlab_server.add_member(1, 42, DEVELOPER)
+    gitlab_server.add_member(1, 43, REPORTER)
+    assert await client.bot_user_id() == gitlab_server.bot_user["id"]
+    assert await client.access_level(1, 42) == DEVELOPER
+    assert await client.access_level(1, 43) == REPORTER
+    assert await client.access_level(1, 99) == 0
+    assert "bot-token" not in repr(client)
+
+
+async def test_thread_reply_update_resolve(client: GitLabClient, gitlab_server: GitLabServer) -> None:
+    posted = await client.create_thread(1, 7, "placeholder", internal=True)
+    await client.update_note(1, 7, posted.discussion_id, posted.note_id, "final")
+    reply = await client.reply(1, 7, posted.discussion_id, "follow-up")
+    await client.resolve_thread(1, 7, posted.discussion_id)
+    [discussion] = await client.discussions(1, 7)
+    bodies = [n["body"] for n in discussion["notes"]]
+    assert bodies == ["final", "follow-up"]
+    assert discussion["notes"][0]["internal"] is True
+    assert discussion["notes"][1]["id"] == reply.note_id
+    assert discussion["notes"][0]["resolved"] is True
+    assert discussion["notes"][0]["author"]["id"] == gitlab_server.bot_user["id"]
+
+
+async def test_all_discussion_pages_are_read(client: GitLabClient, gitlab_server: GitLabServer) -> None:
+    for i in range(45):
+        gitlab_server.add_discussion(1, 7, f"comment {i}")
+    found = await client.discussions(1, 7)
+    assert [d["notes"][0]["body"] for d in found] == [f"comment {i}" for i in range(45)]
+
+
+async def test_missing_mr_is_a_permanent_error_without_token(client: GitLabClient) -> None:
+    with pytest.raises(PermanentError) as info:
+        await client.discussions(1, 999)
+    assert "404" in str(info.value) and "bot-token" not in str(info.value)
