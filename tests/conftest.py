@@ -23,6 +23,7 @@ def gemini_server() -> Iterator[GeminiServer]:
     """A started scripted Gemini server; API key `test-key`. Script turns with `.script(...)`."""
     with GeminiServer() as server:
         yield server
+    assert not server.errors, f"scripted Gemini server: {server.errors}"
 
 
 @pytest.fixture(scope="session")

@@ -80,6 +80,9 @@ def test_gitlab_note_create_reply_update_resolve_and_internal(gitlab_server: Git
     assert gitlab_server.requests_to(r"/discussions$", "POST")[0].json()["internal"] is True
     assert [n.body for n in mr.notes.list(get_all=True, sort="asc")] == [
         "Analysis done", "a reply", "plain note, edited"]
+    with pytest.raises(gitlab.GitlabCreateError) as too_long:
+        mr.notes.create({"body": "x" * 1_000_001})
+    assert too_long.value.response_code == 400
 
 
 def test_gitlab_read_token_cannot_write(gitlab_server: GitLabServer):
@@ -116,11 +119,15 @@ def test_gitlab_job_trace_streams_in_chunks(gitlab_server: GitLabServer, gl: git
     log = b"".join(b"line %06d \x1b[31mERROR\x1b[0m\n" % n for n in range(40_000))
     gitlab_server.add_job(1, 77, trace=log)
     gitlab_server.add_job(1, 78, trace=None)
-    job = gl.projects.get(1, lazy=True).jobs.get(77)
+    gitlab_server.add_job(1, 79, trace=lambda: (bytes([65 + n]) * 65536 for n in range(16)))
+    jobs = gl.projects.get(1, lazy=True).jobs
+    job = jobs.get(77)
     chunks = list(job.trace(streamed=True, iterator=True, chunk_size=64 * 1024))
     assert job.status == "failed" and len(chunks) > 1 and b"".join(chunks) == log
     with pytest.raises(gitlab.GitlabGetError):
-        gl.projects.get(1, lazy=True).jobs.get(78, lazy=True).trace()
+        jobs.get(78, lazy=True).trace()
+    generated = b"".join(jobs.get(79, lazy=True).trace(streamed=True, iterator=True))
+    assert len(generated) == 16 * 65536 and generated.endswith(b"P" * 65536)
 
 
 def test_gitlab_archive_files_and_changes(gitlab_server: GitLabServer, gl: gitlab.Gitlab):
@@ -223,7 +230,7 @@ async def test_gemini_errors_without_retry_and_when_out_of_turns(gemini_server: 
     with pytest.raises(genai_errors.ServerError) as exhausted:
         await genai_client.aio.models.generate_content(model="gemini-2.5-flash", contents="hi")
     assert "no model turns left" in exhausted.value.message
-    gemini_server.errors.clear()
+    gemini_server.errors.clear()  # the fixture fails a test whose model ran out of turns
 
 
 async def test_gemini_stream_embed_and_count(gemini_server: GeminiServer, genai_client: genai.Client):

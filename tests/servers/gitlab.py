@@ -19,10 +19,19 @@ _DISC = _MR + r"/discussions/(?P<did>[0-9a-f]+)"
 # Streamed bodies (traces, archives) go out in chunks of this size, like a real proxy would.
 STREAM_CHUNK_BYTES = 64 * 1024
 _WRITE_METHODS = {"POST", "PUT", "DELETE", "PATCH"}
+# GitLab rejects longer note bodies with 400 (Note::MAX_NOTE_LENGTH).
+MAX_NOTE_CHARS = 1_000_000
 
 
 def not_found(what: str = "Not found") -> HTTPError:
     return HTTPError(404, what)
+
+
+def _note_body(req: Request) -> str:
+    body = req.arg("body", "")
+    if len(body) > MAX_NOTE_CHARS:
+        raise HTTPError(400, f"Note is too long (maximum is {MAX_NOTE_CHARS} characters)")
+    return body
 
 
 def _truthy(value: Any) -> bool:
@@ -208,7 +217,7 @@ class GitLabServer(FakeHTTPServer, GitLabState):
 
     def _create_discussion(self, req: Request, pid: str, iid: str) -> Response:
         mr = self.mr(pid, iid)
-        disc = self.add_discussion(mr["project_id"], mr["iid"], req.arg("body", ""), self.caller(req),
+        disc = self.add_discussion(mr["project_id"], mr["iid"], _note_body(req), self.caller(req),
                                    internal=_truthy(req.arg("internal", False)), position=req.arg("position"))
         return json_response(disc, 201)
 
@@ -220,7 +229,7 @@ class GitLabServer(FakeHTTPServer, GitLabState):
     def _reply(self, req: Request, pid: str, iid: str, did: str) -> Response:
         mr = self.mr(pid, iid)
         self.discussion(pid, iid, did)
-        note = self.add_reply(mr["project_id"], mr["iid"], did, req.arg("body", ""), self.caller(req))
+        note = self.add_reply(mr["project_id"], mr["iid"], did, _note_body(req), self.caller(req))
         return json_response(note, 201)
 
     def _get_note(self, req: Request, pid: str, iid: str, nid: str, did: str | None = None) -> Response:
@@ -229,7 +238,7 @@ class GitLabServer(FakeHTTPServer, GitLabState):
     def _update_note(self, req: Request, pid: str, iid: str, nid: str, did: str | None = None) -> Response:
         note = self.note(pid, iid, nid)
         if req.arg("body") is not None:
-            note.update(body=req.arg("body"), updated_at=self.now())
+            note.update(body=_note_body(req), updated_at=self.now())
         if req.arg("resolved") is not None and note["resolvable"]:
             resolved = _truthy(req.arg("resolved"))
             note.update(resolved=resolved, resolved_at=self.now() if resolved else None)
@@ -251,7 +260,7 @@ class GitLabServer(FakeHTTPServer, GitLabState):
 
     def _create_note(self, req: Request, pid: str, iid: str) -> Response:
         mr = self.mr(pid, iid)
-        disc = self.add_discussion(mr["project_id"], mr["iid"], req.arg("body", ""), self.caller(req),
+        disc = self.add_discussion(mr["project_id"], mr["iid"], _note_body(req), self.caller(req),
                                    individual_note=True, internal=_truthy(req.arg("internal", False)))
         return json_response(disc["notes"][0], 201)
 
