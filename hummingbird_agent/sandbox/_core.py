@@ -157,24 +157,32 @@ class SandboxBase:
             raise SandboxError(f"sandbox {self.name}: {what} failed ({reason}): {' '.join(detail)}")
 
     async def _read_out(self, argv: list[str], what: str) -> AsyncIterator[bytes]:
-        """Yield a command's stdout as it comes; raise SandboxError if it fails."""
+        """Yield a command's stdout as it comes; raise SandboxError if it fails or outlives its bound."""
         self._require_open()
-        deadline = time.monotonic() + budgets.SANDBOX_STREAM_TIMEOUT_S
         channel = await self._open(argv, stdin=False)
         err = asyncio.ensure_future(collect(channel.read_stderr, budgets.SANDBOX_STDERR_CAP_BYTES))
+        # A watchdog instead of a timeout per read: one timer for the whole stream keeps reads cheap.
+        expired = asyncio.Event()
+        watchdog = asyncio.get_running_loop().call_later(budgets.SANDBOX_STREAM_TIMEOUT_S, expired.set)
+        killer = asyncio.ensure_future(_abort_when(expired, channel))
         finished = False
         try:
-            while chunk := await asyncio.wait_for(channel.read_stdout(), _remaining(deadline)):
+            while chunk := await channel.read_stdout():
                 yield chunk
-            code = await asyncio.wait_for(channel.wait(), _remaining(deadline))
-            stderr = await asyncio.wait_for(err, _remaining(deadline))
+            code = await channel.wait()
+            stderr = await err
             finished = True
         finally:
+            watchdog.cancel()
+            killer.cancel()
             err.cancel()
             if not finished:
                 await asyncio.shield(self._abort_and_sweep(channel))
+        if expired.is_set():
+            raise SandboxError(f"sandbox {self.name}: {what} exceeded {budgets.SANDBOX_STREAM_TIMEOUT_S:.0f} s")
         self._check(ExecResult(code, b"", stderr.data), what)
 
 
-def _remaining(deadline: float) -> float:
-    return max(0.0, deadline - time.monotonic())
+async def _abort_when(event: asyncio.Event, channel: Channel) -> None:
+    await event.wait()
+    await channel.abort()

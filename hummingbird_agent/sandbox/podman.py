@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 # Label on every sandbox container, so an operator can find orphans: podman ps -a --filter label=...
 SANDBOX_LABEL = "io.hummingbird.sandbox=1"
 # Raise the pipe reader's buffer above one chunk so a fast producer is not paused per 64 KB read.
-_PIPE_LIMIT_BYTES = 4 * budgets.STREAM_CHUNK_BYTES
+_PIPE_LIMIT_BYTES = 16 * budgets.STREAM_CHUNK_BYTES
 
 
 def run_argv(config: SandboxConfig, name: str) -> list[str]:
