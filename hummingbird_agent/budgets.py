@@ -97,3 +97,43 @@ SANDBOX_CPUS = 1.0
 # often to look again meanwhile.
 SANDBOX_POOL_CLAIM_WAIT_S = 10.0
 SANDBOX_POOL_POLL_S = 0.5
+
+# --- event transport ---------------------------------------------------------------------------
+# SQS hard limit for ReceiveMessage / SendMessageBatch / DeleteMessageBatch entries; the embedded
+# queue uses the same so both backends batch alike.
+QUEUE_BATCH_MAX = 10
+# Long-poll wait of one receive. 20 s is the SQS maximum: fewest empty receives. Shutdown does not
+# wait for it (the poll is cancelled), so it does not add to SHUTDOWN_GRACE_S.
+LONG_POLL_WAIT_S = 20
+# Visibility timeout of a received work message. The heartbeat renews it every HEARTBEAT_INTERVAL_S,
+# so it only bounds how long a crashed worker's message stays hidden; must exceed 2x the interval.
+VISIBILITY_TIMEOUT_S = 300
+# Heartbeat period for in-flight messages (peers research: every 60 s extend by about 3x that).
+HEARTBEAT_INTERVAL_S = 60.0
+# SQS refuses to keep a message hidden longer than 12 h after receipt; a handler is cancelled
+# (and its message left for redelivery) before that ceiling.
+MAX_HANDLER_RUNTIME_S = 11 * 3600
+# Receives of one message before it is dead-lettered (embedded queue; on SQS the queue's
+# RedrivePolicy.maxReceiveCount, peers research: 3-5 for the FIFO).
+MAX_RECEIVES = 5
+# FIFO deduplication window: a MessageDeduplicationId seen in the last 5 min is accepted but not
+# delivered, even after the first message was deleted (SQS semantics).
+DEDUP_WINDOW_S = 300
+# Webhook-level deduplication of Idempotency-Key / X-Gitlab-Event-UUID: GitLab retries a failed
+# delivery within minutes, a manual "Resend" may come hours later. Bounded by WEBHOOK_DEDUP_MAX_KEYS.
+WEBHOOK_DEDUP_WINDOW_S = 24 * 3600
+WEBHOOK_DEDUP_MAX_KEYS = 100_000
+# Largest webhook body accepted. GitLab MR/pipeline bodies are tens of KB; gzip+base64 makes 1 MiB of
+# JSON small enough for the SNS/SQS 256 KiB-1 MiB message limits in practice.
+WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
+# Largest decompressed event body (gzip bomb guard); far above WEBHOOK_MAX_BODY_BYTES.
+ENVELOPE_MAX_DECODED_BYTES = 16 * 1024 * 1024
+# On SIGTERM: how long in-flight handlers may finish (the deployment's terminationGracePeriod, 900 s).
+SHUTDOWN_GRACE_S = 900.0
+# Embedded queue: how often an idle long poll re-reads SQLite for messages sent by another process
+# (sends in the same process wake it at once).
+EMBEDDED_POLL_INTERVAL_S = 0.05
+# Embedded queue: how long a SQLite write waits for another process's lock.
+EMBEDDED_BUSY_TIMEOUT_S = 5.0
+# Router/worker pause after a failed queue call, so an outage does not become a hot loop.
+TRANSPORT_ERROR_BACKOFF_S = 1.0

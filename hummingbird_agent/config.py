@@ -152,10 +152,16 @@ class QueuesConfig(_Model):
     """SQLite file of the embedded queue, relative to the config file."""
     max_concurrent_agents: int = Field(4, gt=0)
     """Message groups processed in parallel by one worker."""
-    visibility_timeout_s: int = Field(300, gt=0)
-    """Visibility timeout of received messages; a heartbeat extends it while a handler runs."""
-    shutdown_grace_s: float = Field(900.0, ge=0)
-    """On SIGTERM, how long in-flight handlers may run before they are cancelled."""
+    visibility_timeout_s: int = Field(budgets.VISIBILITY_TIMEOUT_S, gt=0, le=43_200)
+    """Visibility timeout of received messages, seconds; a heartbeat extends it while a handler runs."""
+    heartbeat_interval_s: float = Field(budgets.HEARTBEAT_INTERVAL_S, gt=0)
+    """Seconds between visibility extensions of in-flight messages; keep under visibility_timeout_s / 2."""
+    wait_time_s: int = Field(budgets.LONG_POLL_WAIT_S, ge=0, le=20)
+    """Long-poll wait of one receive, seconds (SQS maximum 20)."""
+    max_receives: int = Field(budgets.MAX_RECEIVES, ge=1, le=1000)
+    """Embedded backend: receives before a message moves to the dead-letter queue (SQS: the RedrivePolicy)."""
+    shutdown_grace_s: float = Field(budgets.SHUTDOWN_GRACE_S, ge=0)
+    """On SIGTERM, seconds in-flight handlers may run before they are cancelled."""
 
 
 class WebhookConfig(_Model):
@@ -167,6 +173,10 @@ class WebhookConfig(_Model):
     """Bind port (0 picks a free one)."""
     secret_env: str = "GITLAB_WEBHOOK_SECRET"
     """Env var holding the X-Gitlab-Token value webhooks must carry."""
+    path: str = "/webhook"
+    """URL path GitLab posts to."""
+    max_body_bytes: int = Field(budgets.WEBHOOK_MAX_BODY_BYTES, gt=0)
+    """Largest accepted webhook body, bytes; larger ones get 413."""
 
 
 class SessionsConfig(_Model):

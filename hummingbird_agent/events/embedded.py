@@ -1,0 +1,228 @@
+"""Embedded durable queue on SQLite with SQS semantics: FIFO groups with one in-flight message per group,
+visibility timeouts, receive counts, a dedup window that survives deletion, and dead-lettering."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from hummingbird_agent import budgets
+from hummingbird_agent.errors import TransientError
+from hummingbird_agent.events.envelope import fifo_problem
+from hummingbird_agent.events.protocols import BatchResult, OutgoingMessage, ReceivedMessage
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS messages (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    queue TEXT NOT NULL,
+    message_id TEXT NOT NULL UNIQUE,
+    body TEXT NOT NULL,
+    group_id TEXT,
+    receive_count INTEGER NOT NULL DEFAULT 0,
+    visible_at REAL NOT NULL,
+    receipt TEXT UNIQUE
+);
+CREATE INDEX IF NOT EXISTS messages_by_queue ON messages (queue, visible_at);
+CREATE TABLE IF NOT EXISTS dedup (
+    queue TEXT NOT NULL,
+    dedup_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (queue, dedup_id)
+);
+"""
+# Oldest visible messages whose group has nothing in flight (visible_at in the future = in flight).
+_SELECT_AVAILABLE = """
+SELECT seq, message_id, body, group_id, receive_count FROM messages
+WHERE queue = :q AND visible_at <= :now AND (group_id IS NULL OR group_id NOT IN (
+    SELECT group_id FROM messages WHERE queue = :q AND visible_at > :now AND group_id IS NOT NULL))
+ORDER BY seq LIMIT :n
+"""
+
+
+class State(enum.Enum):
+    UNOPENED = "unopened"
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class EmbeddedStore:
+    """One SQLite file holding any number of named queues; several processes may share it."""
+
+    def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self.clock = clock
+        self.state = State.UNOPENED
+        self._db: sqlite3.Connection | None = None
+        self._wakeups: dict[str, asyncio.Event] = {}
+
+    def open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=budgets.EMBEDDED_BUSY_TIMEOUT_S, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        # WAL + NORMAL survives a process crash (kill -9); only an OS crash may lose the last commits.
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.executescript(_SCHEMA)
+        self._db = db
+        self.state = State.OPEN
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+        self._db = None
+        self.state = State.CLOSED
+
+    def queue(self, name: str, *, fifo: bool, dead_letter: str | None = None, max_receives: int = 0) -> EmbeddedQueue:
+        return EmbeddedQueue(self, name, fifo=fifo, dead_letter=dead_letter, max_receives=max_receives)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT: receives of several processes never hand out the same message."""
+        if self._db is None:
+            raise TransientError(f"embedded queue store {self.path} is not open")
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise TransientError(f"embedded queue {self.path.name}: {exc}") from exc
+
+    def wakeup(self, queue: str) -> asyncio.Event:
+        return self._wakeups.setdefault(queue, asyncio.Event())
+
+    def notify(self, queue: str) -> None:
+        event = self._wakeups.get(queue)
+        if event is not None:
+            event.set()
+
+
+class EmbeddedQueue:
+    """One named queue in an EmbeddedStore (a standard queue when fifo=False)."""
+
+    def __init__(self, store: EmbeddedStore, name: str, *, fifo: bool, dead_letter: str | None, max_receives: int):
+        self.name = name
+        self.fifo = fifo
+        self._store = store
+        self._dead_letter = dead_letter
+        self._max_receives = max_receives
+
+    async def receive(self, max_messages: int, wait_s: float, visibility_timeout_s: int) -> list[ReceivedMessage]:
+        deadline = time.monotonic() + wait_s
+        wakeup = self._store.wakeup(self.name)
+        while True:
+            wakeup.clear()
+            messages = self._receive_now(max_messages, visibility_timeout_s)
+            remaining = deadline - time.monotonic()
+            if messages or remaining <= 0:
+                return messages
+            # Same-process sends wake us at once; other processes are seen at the next poll.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wakeup.wait(), min(remaining, budgets.EMBEDDED_POLL_INTERVAL_S))
+
+    def _receive_now(self, max_messages: int, visibility_timeout_s: int) -> list[ReceivedMessage]:
+        now = self._store.clock()
+        out: list[ReceivedMessage] = []
+        with self._store.transaction() as db:
+            rows = db.execute(_SELECT_AVAILABLE, {"q": self.name, "now": now, "n": max_messages}).fetchall()
+            for seq, message_id, body, group_id, count in rows:
+                if self._max_receives and self._dead_letter and count >= self._max_receives:
+                    db.execute(
+                        "UPDATE messages SET queue = ?, receive_count = 0, receipt = NULL, visible_at = ?"
+                        " WHERE seq = ?",
+                        (self._dead_letter, now, seq),
+                    )
+                    continue
+                receipt = uuid.uuid4().hex
+                db.execute(
+                    "UPDATE messages SET receive_count = ?, visible_at = ?, receipt = ? WHERE seq = ?",
+                    (count + 1, now + visibility_timeout_s, receipt, seq),
+                )
+                out.append(ReceivedMessage(message_id, receipt, body, group_id, count + 1))
+        return out
+
+    async def send_batch(self, messages: Sequence[OutgoingMessage]) -> BatchResult:
+        now = self._store.clock()
+        ok: list[int] = []
+        failed: list[tuple[int, str]] = []
+        ids: dict[int, str] = {}
+        with self._store.transaction() as db:
+            db.execute("DELETE FROM dedup WHERE queue = ? AND expires_at <= ?", (self.name, now))
+            for index, message in enumerate(messages):
+                problem = self._check(message)
+                if problem:
+                    failed.append((index, problem))
+                    continue
+                ids[index] = self._insert(db, message, now)
+                ok.append(index)
+        if ok:
+            self._store.notify(self.name)
+        return BatchResult(tuple(ok), tuple(failed), ids)
+
+    def _check(self, message: OutgoingMessage) -> str | None:
+        return fifo_problem(message.group_id, message.dedup_id) if self.fifo else None
+
+    def _insert(self, db: sqlite3.Connection, message: OutgoingMessage, now: float) -> str:
+        if self.fifo and message.dedup_id:
+            seen = db.execute(
+                "SELECT message_id FROM dedup WHERE queue = ? AND dedup_id = ?", (self.name, message.dedup_id)
+            ).fetchone()
+            if seen:  # accepted but not delivered, as SQS does within the window
+                return str(seen[0])
+        message_id = str(uuid.uuid4())
+        group = message.group_id if self.fifo else None
+        db.execute(
+            "INSERT INTO messages (queue, message_id, body, group_id, visible_at) VALUES (?, ?, ?, ?, ?)",
+            (self.name, message_id, message.body, group, now),
+        )
+        if self.fifo and message.dedup_id:
+            db.execute(
+                "INSERT OR REPLACE INTO dedup VALUES (?, ?, ?, ?)",
+                (self.name, message.dedup_id, message_id, now + budgets.DEDUP_WINDOW_S),
+            )
+        return message_id
+
+    async def delete_batch(self, receipts: Sequence[str]) -> BatchResult:
+        return self._by_receipt(receipts, "DELETE FROM messages WHERE queue = ? AND receipt = ?", ())
+
+    async def change_visibility_batch(self, receipts: Sequence[str], timeout_s: int) -> BatchResult:
+        visible_at = self._store.clock() + timeout_s
+        sql = "UPDATE messages SET visible_at = ? WHERE queue = ? AND receipt = ?"
+        return self._by_receipt(receipts, sql, (visible_at,))
+
+    def _by_receipt(self, receipts: Sequence[str], sql: str, head: tuple[float, ...]) -> BatchResult:
+        ok: list[int] = []
+        failed: list[tuple[int, str]] = []
+        with self._store.transaction() as db:
+            for index, receipt in enumerate(receipts):
+                if db.execute(sql, (*head, self.name, receipt)).rowcount:
+                    ok.append(index)
+                else:
+                    failed.append((index, "receipt handle is stale or the message is gone"))
+        # A delete or release may unblock a group a local receive is waiting for.
+        self._store.notify(self.name)
+        return BatchResult(tuple(ok), tuple(failed))
+
+    async def ping(self) -> None:
+        with self._store.transaction() as db:
+            db.execute("SELECT 1").fetchone()
+
+    def counts(self) -> tuple[int, int]:
+        """(visible, in flight) message counts, for tests, benchmarks and operators."""
+        now = self._store.clock()
+        with self._store.transaction() as db:
+            visible = db.execute(
+                "SELECT count(*) FROM messages WHERE queue = ? AND visible_at <= ?", (self.name, now)
+            ).fetchone()[0]
+            total = db.execute("SELECT count(*) FROM messages WHERE queue = ?", (self.name,)).fetchone()[0]
+        return int(visible), int(total - visible)

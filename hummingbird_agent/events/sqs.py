@@ -1,0 +1,153 @@
+"""SQS adapter on aiobotocore: the only module that imports it. Maps SDK errors to our typed errors.
+
+The endpoint comes from config (AWS_ENDPOINT_URL overrides it there), so real AWS and a moto server both work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from aiobotocore.session import get_session
+from botocore.exceptions import BotoCoreError, ClientError
+
+from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
+from hummingbird_agent.events.envelope import fifo_problem
+from hummingbird_agent.events.protocols import BatchResult, OutgoingMessage, ReceivedMessage
+
+# Error codes no retry can fix: a missing queue is left to TransientError since it may be created
+# (or a moto server restarted) while we run.
+_PERMANENT_CODES = frozenset({"InvalidParameterValue", "MissingParameter", "InvalidAttributeName"})
+_AUTH_CODES = frozenset(
+    {"AccessDenied", "InvalidClientTokenId", "SignatureDoesNotMatch", "UnrecognizedClientException"}
+)
+
+
+class State(enum.Enum):
+    UNOPENED = "unopened"
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+@contextlib.contextmanager
+def map_sqs_errors(queue: str, action: str) -> Any:
+    """Translate botocore exceptions into TransientError / PermanentError / ConfigError."""
+    try:
+        yield
+    except ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", "Unknown"))
+        message = f"SQS {action} on {queue}: {code}"
+        if code in _AUTH_CODES:
+            raise ConfigError(message + " (check AWS credentials)") from exc
+        if code in _PERMANENT_CODES:
+            raise PermanentError(message) from exc
+        raise TransientError(message) from exc
+    except BotoCoreError as exc:
+        raise TransientError(f"SQS {action} on {queue}: {type(exc).__name__}") from exc
+
+
+class SqsClient:
+    """One aiobotocore SQS client, opened in start() and closed in aclose()."""
+
+    def __init__(self, region: str, endpoint_url: str | None) -> None:
+        self._region = region
+        self._endpoint_url = endpoint_url
+        self._stack = contextlib.AsyncExitStack()
+        self.client: Any = None
+        self.state = State.UNOPENED
+
+    async def start(self) -> None:
+        session = get_session()
+        creator = session.create_client("sqs", region_name=self._region, endpoint_url=self._endpoint_url)
+        self.client = await self._stack.enter_async_context(creator)
+        self.state = State.OPEN
+
+    async def aclose(self) -> None:
+        await self._stack.aclose()
+        self.state = State.CLOSED
+
+    def queue(self, url: str) -> SqsQueue:
+        return SqsQueue(self, url)
+
+
+@contextlib.asynccontextmanager
+async def sqs_client(region: str, endpoint_url: str | None) -> AsyncIterator[SqsClient]:
+    client = SqsClient(region, endpoint_url)
+    await client.start()
+    try:
+        yield client
+    finally:
+        await client.aclose()
+
+
+class SqsQueue:
+    """One SQS queue (standard or FIFO) behind the Queue protocol."""
+
+    def __init__(self, client: SqsClient, url: str) -> None:
+        self._client = client
+        self.url = url
+        self.name = url.rsplit("/", 1)[-1]
+        self.fifo = self.name.endswith(".fifo")
+
+    async def receive(self, max_messages: int, wait_s: float, visibility_timeout_s: int) -> list[ReceivedMessage]:
+        with map_sqs_errors(self.name, "ReceiveMessage"):
+            reply = await self._client.client.receive_message(
+                QueueUrl=self.url,
+                MaxNumberOfMessages=max_messages,
+                WaitTimeSeconds=int(wait_s),
+                VisibilityTimeout=visibility_timeout_s,
+                MessageSystemAttributeNames=["ApproximateReceiveCount", "MessageGroupId"],
+            )
+        return [_received(m) for m in reply.get("Messages", [])]
+
+    async def send_batch(self, messages: Sequence[OutgoingMessage]) -> BatchResult:
+        # Refuse invalid FIFO entries here: SQS would, and a moto server does not.
+        refused = {i: p for i, m in enumerate(messages) if self.fifo and (p := fifo_problem(m.group_id, m.dedup_id))}
+        entries = [self._entry(i, m) for i, m in enumerate(messages) if i not in refused]
+        reply: dict[str, Any] = {}
+        if entries:
+            with map_sqs_errors(self.name, "SendMessageBatch"):
+                reply = await self._client.client.send_message_batch(QueueUrl=self.url, Entries=entries)
+        ids = {int(s["Id"]): s["MessageId"] for s in reply.get("Successful", [])}
+        failed = tuple(sorted(_failures(reply) + tuple(refused.items())))
+        return BatchResult(tuple(sorted(ids)), failed, ids)
+
+    def _entry(self, index: int, message: OutgoingMessage) -> dict[str, Any]:
+        entry: dict[str, Any] = {"Id": str(index), "MessageBody": message.body}
+        if self.fifo:
+            entry["MessageGroupId"] = message.group_id
+            entry["MessageDeduplicationId"] = message.dedup_id
+        return entry
+
+    async def delete_batch(self, receipts: Sequence[str]) -> BatchResult:
+        entries = [{"Id": str(i), "ReceiptHandle": r} for i, r in enumerate(receipts)]
+        with map_sqs_errors(self.name, "DeleteMessageBatch"):
+            reply = await self._client.client.delete_message_batch(QueueUrl=self.url, Entries=entries)
+        return BatchResult(tuple(sorted(int(s["Id"]) for s in reply.get("Successful", []))), _failures(reply))
+
+    async def change_visibility_batch(self, receipts: Sequence[str], timeout_s: int) -> BatchResult:
+        entries = [{"Id": str(i), "ReceiptHandle": r, "VisibilityTimeout": timeout_s} for i, r in enumerate(receipts)]
+        with map_sqs_errors(self.name, "ChangeMessageVisibilityBatch"):
+            reply = await self._client.client.change_message_visibility_batch(QueueUrl=self.url, Entries=entries)
+        return BatchResult(tuple(sorted(int(s["Id"]) for s in reply.get("Successful", []))), _failures(reply))
+
+    async def ping(self) -> None:
+        with map_sqs_errors(self.name, "GetQueueAttributes"):
+            await self._client.client.get_queue_attributes(QueueUrl=self.url, AttributeNames=["QueueArn"])
+
+
+def _received(message: dict[str, Any]) -> ReceivedMessage:
+    attrs = message.get("Attributes", {})
+    return ReceivedMessage(
+        message_id=message["MessageId"],
+        receipt=message["ReceiptHandle"],
+        body=message.get("Body", ""),
+        group_id=attrs.get("MessageGroupId"),
+        receive_count=int(attrs.get("ApproximateReceiveCount", "1")),
+    )
+
+
+def _failures(reply: dict[str, Any]) -> tuple[tuple[int, str], ...]:
+    return tuple((int(f["Id"]), f"{f.get('Code', 'Error')}: {f.get('Message', '')}") for f in reply.get("Failed", []))

@@ -1,0 +1,73 @@
+"""Fixtures of the event-transport tests: an embedded store per test and FIFO queues on either
+backend (embedded SQLite, or SQS on the shared moto server)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hummingbird_agent.events import EmbeddedStore
+from hummingbird_agent.events.protocols import Queue
+from hummingbird_agent.events.sqs import SqsClient
+from tests.events.support import SqsSetup
+from tests.servers import MotoServer
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[EmbeddedStore]:
+    s = EmbeddedStore(tmp_path / "queue.sqlite")
+    s.open()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+async def sqs(moto_server: MotoServer) -> AsyncIterator[SqsSetup]:
+    client = SqsClient("us-east-1", moto_server.endpoint)
+    await client.start()
+    boto = moto_server.client("sqs")
+    yield SqsSetup(moto_server, client, boto)
+    boto.close()
+    await client.aclose()
+
+
+@pytest.fixture(params=["embedded", "sqs"])
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+async def make_fifo(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
+    """A factory of FIFO queues (with a dead-letter queue when max_receives > 0) on the chosen backend;
+    returns (queue, dead_letter_queue_or_None)."""
+    if backend == "embedded":
+        s = EmbeddedStore(tmp_path / "conformance.sqlite")
+        s.open()
+
+        def embedded(max_receives: int = 0) -> tuple[Queue, Queue | None]:
+            name = uuid.uuid4().hex[:8]
+            dlq = s.queue(f"{name}-dlq", fifo=True) if max_receives else None
+            queue = s.queue(name, fifo=True, dead_letter=f"{name}-dlq", max_receives=max_receives)
+            return queue, dlq
+
+        yield embedded
+        s.close()
+        return
+    moto: MotoServer = request.getfixturevalue("moto_server")
+    client = SqsClient("us-east-1", moto.endpoint)
+    await client.start()
+    setup = SqsSetup(moto, client, moto.client("sqs"))
+
+    def on_sqs(max_receives: int = 0) -> tuple[Queue, Queue | None]:
+        name = "q" + uuid.uuid4().hex[:8]
+        url = setup.create(name, fifo=True, max_receives=max_receives)
+        dlq = setup.client.queue(url.replace(".fifo", "-dlq.fifo")) if max_receives else None
+        return setup.client.queue(url), dlq
+
+    yield on_sqs
+    setup.boto.close()
+    await client.aclose()

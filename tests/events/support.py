@@ -1,0 +1,88 @@
+"""Helpers of the event-transport tests: webhook samples, moto queue set-up, a recording handler."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from hummingbird_agent.events import Event
+from hummingbird_agent.events.protocols import Continuations
+from hummingbird_agent.events.sqs import SqsClient
+from tests.servers import MotoServer
+from tests.servers.samples import SAMPLES_DIR
+
+WEBHOOK_DIRS = ("gitlab/webhooks_docs", "gitlab/webhooks_gogitlab", "gitlab/webhooks_captured")
+
+
+def webhook_samples() -> list[tuple[str, dict[str, Any]]]:
+    """(name, body) of every webhook body sample; captured deliveries carry {headers, body}."""
+    out = []
+    for folder in WEBHOOK_DIRS:
+        for path in sorted((SAMPLES_DIR / folder).glob("*.json")):
+            data = json.loads(path.read_text(encoding="utf-8"))
+            body = data.get("body") if "headers" in data and "body" in data else data
+            if isinstance(body, dict) and "object_kind" in body:
+                out.append((f"{folder}/{path.name}", body))
+    return out
+
+
+@dataclass
+class SqsSetup:
+    """Queues on the moto server plus the aiobotocore client that reaches them."""
+
+    moto: MotoServer
+    client: SqsClient
+    boto: Any
+
+    def create(self, name: str, *, fifo: bool, visibility_s: int = 30, max_receives: int = 0) -> str:
+        attrs = {"VisibilityTimeout": str(visibility_s)}
+        suffix = ".fifo" if fifo else ""
+        if fifo:
+            attrs["FifoQueue"] = "true"
+        if max_receives:
+            dlq = self.boto.create_queue(QueueName=f"{name}-dlq{suffix}", Attributes=dict(attrs))["QueueUrl"]
+            arn = self.boto.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            attrs["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": max_receives})
+        return str(self.boto.create_queue(QueueName=f"{name}{suffix}", Attributes=attrs)["QueueUrl"])
+
+    def depth(self, url: str) -> int:
+        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        attrs = self.boto.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
+        return sum(int(attrs[n]) for n in names)
+
+
+@dataclass
+class Recorder:
+    """A handler that records events, tracks concurrency per group and can sleep or enqueue."""
+
+    delay_s: float = 0.0
+    events: list[Event] = field(default_factory=list)
+    running: dict[str, int] = field(default_factory=dict)
+    max_running: dict[str, int] = field(default_factory=dict)
+    max_total: int = 0
+    continue_to: str | None = None
+
+    async def __call__(self, event: Event, continuations: Continuations) -> None:
+        key = event.group_id or event.message_id
+        self.running[key] = self.running.get(key, 0) + 1
+        self.max_running[key] = max(self.max_running.get(key, 0), self.running[key])
+        self.max_total = max(self.max_total, sum(self.running.values()))
+        try:
+            if self.delay_s:
+                await asyncio.sleep(self.delay_s)
+            if self.continue_to and event.source != "agent":
+                await continuations.enqueue(self.continue_to, {"parent": event.message_id, "kind": event.event_type})
+            self.events.append(event)
+        finally:
+            self.running[key] -= 1
+
+
+async def wait_for(predicate: Any, timeout_s: float = 10.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
