@@ -129,7 +129,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         logger.debug("%s " + format, self.server.app.name, *args)
 
     def _serve(self) -> None:
