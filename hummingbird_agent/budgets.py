@@ -26,6 +26,22 @@ SPILL_PREVIEW_HEAD_BYTES = 1200
 SPILL_PREVIEW_TAIL_BYTES = 1200
 # Chunk size for streaming between host and sandbox (seed §11.3: 64 KB chunks, no base64).
 STREAM_CHUNK_BYTES = 64 * 1024
+# JSON shape preview of a spilled JSON output: nesting levels and keys per object shown. The shape is
+# made shallower until it fits SPILL_PREVIEW_HEAD_BYTES + SPILL_PREVIEW_TAIL_BYTES.
+SPILL_SHAPE_MAX_DEPTH = 3
+SPILL_SHAPE_MAX_KEYS = 25
+# Longest wall time the model may ask of one sandbox_exec (SANDBOX_EXEC_TIMEOUT_S is the default);
+# must stay under SANDBOX_MAX_LIFETIME_S / DEFAULT_MAX_ITERATIONS so a full run fits a sandbox's life.
+TOOL_EXEC_MAX_TIMEOUT_S = 300.0
+# fetch_batch_to_sandbox: requests per call, fetched this many at a time, and the preview each item
+# gets (small, so a full batch answer stays near SPILL_THRESHOLD_BYTES instead of being spilled itself).
+FETCH_BATCH_MAX_REQUESTS = 50
+FETCH_BATCH_CONCURRENCY = 4
+FETCH_BATCH_PREVIEW_BYTES = 120
+# A tool error sentence shown to the model is cut here; errors are one line, never a traceback.
+TOOL_ERROR_MAX_CHARS = 500
+# transcript.md shows each tool result cut to this many characters (the full data is in the sandbox).
+TRANSCRIPT_RESULT_MAX_CHARS = 2000
 
 # --- model calls ---------------------------------------------------------------------------------
 # Retries of a 429/5xx model response, with exponential backoff starting at MODEL_RETRY_BASE_S.
@@ -33,6 +49,9 @@ MODEL_MAX_RETRIES = 5
 MODEL_RETRY_BASE_S = 1.0
 # Upper bound of one model call; a Gemini 2.5 Pro turn with thinking rarely exceeds 2 minutes.
 MODEL_CALL_TIMEOUT_S = 300.0
+# Cap of one backoff delay: with MODEL_MAX_RETRIES = 5 and base 1 s the waits are 1+2+4+8+16 = 31 s,
+# so a model that is still unavailable after about half a minute ends the run with a failure result.
+MODEL_RETRY_MAX_DELAY_S = 30.0
 
 # --- notes ---------------------------------------------------------------------------------------
 # GitLab rejects note bodies over 1,000,000 characters; we truncate below that with a visible marker
@@ -137,3 +156,49 @@ EMBEDDED_POLL_INTERVAL_S = 0.05
 EMBEDDED_BUSY_TIMEOUT_S = 5.0
 # Router/worker pause after a failed queue call, so an outage does not become a hot loop.
 TRANSPORT_ERROR_BACKOFF_S = 1.0
+
+# --- knowledge base (Bamboo) ---------------------------------------------------------------------
+# Reviewer rejections answered by a re-extraction before the best result is stored with a warning
+# (seed: `--max-retries`, default 2); a run may override it.
+BAMBOO_MAX_REVIEW_RETRIES = 2
+# Symptoms taken from one failing job's log: the first distinct strong error signatures. More than
+# a few are usually consequences of the first, and each becomes a node every diagnosis must match.
+BAMBOO_MAX_SYMPTOMS_PER_LOG = 3
+# Longest Symptom name (a normalised error signature), characters; longer lines are cut.
+BAMBOO_SYMPTOM_MAX_CHARS = 200
+# Lines of the failure excerpt (logs/ module) kept per job log for extraction; the same default
+# size the CLI excerpt uses, so the model sees what a human would.
+BAMBOO_LOG_EXCERPT_LINES = EXCERPT_MAX_LINES
+# Characters of each source given to an LLM call: the discussion + commit messages, one log excerpt,
+# and the reviewer's view of a source (it needs a glimpse, not the whole text).
+BAMBOO_PROMPT_EMAIL_CHARS = 8000
+BAMBOO_PROMPT_LOG_CHARS = 6000
+BAMBOO_REVIEW_SOURCE_CHARS = 2000
+# Texts per embedding request (Gemini batchEmbedContents accepts at most 100).
+BAMBOO_EMBED_BATCH = 100
+# Causes listed by `bamboo stats`.
+BAMBOO_TOP_CAUSES = 10
+
+# --- data sources ---------------------------------------------------------------------------------
+# Connect/read timeout of one data-source HTTP request (GitLab read token, Kubernetes, Kubearchive,
+# Testing Farm). A read timeout applies between bytes, so long streamed pages are not cut by it.
+DATA_SOURCE_HTTP_TIMEOUT_S = 30.0
+# Items per Kubernetes/Kubearchive list page (`limit`). Memory is O(one item) whatever the page size
+# (pages are stream-parsed); fewer, larger pages mean fewer round trips.
+KUBE_LIST_PAGE_LIMIT = 500
+# Pages followed per source and label selector before giving up on a continue-token loop; with
+# KUBE_LIST_PAGE_LIMIT that is 500k items, far above any commit's PipelineRuns/TaskRuns.
+KUBE_MAX_PAGES = 1000
+# Testing Farm: retries of a 429/5xx answer (urllib3 Retry) and the backoff factor between them.
+TF_MAX_RETRIES = 3
+TF_RETRY_BACKOFF_S = 0.5
+# Testing Farm test logs: redirects followed, each re-checked against the artifacts prefix.
+TF_MAX_REDIRECTS = 5
+# Bytes held back at the end of a job-log chunk when it ends inside an ANSI escape sequence, so the
+# sequence is stripped whole with the next chunk (escape sequences are < 20 bytes).
+ANSI_CARRY_MAX_BYTES = 32
+
+# --- sessions ------------------------------------------------------------------------------------
+# Part size of the multipart upload of sandbox.tar.gz to S3. S3's minimum part is 5 MiB; 8 MiB keeps
+# peak memory of one save at one part (plus one STREAM_CHUNK_BYTES read) whatever the archive size.
+S3_PART_BYTES = 8 * 1024 * 1024

@@ -25,6 +25,8 @@ class SessionMarker:
     id: str
     wf: str | None = None
     sha: str | None = None
+    re: int | None = None
+    """For answers to a reply: the id of the user note answered (a redelivered reply is answered once)."""
 
     @property
     def legacy(self) -> bool:
@@ -46,11 +48,13 @@ def new_session_id() -> str:
 
 
 def format_marker(marker: SessionMarker) -> str:
-    payload: dict[str, str] = {"id": marker.id}
+    payload: dict[str, str | int] = {"id": marker.id}
     if marker.wf:
         payload["wf"] = marker.wf
     if marker.sha:
         payload["sha"] = marker.sha
+    if marker.re is not None:
+        payload["re"] = marker.re
     # `--` cannot appear inside an HTML comment; JSON of ids, names and hex SHAs never contains it.
     return f"<!-- {MARKER_TAG} {json.dumps(payload, separators=(',', ':'))} -->"
 
@@ -74,11 +78,12 @@ def _parse_payload(payload: str) -> SessionMarker | None:
         return None
     if not isinstance(data, dict) or not is_session_id(data.get("id")):
         return None
-    wf, sha = data.get("wf"), data.get("sha")
+    wf, sha, re_ = data.get("wf"), data.get("sha"), data.get("re")
     return SessionMarker(
         id=data["id"].lower(),
         wf=wf if isinstance(wf, str) and wf else None,
         sha=sha if isinstance(sha, str) and sha else None,
+        re=re_ if isinstance(re_, int) and not isinstance(re_, bool) else None,
     )
 
 

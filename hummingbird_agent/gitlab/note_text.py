@@ -57,6 +57,10 @@ def ambiguous_workflow_body(name: str, matches: list[str]) -> str:
     return f"`{_inline(name)}` matches several workflows: {options}. Type more of the name."
 
 
+def not_enabled_body(workflow: str) -> str:
+    return f"The workflow `{workflow}` is not enabled for this project."
+
+
 def access_denied_body() -> str:
     return "Sorry, only project members with Developer access or higher can run Hummingbird."
 

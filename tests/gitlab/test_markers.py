@@ -21,6 +21,12 @@ def test_marker_round_trip() -> None:
     assert not marker.legacy
 
 
+def test_reply_marker_records_the_answered_note() -> None:
+    marker = SessionMarker(id=SID, wf="analyze-failures", re=4411)
+    assert parse_markers(format_marker(marker)) == [marker]
+    assert parse_markers('<!-- hummingbird-session {"id": "%s", "re": true} -->' % SID) == [SessionMarker(id=SID)]
+
+
 def test_legacy_plain_uuid_marker() -> None:
     [marker] = parse_markers(f"old note <!-- hummingbird-session {SID} -->")
     assert marker == SessionMarker(id=SID) and marker.legacy

@@ -1,0 +1,24 @@
+"""Everything the handlers need, built once at start-up and passed down (no globals)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hummingbird_agent.config import Config, LoadedConfig
+from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.runner.executor import Executor
+from hummingbird_agent.sessions import SessionStore
+
+
+@dataclass(frozen=True, slots=True)
+class Deps:
+    loaded: LoadedConfig
+    gitlab: GitLabClient
+    """The bot's client (write token): notes, discussions, member checks."""
+    sessions: SessionStore
+    executor: Executor
+    """Runs one workflow in a sandbox and returns its outcome."""
+
+    @property
+    def config(self) -> Config:
+        return self.loaded.config

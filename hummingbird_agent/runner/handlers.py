@@ -1,0 +1,171 @@
+"""Phase 1: validate an event, check trust, decide, and enqueue a WorkOrder (seed §10.3).
+
+Handlers never run a workflow themselves; they finish in seconds so their message is deleted quickly.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from hummingbird_agent.events.protocols import Continuations, Event
+from hummingbird_agent.gitlab import note_text
+from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS
+from hummingbird_agent.gitlab.threads import find_session_for_reply, open_agent_threads
+from hummingbird_agent.runner import rules
+from hummingbird_agent.runner.deps import Deps
+from hummingbird_agent.runner.posting import post_simple_reply
+from hummingbird_agent.runner.webhooks import (
+    MergeRequestRef,
+    NoteEvent,
+    parse_merge_request,
+    parse_note,
+    parse_pipeline,
+)
+from hummingbird_agent.runner.work_order import Trigger, WorkKind, WorkOrder, derive_session_id
+
+log = logging.getLogger(__name__)
+MR_ACTIONS = {"open", "reopen", "update"}
+
+
+async def _enqueue(continuations: Continuations, order: WorkOrder) -> None:
+    await continuations.enqueue(order.session_id, order.to_json())
+    log.info("enqueued %s %s for %s!%s", order.kind, order.workflow, order.project, order.mr_iid,
+             extra={"session_id": order.session_id, "workflow": order.workflow})
+
+
+async def handle_pipeline(deps: Deps, body: Any, continuations: Continuations) -> None:
+    event = parse_pipeline(body)
+    if event.source != "merge_request_event" or event.mr is None:
+        log.debug("pipeline %s skipped: source %s", event.pipeline_id, event.source)
+        return
+    mr = event.mr
+    if event.status == "success":
+        await _auto_resolve(deps, mr.project_id, mr.iid)
+    for name, settings in rules.auto_workflows(deps.config, "pipeline", mr.project):
+        allowed, why = rules.rules_allow(
+            settings.trigger_rules, user=event.username, branch=mr.target_branch, title=mr.title, status=event.status
+        )
+        if not allowed:
+            log.info("pipeline %s: %s skipped (%s)", event.pipeline_id, name, why)
+            continue
+        session_id = derive_session_id("pipeline", mr.project_id, event.pipeline_id, name)
+        await _enqueue(continuations, WorkOrder(
+            kind="new_session", session_id=session_id, workflow=name, trigger="pipeline",
+            project_id=mr.project_id, project=mr.project, mr_iid=mr.iid, sha=event.sha or mr.sha,
+            pipeline_id=event.pipeline_id,
+        ))
+
+
+async def _auto_resolve(deps: Deps, project_id: int, iid: int) -> None:
+    """A passing MR pipeline resolves the bot's open threads on that MR (unconditionally, seed §10.3)."""
+    bot_id = await deps.gitlab.bot_user_id()
+    for discussion_id in open_agent_threads(await deps.gitlab.discussions(project_id, iid), bot_id):
+        await deps.gitlab.resolve_thread(project_id, iid, discussion_id)
+        log.info("resolved agent thread %s on !%s after a passing pipeline", discussion_id, iid)
+
+
+async def handle_merge_request(deps: Deps, body: Any, continuations: Continuations) -> None:
+    event = parse_merge_request(body)
+    mr = event.mr
+    if event.action not in MR_ACTIONS or event.draft:
+        log.debug("merge request !%s skipped: action %s, draft %s", mr.iid, event.action, event.draft)
+        return
+    for name, settings in rules.auto_workflows(deps.config, "merge_request", mr.project):
+        allowed, why = rules.rules_allow(
+            settings.trigger_rules, user=event.username, branch=mr.target_branch, title=mr.title
+        )
+        if not allowed:
+            log.info("merge request !%s: %s skipped (%s)", mr.iid, name, why)
+            continue
+        session_id = derive_session_id("merge_request", mr.project_id, mr.iid, mr.sha, name)
+        await _enqueue(continuations, WorkOrder(
+            kind="new_session", session_id=session_id, workflow=name, trigger="merge_request",
+            project_id=mr.project_id, project=mr.project, mr_iid=mr.iid, sha=mr.sha,
+        ))
+
+
+async def handle_note(deps: Deps, body: Any, continuations: Continuations) -> None:
+    event = parse_note(body)
+    if event.mr is None or event.action not in ("create", None) or event.system:
+        return
+    if event.author_id == await deps.gitlab.bot_user_id():
+        log.debug("note %s skipped: written by the bot", event.note_id)
+        return
+    command = rules.parse_command(event.body)
+    if command is not None:
+        await _handle_command(deps, event, event.mr, command, continuations)
+    elif event.discussion_id:
+        await _handle_reply(deps, event, event.mr, event.discussion_id, continuations)
+
+
+async def _member(deps: Deps, event: NoteEvent, mr: MergeRequestRef) -> bool:
+    if await deps.gitlab.access_level(mr.project_id, event.author_id) >= DEVELOPER_ACCESS:
+        return True
+    log.info("note %s: author %s lacks Developer access", event.note_id, event.author_id)
+    await post_simple_reply(deps, event, note_text.access_denied_body())
+    return False
+
+
+async def _handle_command(deps: Deps, event: NoteEvent, mr: MergeRequestRef, command: rules.SlashCommand,
+                          continuations: Continuations) -> None:
+    if not await _member(deps, event, mr):
+        return
+    described = {name: wf.description for name, wf in deps.config.workflows.items()}
+    if command.name in (None, "help"):
+        await post_simple_reply(deps, event, note_text.help_body(described))
+        return
+    resolution = rules.resolve_workflow(command.name, deps.config.workflows)
+    if resolution.workflow is None:
+        text = (note_text.ambiguous_workflow_body(command.name, list(resolution.matches)) if resolution.matches
+                else note_text.unknown_workflow_body(command.name, described))
+        await post_simple_reply(deps, event, text)
+        return
+    if rules.project_settings(deps.config.workflows[resolution.workflow], mr.project) is None:
+        await post_simple_reply(deps, event, note_text.not_enabled_body(resolution.workflow))
+        return
+    session_id = derive_session_id("command", mr.project_id, event.note_id)
+    await _enqueue(continuations, _order_for_note(
+        event, mr, ("new_session", "command"), resolution.workflow, command.text, session_id))
+
+
+async def _handle_reply(deps: Deps, event: NoteEvent, mr: MergeRequestRef, discussion_id: str,
+                        continuations: Continuations) -> None:
+    discussion = await deps.gitlab.discussion(mr.project_id, mr.iid, discussion_id)
+    marker = find_session_for_reply(discussion, await deps.gitlab.bot_user_id())
+    if marker is None:
+        log.debug("note %s ignored: not a command nor a reply to an agent thread", event.note_id)
+        return
+    if not await _member(deps, event, mr):
+        return
+    # Legacy markers carry no workflow; the session itself remembers it, this is only the FIFO label.
+    workflow = marker.wf if marker.wf in deps.config.workflows else next(iter(deps.config.workflows))
+    await _enqueue(continuations, _order_for_note(
+        event, mr, ("resume_session", "reply"), workflow, event.body, marker.id))
+
+
+def _order_for_note(event: NoteEvent, mr: MergeRequestRef, kind: tuple[WorkKind, Trigger], workflow: str,
+                    message: str, session_id: str) -> WorkOrder:
+    return WorkOrder(
+        kind=kind[0], session_id=session_id, workflow=workflow, trigger=kind[1],
+        project_id=mr.project_id, project=mr.project, mr_iid=mr.iid, sha=mr.sha,
+        discussion_id=event.discussion_id, discussion_internal=event.internal,
+        note_id=event.note_id, message=message, user_id=event.author_id,
+    )
+
+
+async def handle_event(deps: Deps, event: Event, continuations: Continuations) -> None:
+    """Dispatch on (source, event_type) exactly as seed §10.3; anything else is ignored."""
+    from hummingbird_agent.runner.execute import handle_continuation
+
+    key = (event.source, event.event_type)
+    if key == ("agent", "continuation"):
+        await handle_continuation(deps, WorkOrder.from_json(event.body))
+    elif key == ("gitlab", "pipeline"):
+        await handle_pipeline(deps, event.body, continuations)
+    elif key == ("gitlab", "merge_request"):
+        await handle_merge_request(deps, event.body, continuations)
+    elif key == ("gitlab", "note"):
+        await handle_note(deps, event.body, continuations)
+    else:
+        log.debug("ignored event %s/%s", *key)
