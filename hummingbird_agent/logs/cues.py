@@ -1,0 +1,79 @@
+"""General failure evidence in one cleaned log line, for the unsupervised mode and as a prior.
+
+Rules are about tools in general (compilers, test runners, package managers, shells, CI runners),
+never about one project.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Literals whose presence makes a line worth scoring, matched on the lower-cased raw bytes. Each
+# literal costs one C-speed pass over every block (~0.7 ms per MB), so the list is short: these stems cover the
+# tools' own words for failure; lines with only weaker words are reached as context of these.
+CUE_LITERALS: tuple[bytes, ...] = (
+    b"err", b"fail", b"fatal", b"exception", b"panic", b"abort", b"traceback", b"exit",
+    b"undefined", b"segmentation", b"not ok", "✗".encode(), "❌".encode(),
+)
+
+# Branches start with literals where possible: the regex engine then skips ahead at C speed.
+_STRONG = re.compile(
+    r"(?:error|Error|ERROR)(?:\[[\w-]+\])?\s?:"  # error: / Error: / error[E0463]:
+    r"|(?:FAILED|FAILURES?|FAIL|ERRORS?|FATAL|ABORTING)\b"
+    r"|Traceback \(most recent call last\)|Exception in thread|panicked at|npm ERR!"
+    r"|(?:Error|Exception|Failure)\b(?::|$)"
+    r"|aborted!|exited with (?:code )?[1-9]|exit (?:code|status):? [1-9]|non-zero exit"
+    r"|make(?:\[\d+\])?: \*\*\*|Segmentation fault|core dumped|Killed\b"
+    r"|[✗✘❌]|not ok\b"
+    r"|[1-9]\d* (?:failed|failing|failures?|errors?)\b|(?:Failures|Errors|Failed): [1-9]"
+    r"|undefined reference|not defined\b|cannot find|[Cc]ould not"
+)
+_MEDIUM = re.compile(
+    r"(?:error|errors|fatal|failed|failure|failing|fails|aborted|timed out|timeout)\b"
+    r"|No such file or directory|command not found|not found\b|cannot\b|can't\b|[Uu]nable to"
+    r"|assert|expected\b.*\b(?:got|but|actual|was|received)\b|mismatch"
+    r"|denied\b|violations?\b|unresolved|Exception\b"
+)
+# Evidence that a cue word is benign: zero counts, compiler flags, file names, option names.
+_BENIGN = re.compile(
+    r"\b0 (?:errors?|failures?|failed|failing)\b|\b(?:Failures|Errors|Failed|failed|errors?): 0\b"
+    r"|-W(?:no-)?error|--\w*(?:fail|error)\w*|\berror_?\w*\.\w{1,4}\b|\bset -e\b"
+    r"|\|\| (?:true|exit)|ignor(?:e|ing)|\bif\b.*\bthen\b|retry|retrying|warning",
+    re.IGNORECASE,
+)
+# Lines a CI runner prints after every failed job; evidence of failure, but never its explanation.
+_EPILOGUE = re.compile(
+    r"^(?:Done\. Your build exited with|ERROR: Job failed|Cleaning up|Finished: FAILURE"
+    r"|Build step '.*' marked build as failure|Uploading artifacts)"
+)
+
+
+# Digits 2-9 read as 1: every rule above only tells 0 from non-zero, so lines that differ only in
+# such digits score the same and `cached_cue_score` can reuse the result.
+_SAME_SCORE = str.maketrans("23456789", "11111111")
+
+
+def cached_cue_score(cache: dict[str, float], line: str) -> float:
+    """`cue_score` memoised in `cache` (the caller's, bounded here): build logs repeat line shapes."""
+    key = line.translate(_SAME_SCORE)
+    value = cache.get(key)
+    if value is None:
+        if len(cache) >= 4096:
+            cache.clear()
+        value = cache[key] = cue_score(line)
+    return value
+
+
+def cue_score(line: str) -> float:
+    """Failure evidence of one cleaned line: 0 (none) .. 3 (a diagnostic, a failed test, a crash)."""
+    if not line or len(line) < 3:
+        return 0.0
+    strong = _STRONG.search(line) is not None
+    if not strong and _MEDIUM.search(line) is None:
+        return 0.0
+    value = 3.0 if strong else 1.5
+    if _BENIGN.search(line):
+        value -= 1.5
+    if _EPILOGUE.search(line):
+        value = min(value, 0.5)
+    return max(value, 0.0)

@@ -1,0 +1,88 @@
+"""The three localisation modes (general cues, examples, passing run) and `excerpt_lines`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from hummingbird_agent import budgets
+from hummingbird_agent.logs.cues import CUE_LITERALS, cached_cue_score, cue_score
+from hummingbird_agent.logs.diff import diff_finder, passing_signatures
+from hummingbird_agent.logs.excerpt import Excerpt, LogSource, assemble, iter_blocks, scan
+from hummingbird_agent.logs.learn import Example, Profile, example_score, learn
+from hummingbird_agent.logs.scan import literal_finder
+from hummingbird_agent.logs.select import Shape, build_blocks, choose, end_prior
+from hummingbird_agent.logs.stream import HitFinder
+
+
+def unsupervised_finder() -> HitFinder:
+    cache: dict[str, float] = {}
+    return literal_finder(CUE_LITERALS, lambda line: cached_cue_score(cache, line))
+
+
+def excerpt_unsupervised(source: LogSource, max_lines: int) -> Excerpt:
+    view = scan(source, unsupervised_finder())
+    text = view.text_of()
+    scores = {n: v for region in view.regions for n, v in region.hits.items()}
+    for n in range(view.tail_start, view.total_lines + 1):
+        scores.setdefault(n, cue_score(text[n]))
+    shape = Shape()
+    blocks = build_blocks(scores, text, end_prior(view.total_lines, shape), shape)
+    return assemble(view, choose(blocks, max_lines, shape), "cues")
+
+
+def excerpt_examples(source: LogSource, examples: Sequence[Example], max_lines: int) -> Excerpt:
+    profile = learn(examples)
+    finder = literal_finder(
+        profile.literals + CUE_LITERALS, lambda line: example_score(profile, line) + cue_score(line)
+    )
+    view = scan(source, finder)
+    text = view.text_of()
+    scores = {n: example_score(profile, line) for n, line in text.items()}
+    shape = Shape(gap=3, keep_ratio=0.8)
+    prior = _position_prior(profile, view.total_lines, shape)
+    blocks = build_blocks(scores, text, prior, shape)
+    return assemble(view, choose(blocks, max_lines, shape), "examples")
+
+
+def excerpt_passing(source: LogSource, passing: LogSource, max_lines: int) -> Excerpt:
+    known = passing_signatures(iter_blocks(passing))
+    view = scan(source, diff_finder(known), window=budgets.EXCERPT_CONTEXT_LINES)
+    text = view.text_of()
+    scores = {n: v for region in view.regions for n, v in region.hits.items()}
+    shape = Shape(gap=1, follow=0)
+    blocks = build_blocks(scores, text, end_prior(view.total_lines, shape), shape)
+    # Novelty alone is weak evidence (timings, downloads): a block needs a failure cue to compete.
+    blocks = [b for b in blocks if any(cue_score(text.get(n, "")) > 0 for n in range(b.first, b.last + 1))] or blocks
+    return assemble(view, choose(blocks, max_lines, shape), "passing")
+
+
+def excerpt_lines(
+    source: LogSource,
+    *,
+    passing: LogSource | None = None,
+    examples: Sequence[Example] | None = None,
+    max_lines: int | None = None,
+) -> Excerpt:
+    """Localise the failure in `source` (a path, plain or gzip, or an iterable of lines).
+
+    With `passing`, lines new against that passing run are ranked; with `examples`, lines like the
+    examples' chunks are; otherwise general failure cues and the position in the log decide.
+    """
+    limit = max_lines or budgets.EXCERPT_MAX_LINES
+    if passing is not None:
+        return excerpt_passing(source, passing, limit)
+    if examples:
+        return excerpt_examples(source, examples, limit)
+    return excerpt_unsupervised(source, limit)
+
+
+
+
+def _position_prior(profile: Profile, total: int, shape: Shape) -> Callable[[int], float]:
+    """Prefer blocks that end as far from the log end as the examples' chunks did."""
+    want = profile.from_end
+    if want is None:
+        return end_prior(total, shape)
+    scale = max(20.0, want * 0.3)
+    return lambda last: 1.0 + 2.0 * math.exp(-abs(total - last - want) / scale)

@@ -1,0 +1,92 @@
+"""The three modes on small synthetic logs, gzip input and raw-file line numbering."""
+
+import gzip
+
+from hummingbird_agent import budgets
+from hummingbird_agent.logs import Example, excerpt_lines, format_excerpt
+
+FILLER = [f"[INFO] step {i}: compiling module_{i}.c" for i in range(200)]
+FAILURE = [
+    "src/core/main.c:42:7: error: 'cfg' undeclared (first use in this function)",
+    "   42 |   cfg->x = 1;",
+    "      |   ^~~",
+    "make: *** [Makefile:12: build/main.o] Error 1",
+]
+EPILOGUE = ["Cleaning up project directory and file based variables", "ERROR: Job failed: exit code 2"]
+
+
+def covered(excerpt) -> set[int]:
+    return {n for first, last in excerpt.ranges for n in range(first, last + 1)}
+
+
+def test_unsupervised_finds_the_compiler_error_near_the_end():
+    lines = ["gcc -Werror -c a.c", "Tests run: 5, Failures: 0, Errors: 0"] + FILLER + FAILURE + EPILOGUE
+    excerpt = excerpt_lines(lines)
+    first = len(FILLER) + 3
+    assert set(range(first, first + 4)) <= covered(excerpt)
+    assert 1 not in covered(excerpt) and 2 not in covered(excerpt)
+    assert excerpt.total_lines == len(lines)
+    assert excerpt.lines[0] == (excerpt.ranges[0][0], lines[excerpt.ranges[0][0] - 1])
+
+
+def test_line_numbers_count_raw_newlines_despite_cr_and_ansi(tmp_path):
+    raw = b"progress 1\rprogress 2\rdone\r\n" * 3 + b"\x1b[31mfatal: repository not found\x1b[0m\r\n" + b"bye\n"
+    path = tmp_path / "job.log.gz"
+    path.write_bytes(gzip.compress(raw))
+    excerpt = excerpt_lines(str(path))
+    assert excerpt.total_lines == 5
+    assert 4 in covered(excerpt)
+    assert dict(excerpt.lines)[4] == "fatal: repository not found"
+
+
+def test_streaming_keeps_numbers_across_blocks(tmp_path):
+    filler = b"x" * 99 + b"\n"
+    count = budgets.EXCERPT_READ_BLOCK_BYTES * 3 // len(filler) + 7
+    path = tmp_path / "big.log"
+    path.write_bytes(filler * count + b"Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: bad\n")
+    excerpt = excerpt_lines(path)
+    assert excerpt.total_lines == count + 3
+    assert {count + 3} <= covered(excerpt)
+    assert dict(excerpt.lines)[count + 3] == "ValueError: bad"
+
+
+def test_passing_mode_prefers_lines_the_passing_run_did_not_print():
+    common = [f"2024-01-0{1 + i % 2}T10:00:0{i % 10}Z test_{i} ERROR-free ok in {i}.{i}s" for i in range(50)]
+    noise_error = "error: retrying download (mirror flaky)"
+    passing = [noise_error] + common + ["BUILD SUCCESS"]
+    failure = ["AssertionError: expected 3, got 4", "    at check(test.js:10)", "BUILD FAILURE"]
+    failing = [noise_error] + common + failure
+    excerpt = excerpt_lines(failing, passing=passing)
+    got = covered(excerpt)
+    assert {52, 53} <= got
+    assert 1 not in got
+    assert excerpt.mode == "passing"
+
+
+def test_example_mode_finds_the_shape_of_earlier_failures():
+    chunk = "rake aborted!\nNo Rakefile found (looking for: rakefile, Rakefile)"
+    examples = [Example(chunk, ("rake aborted!",), 6), Example(chunk, ("rake aborted!",), 6)]
+    log = (
+        ["error: something unrelated happened early"] + FILLER
+        + ["rake aborted!", "No Rakefile found (looking for: rakefile, Rakefile, rakefile.rb)"]
+        + ["(See full trace by running task with --trace)"] + [f"tail {i}" for i in range(4)]
+    )
+    excerpt = excerpt_lines(log, examples=examples)
+    assert excerpt.mode == "examples"
+    assert covered(excerpt) >= {202, 203}
+    assert 1 not in covered(excerpt)
+
+
+def test_max_lines_bounds_the_excerpt_and_format_numbers_lines():
+    lines = FILLER + [f"FAILED test_{i} - AssertionError: boom" for i in range(100)]
+    excerpt = excerpt_lines(lines, max_lines=5)
+    assert sum(last - first + 1 for first, last in excerpt.ranges) <= 5
+    text = format_excerpt(excerpt)
+    first = excerpt.lines[0][0]
+    assert text.splitlines()[0] == f"{first}: {lines[first - 1]}"
+
+
+def test_a_log_without_failure_evidence_gives_an_empty_excerpt():
+    excerpt = excerpt_lines(["all good"] * 10)
+    assert excerpt.ranges == () or all(first >= 1 for first, _ in excerpt.ranges)
+    assert "no failure lines" in format_excerpt(excerpt) or excerpt.lines
