@@ -36,10 +36,12 @@ class DedupLedger:
     def claim(self, key: str) -> bool:
         """True when `key` was not seen within the window (and records it)."""
         now = self._clock()
-        while self._keys and (next(iter(self._keys.values())) <= now or len(self._keys) >= self._max_keys):
+        while self._keys and next(iter(self._keys.values())) <= now:
             self._keys.popitem(last=False)
         if key in self._keys:
             return False
+        while len(self._keys) >= self._max_keys:
+            self._keys.popitem(last=False)
         self._keys[key] = now + self._window_s
         return True
 

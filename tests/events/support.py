@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
+import gzip
 import json
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from hummingbird_agent.events import Event
-from hummingbird_agent.events.protocols import Continuations
+from hummingbird_agent.events import Event, WorkerSettings, poll_loop, router_loop
+from hummingbird_agent.events.protocols import Continuations, Queue
 from hummingbird_agent.events.sqs import SqsClient
 from tests.servers import MotoServer
 from tests.servers.samples import SAMPLES_DIR
@@ -86,3 +90,35 @@ async def wait_for(predicate: Any, timeout_s: float = 10.0, what: str = "conditi
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.02)
+
+
+@contextlib.asynccontextmanager
+async def running_loops(
+    ingress: Queue | None, work: Queue, handler: Any, settings: WorkerSettings, ingress_visibility_s: int = 30
+) -> AsyncIterator[list[asyncio.Task[Any]]]:
+    """Router (when `ingress` is given) and worker as tasks; stopped and awaited on exit."""
+    stop = asyncio.Event()
+    tasks: list[asyncio.Task[Any]] = [asyncio.create_task(poll_loop(work, handler, stop, settings))]
+    if ingress is not None:
+        router = router_loop(ingress, work, stop, wait_s=1, visibility_timeout_s=ingress_visibility_s)
+        tasks.append(asyncio.create_task(router))
+    try:
+        yield tasks
+    finally:
+        stop.set()
+        await asyncio.wait_for(asyncio.gather(*tasks), 30)
+
+
+def gzip_base64(body: dict[str, Any]) -> str:
+    """The gitlab-event-forwarder's Message encoding."""
+    return base64.b64encode(gzip.compress(json.dumps(body).encode())).decode()
+
+
+def sns_attributes(event_type: str, compressed: bool) -> dict[str, Any]:
+    attrs = {
+        "source": {"DataType": "String", "StringValue": "gitlab"},
+        "event_type": {"DataType": "String", "StringValue": event_type},
+    }
+    if compressed:
+        attrs["content_encoding"] = {"DataType": "String", "StringValue": "gzip+base64"}
+    return attrs

@@ -1,0 +1,150 @@
+"""Webhook ingress over real HTTP: token check, dedup, size and format rejections, fast 2xx, probes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp import ClientSession
+from aiohttp.test_utils import TestServer
+
+from hummingbird_agent.events import EmbeddedStore, decode_sns_message
+from hummingbird_agent.events.webhook import DedupLedger, WebhookIngress, build_app, delivery_key, event_type_of
+from tests.servers.samples import load
+
+SECRET = "s3cret-token-value"
+LIMIT = 64 * 1024
+
+
+@pytest.fixture
+async def hook(store: EmbeddedStore) -> AsyncIterator[Any]:
+    ingress = store.queue("ingress", fifo=False)
+    webhook = WebhookIngress(ingress, SECRET, LIMIT, DedupLedger(3600, 1000))
+    server = TestServer(build_app([ingress], webhook, "/webhook"), host="127.0.0.1")
+    await server.start_server()
+    async with ClientSession(str(server.make_url(""))) as http:
+        yield http, ingress
+    await server.close()
+
+
+def _headers(**extra: str) -> dict[str, str]:
+    return {"X-Gitlab-Token": SECRET, "X-Gitlab-Event": "Pipeline Hook", "Content-Type": "application/json"} | extra
+
+
+async def test_accepts_and_queues_the_envelope_fast(hook: Any) -> None:
+    http, ingress = hook
+    body = load("gitlab/webhooks_docs/pipeline_event.json")
+    start = time.monotonic()
+    async with http.post("/webhook", json=body, headers=_headers(**{"Idempotency-Key": "k1"})) as resp:
+        assert resp.status == 202 and (await resp.json())["event_type"] == "pipeline"
+    assert time.monotonic() - start < 0.5
+    [message] = await ingress.receive(10, 0, 30)
+    envelope = decode_sns_message(message.body)
+    assert (envelope.source, envelope.event_type, envelope.body) == ("gitlab", "pipeline", body)
+
+
+@pytest.mark.parametrize("token", [None, "", "wrong", SECRET + "x"])
+async def test_wrong_or_missing_token_is_401(hook: Any, token: str | None) -> None:
+    http, ingress = hook
+    headers = _headers()
+    if token is None:
+        del headers["X-Gitlab-Token"]
+    else:
+        headers["X-Gitlab-Token"] = token
+    async with http.post("/webhook", data=b"{}", headers=headers) as resp:
+        assert resp.status == 401 and "X-Gitlab-Token" in (await resp.json())["reason"]
+    assert await ingress.receive(10, 0, 30) == []
+
+
+async def test_no_configured_secret_refuses_everything(store: EmbeddedStore) -> None:
+    ingress = store.queue("ingress", fifo=False)
+    webhook = WebhookIngress(ingress, None, LIMIT, DedupLedger(3600, 10))
+    async with TestServer(build_app([ingress], webhook, "/webhook"), host="127.0.0.1") as server:
+        async with ClientSession() as http, http.post(server.make_url("/webhook"), data=b"{}", headers=_headers()) as r:
+            assert r.status == 401 and "not configured" in (await r.json())["reason"]
+
+
+@pytest.mark.parametrize("header", ["Idempotency-Key", "X-Gitlab-Event-UUID"])
+async def test_redelivery_with_the_same_key_is_queued_once(hook: Any, header: str) -> None:
+    http, ingress = hook
+    body = load("gitlab/webhooks_gogitlab/merge_request.json")
+    statuses = []
+    for _ in range(3):
+        async with http.post("/webhook", json=body, headers=_headers(**{header: "same-key"})) as resp:
+            statuses.append((resp.status, (await resp.json())["status"]))
+    assert statuses == [(202, "queued"), (200, "duplicate"), (200, "duplicate")]
+    assert len(await ingress.receive(10, 0, 30)) == 1
+
+
+@pytest.mark.parametrize(
+    ("data", "status", "reason"),
+    [
+        (b"x" * (LIMIT + 1), 413, "exceeds"),
+        (b"{not json", 400, "not valid JSON"),
+        (b"[1, 2]", 400, "not a JSON object"),
+        (b"{}", 400, "cannot tell the event type"),
+    ],
+)
+async def test_bad_bodies_get_a_4xx_with_the_reason(hook: Any, data: bytes, status: int, reason: str) -> None:
+    http, ingress = hook
+    headers = _headers()
+    if reason == "cannot tell the event type":
+        del headers["X-Gitlab-Event"]
+    async with http.post("/webhook", data=data, headers=headers) as resp:
+        assert resp.status == status and reason in (await resp.json())["reason"]
+    assert await ingress.receive(10, 0, 30) == []
+
+
+async def test_oversized_chunked_body_without_length_is_413(hook: Any) -> None:
+    http, _ = hook
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(5):
+            yield b" " * (LIMIT // 4)
+
+    async with http.post("/webhook", data=chunks(), headers=_headers()) as resp:
+        assert resp.status == 413
+
+
+async def test_health_and_readiness(hook: Any, store: EmbeddedStore) -> None:
+    http, _ = hook
+    async with http.get("/healthz") as resp:
+        assert resp.status == 200
+    async with http.get("/readyz") as resp:
+        assert resp.status == 200 and (await resp.json())["status"] == "ready"
+    store.close()  # the queue is gone: not ready any more, still alive
+    async with http.get("/readyz") as resp:
+        assert resp.status == 503 and "not open" in (await resp.json())["reason"]
+    async with http.get("/healthz") as resp:
+        assert resp.status == 200
+
+
+def test_event_type_from_body_or_header() -> None:
+    assert event_type_of({"object_kind": "note"}, {"X-Gitlab-Event": "Push Hook"}) == "note"
+    assert event_type_of({}, {"X-Gitlab-Event": "Merge Request Hook"}) == "merge_request"
+    assert event_type_of({}, {"X-Gitlab-Event": "Hook"}) is None
+    assert event_type_of({"object_kind": 3}, {}) is None
+
+
+def test_delivery_key_prefers_idempotency_key_then_event_uuid_then_body_hash() -> None:
+    headers = load("gitlab/webhooks_docs/webhook_request_headers_documented_examples.json")
+    assert delivery_key(headers, b"{}") == "idempotency-key:" + headers["Idempotency-Key"]
+    del headers["Idempotency-Key"]
+    assert delivery_key(headers, b"{}") == "x-gitlab-event-uuid:" + headers["X-Gitlab-Event-UUID"]
+    assert delivery_key({}, b"{}") == delivery_key({}, b"{}") != delivery_key({}, b"{ }")
+
+
+def test_ledger_expires_keys_and_stays_bounded() -> None:
+    now = [0.0]
+    ledger = DedupLedger(10, 3, clock=lambda: now[0])
+    assert ledger.claim("a") and not ledger.claim("a")
+    now[0] = 11
+    assert ledger.claim("a")  # expired after the window
+    assert ledger.claim("b") and ledger.claim("c")
+    assert ledger.claim("d")  # the bound evicts the oldest key, "a"
+    assert not ledger.claim("b") and not ledger.claim("d")
+    assert ledger.claim("a")
+    ledger.release("a")
+    assert ledger.claim("a")
