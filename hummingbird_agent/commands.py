@@ -52,12 +52,17 @@ def serve(config_path: str | None, role: str) -> int:
 
 
 def run_workflow(args: argparse.Namespace) -> int:
-    load(args.config)
-    print("run: the agent engine is not part of this build yet", file=sys.stderr)
-    return 2
+    from hummingbird_agent.agent import run_command
+
+    return run_command(load(args.config), args)
 
 
 def bamboo(args: argparse.Namespace) -> int:
-    load(args.config)
-    print(f"bamboo {args.bamboo_command}: the knowledge base is not part of this build yet", file=sys.stderr)
-    return 2
+    from hummingbird_agent.bamboo import commands as kb
+
+    loaded = load(args.config)
+    if args.bamboo_command == "populate":
+        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries)
+    if args.bamboo_command == "stats":
+        return kb.stats_command(loaded)
+    return kb.analyze_command(loaded, args.incident, args.json)

@@ -1,0 +1,99 @@
+"""The `run` command: build the dependencies of one run from the config and the arguments, run the
+workflow, print the note to stdout and one progress line per iteration to stderr."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from functools import partial
+from pathlib import Path
+from typing import Any, TextIO
+
+from hummingbird_agent.agent.loop import LoopResult, StepRecord
+from hummingbird_agent.agent.run import RunDeps, RunOutcome, RunRequest, SourceRegistrar, load_workflow, run_workflow
+from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.models.base import Content
+from hummingbird_agent.models.factory import build_model
+from hummingbird_agent.observability import setup_logging
+from hummingbird_agent.sandbox import SandboxFactory
+from hummingbird_agent.sessions.local import load_directory, save_directory
+
+# Exit codes: 0 the model answered; 1 the run ended without an answer or the session was not saved.
+EXIT_OK, EXIT_NO_ANSWER, EXIT_USAGE = 0, 1, 2
+
+
+def run_command(loaded: LoadedConfig, args: argparse.Namespace, register_sources: SourceRegistrar | None = None) -> int:
+    """`python -m hummingbird_agent run ...`; bad input raises AgentError (printed by main as one line)."""
+    load_workflow(loaded, args.workflow)
+    if args.post:
+        # The GitLab note layer passes its poster as RunDeps.publish; until then printing is all there is.
+        print("error: --post needs the GitLab note layer, which is not part of this build", file=sys.stderr)
+        return EXIT_USAGE
+    redact = setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), json_lines=False)
+    outcome = asyncio.run(execute(loaded, args, register_sources, redact))
+    return report(outcome, sys.stderr)
+
+
+async def execute(
+    loaded: LoadedConfig,
+    args: argparse.Namespace,
+    register_sources: SourceRegistrar | None = None,
+    redact: Any = str,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> RunOutcome:
+    """Build the deps from the config and run once; the note goes to `out`, progress to `err`."""
+    out, err = out or sys.stdout, err or sys.stderr
+    request = RunRequest(
+        workflow=args.workflow,
+        project=args.project,
+        mr_iid=args.mr,
+        pipeline_id=args.pipeline,
+        resume=load_directory(Path(args.resume)) if args.resume else None,
+        message=args.message,
+    )
+    model = build_model(loaded)
+    sandboxes = SandboxFactory(loaded.config.sandbox)
+    max_iterations = loaded.config.workflows[args.workflow].max_iterations
+
+    async def publish(note: str, result: LoopResult) -> None:
+        print(note, file=out, flush=True)
+
+    def progress(step: StepRecord, contents: list[Content]) -> None:
+        tools = ", ".join(step.tools) or "none"
+        total = step.total
+        print(
+            f"iteration {step.iteration}/{max_iterations}: tools {tools}; tokens so far "
+            f"{total.prompt_tokens + total.candidate_tokens} (prompt {total.prompt_tokens}, "
+            f"output {total.candidate_tokens}, cached {total.cached_tokens})",
+            file=err,
+            flush=True,
+        )
+
+    deps = RunDeps(
+        loaded=loaded,
+        model=model,
+        sandbox_factory=sandboxes.new,
+        register_sources=register_sources or (lambda registry, loaded, workflow: None),
+        publish=publish,
+        save=partial(save_directory, Path(args.save_session)) if args.save_session else None,
+        on_step=progress,
+        redact=redact,
+    )
+    try:
+        await sandboxes.start()
+        return await run_workflow(request, deps)
+    finally:
+        await model.aclose()
+        await sandboxes.close()
+
+
+def report(outcome: RunOutcome, err: TextIO) -> int:
+    """Print the run's problems as one line each; the exit code says whether there is an answer."""
+    for problem in outcome.problems:
+        print(f"error: {problem}", file=err)
+    if outcome.result.status != "completed":
+        print(f"error: the run ended without an answer: {outcome.result.reason}", file=err)
+        return EXIT_NO_ANSWER
+    return EXIT_NO_ANSWER if outcome.problems else EXIT_OK

@@ -1,0 +1,160 @@
+"""One workflow run: load the workflow, open a sandbox (restoring a resumed session's files), build the
+tool registry, run the loop, hand the note to `publish`, then save the session (best effort, after the note)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hummingbird_agent.agent.loop import AgentLoop, LoopResult, StepRecord
+from hummingbird_agent.agent.prompts import Budget, SystemPrompt, base_system_prompt, render_prompt
+from hummingbird_agent.agent.transcript import render_transcript
+from hummingbird_agent.config import LoadedConfig, WorkflowConfig
+from hummingbird_agent.errors import AgentError, PermanentError
+from hummingbird_agent.models.base import Content, Model
+from hummingbird_agent.models.contents import user_text
+from hummingbird_agent.observability import log_context
+from hummingbird_agent.sandbox.base import Sandbox
+from hummingbird_agent.sessions.base import StoredSession, validate_session_id
+from hummingbird_agent.tools.registry import ToolRegistry
+from hummingbird_agent.tools.sandbox_tools import register_sandbox_tools
+from hummingbird_agent.tools.spill import Spiller
+
+log = logging.getLogger(__name__)
+
+CONTEXT_VERSION = 1
+SourceRegistrar = Callable[[ToolRegistry, LoadedConfig, str], None]
+# publish(note, result): called once with the final note text before the session is saved.
+Publish = Callable[[str, LoopResult], Awaitable[None]]
+Save = Callable[[Mapping[str, Any], str, AsyncIterable[bytes]], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What to run. With `resume`, `message` is the user's reply and the saved session id is kept unless
+    `session_id` is given; `extra` adds facts (trigger, sha, ...) to the first user message."""
+
+    workflow: str
+    project: str
+    mr_iid: int
+    pipeline_id: int | None = None
+    resume: StoredSession | None = None
+    message: str | None = None
+    session_id: str | None = None
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RunDeps:
+    """Everything a run uses, built once by the caller."""
+
+    loaded: LoadedConfig
+    model: Model
+    sandbox_factory: Callable[[str], Sandbox]
+    register_sources: SourceRegistrar = lambda registry, loaded, workflow: None
+    publish: Publish | None = None
+    save: Save | None = None
+    on_step: Callable[[StepRecord, list[Content]], None] = lambda step, contents: None
+    redact: Callable[[str], str] = str
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    session_id: str
+    note: str
+    result: LoopResult
+    saved: bool
+    problems: tuple[str, ...] = field(default=())
+
+
+def load_workflow(loaded: LoadedConfig, name: str) -> tuple[WorkflowConfig, str]:
+    """The workflow's settings and prompt body; PermanentError (one line) when unknown or unreadable."""
+    workflow = loaded.config.workflows.get(name)
+    if workflow is None:
+        known = ", ".join(sorted(loaded.config.workflows)) or "none"
+        raise PermanentError(f"unknown workflow {name!r} (configured: {known})")
+    path = loaded.prompt_path(name)
+    try:
+        return workflow, path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PermanentError(f"workflow {name}: cannot read prompt file {path} ({exc.strerror})") from None
+
+
+def initial_contents(request: RunRequest) -> tuple[str, list[Content]]:
+    """Session id and starting messages: the task JSON, or the saved history plus the user's reply."""
+    if request.resume is None:
+        task: dict[str, object] = {"project": request.project, "iid": request.mr_iid, "workflow": request.workflow}
+        if request.pipeline_id is not None:
+            task["pipeline_id"] = request.pipeline_id
+        task.update(request.extra)
+        session_id = validate_session_id(request.session_id) if request.session_id else str(uuid.uuid4())
+        return session_id, [user_text(json.dumps(task))]
+    if not request.message:
+        raise PermanentError("resuming a session needs a message (--message TEXT)")
+    session_id = validate_session_id(request.session_id or str(request.resume.context.get("session_id", "")))
+    history = request.resume.context["contents"]
+    if not all(isinstance(c, dict) and "role" in c and "parts" in c for c in history):
+        raise PermanentError("the saved session's contents are malformed")
+    return session_id, [*history, user_text(request.message)]
+
+
+async def run_workflow(request: RunRequest, deps: RunDeps) -> RunOutcome:
+    """Run `request` once. Model failures end in a failure note, never an exception."""
+    workflow, body = load_workflow(deps.loaded, request.workflow)
+    session_id, contents = initial_contents(request)
+    with log_context(session_id=session_id, project=request.project, mr_iid=request.mr_iid, workflow=request.workflow):
+        async with deps.sandbox_factory(session_id) as sandbox:
+            if request.resume is not None and request.resume.archive is not None:
+                await sandbox.restore(request.resume.archive())
+            registry = ToolRegistry(Spiller(sandbox), deps.redact)
+            register_sandbox_tools(registry)
+            deps.register_sources(registry, deps.loaded, request.workflow)
+            continuation = render_prompt("continuation") if request.resume is not None else ""
+            prompt = SystemPrompt(base_system_prompt(), registry.notes(), body, continuation)
+            budget = Budget(workflow.max_iterations, deps.loaded.config.model.context_limit_tokens)
+            loop = AgentLoop(deps.model, workflow.model, registry, prompt, budget, deps.on_step)
+            result = await loop.run(contents)
+            note = final_note(request.workflow, result)
+            if deps.publish is not None:
+                await deps.publish(note, result)
+            saved, problems = await _save(deps, session_id, request, prompt, result, sandbox)
+    return RunOutcome(session_id, note, result, saved, problems)
+
+
+def final_note(workflow: str, result: LoopResult) -> str:
+    """The model's answer, or a short failure text saying why there is none."""
+    if result.final_text.strip():
+        return result.final_text.strip()
+    if result.status == "failed":
+        return f"Hummingbird could not complete the `{workflow}` run: {result.reason}."
+    return f"Hummingbird did not produce an answer for `{workflow}` ({result.reason})."
+
+
+async def _save(
+    deps: RunDeps, session_id: str, request: RunRequest, prompt: SystemPrompt, result: LoopResult, sandbox: Sandbox
+) -> tuple[bool, tuple[str, ...]]:
+    if deps.save is None:
+        return False, ()
+    context = {
+        "version": CONTEXT_VERSION,
+        "session_id": session_id,
+        "workflow": request.workflow,
+        "project": request.project,
+        "mr_iid": request.mr_iid,
+        "pipeline_id": request.pipeline_id,
+        "status": result.status,
+        "iterations": len(result.steps),
+        "contents": result.contents,
+    }
+    facts = {k: context[k] for k in ("session_id", "workflow", "project", "mr_iid", "status", "iterations")}
+    transcript = render_transcript(f"{request.workflow} run", facts, prompt.stable(), result)
+    try:
+        await deps.save(context, transcript, sandbox.archive())
+    except (AgentError, OSError) as exc:
+        log.error("session save failed error=%s", exc)
+        return False, (f"session not saved: {exc}",)
+    return True, ()

@@ -1,0 +1,85 @@
+"""ScriptedModel: replays model turns from a file (demos, replays, loop tests); no network.
+
+Turns file (YAML or JSON): `turns: [{text: ..., calls: [{name, args}], prompt_tokens: N}, ...]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from hummingbird_agent.errors import ConfigError, PermanentError
+from hummingbird_agent.models.base import ModelRequest, ModelResponse, Usage
+from hummingbird_agent.models.contents import read_model_turn, wire_size_bytes
+
+# Rough bytes per token of JSON-heavy prompts; used only when a turn gives no prompt_tokens.
+_BYTES_PER_TOKEN = 4
+
+
+class ScriptedCall(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str
+    args: Any = Field(default_factory=dict)
+
+
+class ScriptedTurn(BaseModel):
+    """One model turn: text, function calls, or neither (an empty response)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    text: str = ""
+    calls: tuple[ScriptedCall, ...] = ()
+    prompt_tokens: int | None = Field(None, ge=0)
+    """Reported prompt tokens; default: an estimate from the request size."""
+
+
+class _Script(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    turns: tuple[ScriptedTurn, ...]
+
+
+class ScriptedModel:
+    """The Model protocol over a fixed list of turns. Records every request in `requests`."""
+
+    def __init__(self, turns: Sequence[ScriptedTurn]) -> None:
+        self._turns = list(turns)
+        self._next = 0
+        self.requests: list[ModelRequest] = []
+
+    @classmethod
+    def from_file(cls, path: Path) -> ScriptedModel:
+        """Load a turns file; ConfigError (one line) when it is unreadable or malformed."""
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            return cls(_Script.model_validate(raw).turns)
+        except OSError as exc:
+            raise ConfigError(f"model.script: cannot read {path.name} ({exc.strerror})") from None
+        except yaml.YAMLError:
+            raise ConfigError(f"model.script: {path.name} is not valid YAML or JSON") from None
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ConfigError(f"model.script: {path.name}: {where}: {first['msg']}") from None
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        self.requests.append(request)
+        if self._next >= len(self._turns):
+            raise PermanentError(f"scripted model: no turns left ({len(self._turns)} played)")
+        turn = self._turns[self._next]
+        self._next += 1
+        parts: list[dict[str, Any]] = [{"text": turn.text}] if turn.text else []
+        allowed = turn.calls if request.tools_enabled else ()
+        parts += [{"functionCall": {"name": c.name, "args": c.args}} for c in allowed]
+        content = {"role": "model", "parts": parts} if parts else None
+        calls, text = read_model_turn(content)
+        prompt = turn.prompt_tokens
+        if prompt is None:
+            prompt = wire_size_bytes(request) // _BYTES_PER_TOKEN
+        usage = Usage(prompt_tokens=prompt, candidate_tokens=len(str(parts)) // _BYTES_PER_TOKEN)
+        return ModelResponse(content=content, calls=calls, text=text, usage=usage)
+
+    async def aclose(self) -> None:
+        return None
