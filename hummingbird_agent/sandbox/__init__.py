@@ -8,6 +8,9 @@ from hummingbird_agent.sandbox.base import (
     Sandbox,
     SandboxState,
 )
+from hummingbird_agent.sandbox.factory import SandboxFactory
+from hummingbird_agent.sandbox.k8s_pod import KubePodSandbox, pod_spec
+from hummingbird_agent.sandbox.k8s_pool import KubePoolSandbox
 from hummingbird_agent.sandbox.podman import PodmanSandbox
 
 __all__ = [
@@ -15,7 +18,11 @@ __all__ = [
     "WORKDIR",
     "ByteChunks",
     "ExecResult",
+    "KubePodSandbox",
+    "KubePoolSandbox",
     "PodmanSandbox",
     "Sandbox",
+    "SandboxFactory",
     "SandboxState",
+    "pod_spec",
 ]

@@ -14,8 +14,8 @@ import pytest_asyncio
 
 from hummingbird_agent import budgets
 from hummingbird_agent.config import SandboxConfig
-from hummingbird_agent.errors import SandboxError
-from hummingbird_agent.sandbox import PodmanSandbox, SandboxState
+from hummingbird_agent.errors import ConfigError, SandboxError
+from hummingbird_agent.sandbox import PodmanSandbox, SandboxFactory, SandboxState
 from hummingbird_agent.sandbox.podman import check_podman
 
 pytestmark = [pytest.mark.podman, pytest.mark.asyncio(loop_scope="module")]
@@ -217,3 +217,11 @@ async def test_cancelled_start_leaves_no_container() -> None:
     assert box.state is SandboxState.CLOSED
     await asyncio.sleep(0.5)
     assert not await container_exists(box.name)
+
+
+async def test_unusable_podman_is_a_one_line_startup_error() -> None:
+    with pytest.raises(ConfigError, match="not found") as missing:
+        await SandboxFactory(SandboxConfig(podman_binary="/nonexistent/podman")).start()
+    with pytest.raises(ConfigError, match="is not present") as no_image:
+        await SandboxFactory(SandboxConfig(image="localhost/no-such-image:none")).start()
+    assert "\n" not in str(missing.value) + str(no_image.value)
