@@ -226,6 +226,8 @@ class GraphStoreConfig(_Model):
     """Env var holding the Neo4j user."""
     password_env: str = "NEO4J_PASSWORD"
     """Env var holding the Neo4j password."""
+    database: str | None = None
+    """Neo4j database name; None uses the server's default database."""
 
 
 class VectorStoreConfig(_Model):
@@ -255,8 +257,11 @@ class BambooConfig(_Model):
     """Active extraction strategy (EXTRACTION_STRATEGY overrides)."""
     model: str = "gemini-2.5-flash"
     """Model for extraction, review and diagnosis calls."""
-    max_review_retries: int = Field(2, ge=0)
-    """Reviewer rejections before the best result is stored with a warning."""
+    max_review_retries: int = Field(budgets.BAMBOO_MAX_REVIEW_RETRIES, ge=0)
+    """Re-extractions after reviewer rejections; when the last one is rejected too, the best result is stored
+    with a warning (`bamboo populate --max-retries` overrides it per run)."""
+    pseudonym_salt_env: str = "BAMBOO_PSEUDONYM_SALT"
+    """Env var holding the salt of pseudonymised identity fields (panda strategy); unset means no salt."""
     exploratory_threshold: float = Field(0.5, ge=0, le=1)
     """Diagnosis confidence below which exploratory investigation runs."""
     mcp_servers_config: str | None = None

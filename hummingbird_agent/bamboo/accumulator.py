@@ -1,0 +1,165 @@
+"""KnowledgeAccumulator: extract -> review (-> enrich once -> re-extract)* -> store graph and vectors.
+
+After `max_review_retries` rejected re-extractions the best result is stored with a warning; the
+enricher fires at most once, after the first rejection (a no-op until tools are wired in).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.embeddings import Embedder
+from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.model import ExtractedKnowledge, Insight, KnowledgeGraph, NodeType, derive_id
+from hummingbird_agent.bamboo.prompts import load_prompt, render
+from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer, ReviewResult, ToolInfo, render_graph
+from hummingbird_agent.bamboo.stores.base import GraphStore, VectorPoint, VectorStore
+from hummingbird_agent.bamboo.strategies.base import IncidentInput
+from hummingbird_agent.bamboo.strategies.causal import clip
+from hummingbird_agent.errors import AgentError
+
+log = logging.getLogger(__name__)
+SUMMARY_SECTION = "Summary"
+# Node types whose text goes to the vector store (what the diagnosis side searches).
+INSIGHT_TYPES = (NodeType.SYMPTOM, NodeType.CAUSE, NodeType.RESOLUTION, NodeType.TASK_CONTEXT)
+
+
+@dataclass(frozen=True, slots=True)
+class Enrichment:
+    task_logs: Mapping[str, str] = field(default_factory=dict)
+    external_data: Mapping[str, Any] = field(default_factory=dict)
+    capability_gaps: tuple[Mapping[str, str], ...] = ()
+
+
+class Enricher(Protocol):
+    """Fetches what a rejected review says is missing (ContextEnricher)."""
+
+    def available_tools(self) -> list[ToolInfo]: ...
+
+    async def enrich(self, incident: IncidentInput, issues: Sequence[str], doc_hints: Mapping[str, str]) -> Enrichment:
+        ...
+
+
+class NoEnricher:
+    """No tools configured: nothing to fetch, so re-extraction proceeds unenriched."""
+
+    def available_tools(self) -> list[ToolInfo]:
+        return []
+
+    async def enrich(self, incident: IncidentInput, issues: Sequence[str], doc_hints: Mapping[str, str]) -> Enrichment:
+        return Enrichment()
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    graph: GraphStore
+    vectors: VectorStore
+    embedder: Embedder
+
+
+@dataclass(frozen=True, slots=True)
+class AccumulationResult:
+    knowledge: ExtractedKnowledge
+    approved: bool
+    attempts: int
+    review: ReviewResult
+    stored: bool
+
+
+def key_insights(graph: KnowledgeGraph) -> list[Insight]:
+    return [Insight(n.type.value, n.name, f"{n.name}\n{n.description}".strip())
+            for n in graph.nodes if n.type in INSIGHT_TYPES]
+
+
+def fallback_summary(graph: KnowledgeGraph) -> str:
+    """A plain summary when the summary call fails: the incident's symptoms, causes and resolutions."""
+    parts = [f"{t.value}: " + "; ".join(n.name for n in graph.of_type(t))
+             for t in (NodeType.SYMPTOM, NodeType.CAUSE, NodeType.RESOLUTION) if graph.of_type(t)]
+    return ". ".join(parts)
+
+
+class KnowledgeAccumulator:
+    def __init__(self, extractor: KnowledgeGraphExtractor, reviewer: KnowledgeReviewer, llm: JsonLLM,
+                 stores: Stores | None, enricher: Enricher | None = None,
+                 max_review_retries: int = budgets.BAMBOO_MAX_REVIEW_RETRIES) -> None:
+        self._extractor, self._reviewer, self._llm = extractor, reviewer, llm
+        self._stores = stores
+        self._enricher = enricher or NoEnricher()
+        self._max_retries = max_review_retries
+
+    async def process(self, incident: IncidentInput, dry_run: bool = False,
+                      max_review_retries: int | None = None) -> AccumulationResult:
+        limit = self._max_retries if max_review_retries is None else max_review_retries
+        gid = self._extractor.incident_id(incident)
+        hints = await self._extractor.prefetch_hints(incident)
+        graph, review, attempts, enriched = await self._review_loop(incident, hints, limit)
+        if not review.approved:
+            log.warning("incident %s: still rejected after %d re-extractions; storing the best result (%s)",
+                        gid, attempts - 1, "; ".join(review.issues)[:300])
+        summary = await self._summary(graph, incident.email_text)
+        knowledge = ExtractedKnowledge(gid, graph, summary, tuple(key_insights(graph)), (
+            ("attempts", attempts), ("approved", review.approved), ("explorer_ran", enriched),
+            ("has_email", bool(incident.email_text)), ("has_task_logs", bool(incident.task_logs))))
+        stored = False
+        if not dry_run and self._stores is not None:
+            await self._store(knowledge)
+            stored = True
+        return AccumulationResult(knowledge, review.approved, attempts, review, stored)
+
+    async def _review_loop(self, incident: IncidentInput, hints: Mapping[str, str],
+                           limit: int) -> tuple[KnowledgeGraph, ReviewResult, int, bool]:
+        feedback, enriched = "", False
+        best: tuple[KnowledgeGraph, ReviewResult] | None = None
+        tools = self._enricher.available_tools()
+        for attempt in range(limit + 1):
+            graph = await self._extractor.extract(incident, hints, feedback)
+            review = await self._reviewer.review(graph, self._extractor.strategy.task_summary(incident),
+                                                 _sources(incident), tools)
+            if best is None or review.approved or review.confidence >= best[1].confidence:
+                best = (graph, review)
+            if review.approved or attempt == limit:
+                break
+            if attempt == 0:
+                incident, enriched = await self._enrich(incident, review.issues, hints), True
+            feedback = "\n".join([review.feedback, *review.issues]).strip()
+        assert best is not None  # the loop runs at least once
+        return best[0], best[1], attempt + 1, enriched
+
+    async def _enrich(self, incident: IncidentInput, issues: Sequence[str], hints: Mapping[str, str]) -> IncidentInput:
+        found = await self._enricher.enrich(incident, issues, hints)
+        if not found.task_logs and not found.external_data:
+            return incident
+        return replace(incident, task_logs={**incident.task_logs, **found.task_logs},
+                       external_data={**incident.external_data, **found.external_data})
+
+    async def _summary(self, graph: KnowledgeGraph, email: str) -> str:
+        try:
+            user = render("summary_user", graph=render_graph(graph),
+                          email=clip(email, budgets.BAMBOO_PROMPT_EMAIL_CHARS) or "(none)")
+            text = await self._llm.complete_text(load_prompt("summary_system"), user)
+        except AgentError as exc:
+            log.warning("summary call failed; using the plain summary: %s", exc)
+            text = ""
+        return text or fallback_summary(graph)
+
+    async def _store(self, knowledge: ExtractedKnowledge) -> None:
+        assert self._stores is not None
+        gid = knowledge.incident_id
+        await self._stores.graph.replace_incident(gid, knowledge.graph)
+        items = [Insight(SUMMARY_SECTION, SUMMARY_SECTION, knowledge.summary), *knowledge.insights]
+        vectors = await self._stores.embedder.embed([i.content for i in items])
+        points = [VectorPoint(derive_id(gid, i.section, i.name), tuple(v),
+                              {"section": i.section, "name": i.name, "content": i.content})
+                  for i, v in zip(items, vectors, strict=True)]
+        await self._stores.vectors.replace_incident(gid, points)
+
+
+def _sources(incident: IncidentInput) -> dict[str, str]:
+    sources = {"discussion": incident.email_text}
+    sources.update({f"log:{k}": v for k, v in incident.task_logs.items()})
+    return sources

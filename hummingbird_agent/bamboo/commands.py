@@ -1,0 +1,154 @@
+"""`bamboo populate` and `bamboo stats`: learn incidents from JSONL, summarise the knowledge base."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.incidents import iter_incidents, read_lines
+from hummingbird_agent.bamboo.strategies.base import IncidentInput
+from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.errors import AgentError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class PopulateReport:
+    total: int = 0
+    stored: int = 0
+    with_warning: int = 0
+    failures: list[tuple[int, str]] = field(default_factory=list)
+
+    def render(self, path: str, dry_run: bool) -> str:
+        verb = "extracted (dry run, nothing written)" if dry_run else "stored"
+        lines = [f"populate: {self.total} incidents from {path}",
+                 f"  {verb}: {self.stored}",
+                 f"  rejected by the reviewer, best result {verb.split(' ')[0]} with a warning: {self.with_warning}",
+                 f"  failed: {len(self.failures)}"]
+        lines += [f"    line {n}: {reason}" for n, reason in self.failures]
+        return "\n".join(lines)
+
+
+def _progress(done: int, total: int, out: TextIO) -> None:
+    if not out.isatty():
+        return
+    width = 30
+    filled = width * done // max(total, 1)
+    out.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+    if done == total:
+        out.write("\n")
+    out.flush()
+
+
+async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, path: str, dry_run: bool,
+                   max_retries: int | None, out: TextIO = sys.stdout, progress: TextIO = sys.stderr) -> int:
+    """Learn every incident of a JSONL file; a bad line or a failed incident is reported and skipped."""
+    lines = read_lines(path)
+    report = PopulateReport(total=len(lines))
+    if stores is not None:
+        await _open(stores)
+    try:
+        for done, (number, item) in enumerate(iter_incidents(lines), 1):
+            if isinstance(item, str):
+                report.failures.append((number, item))
+            else:
+                await _one(accumulator, item, number, dry_run, max_retries, report)
+            _progress(done, report.total, progress)
+    finally:
+        if stores is not None:
+            await _close(stores)
+    print(report.render(path, dry_run), file=out)
+    return 1 if report.failures else 0
+
+
+async def _one(accumulator: KnowledgeAccumulator, incident: IncidentInput, number: int, dry_run: bool,
+               max_retries: int | None, report: PopulateReport) -> None:
+    try:
+        result = await accumulator.process(incident, dry_run=dry_run, max_review_retries=max_retries)
+    except AgentError as exc:
+        log.warning("populate: line %d failed: %s", number, exc)
+        report.failures.append((number, str(exc) or type(exc).__name__))
+        return
+    if result.approved:
+        report.stored += 1
+    else:
+        report.with_warning += 1
+
+
+async def _open(stores: Stores) -> None:
+    await stores.graph.open()
+    try:
+        await stores.vectors.open()
+    except BaseException:
+        await stores.graph.aclose()
+        raise
+
+
+async def _close(stores: Stores) -> None:
+    try:
+        await stores.vectors.aclose()
+    finally:
+        await stores.graph.aclose()
+
+
+async def stats(stores: Stores, out: TextIO = sys.stdout) -> int:
+    """Counts per node and edge type, vector points per section, top causes."""
+    await _open(stores)
+    try:
+        counts = await stores.graph.counts()
+        causes = await stores.graph.top_causes(budgets.BAMBOO_TOP_CAUSES)
+        sections = Counter({s: await stores.vectors.count(s) for s in
+                            ("Summary", "Symptom", "Cause", "Resolution", "Task_Context")})
+        points = await stores.vectors.count()
+    finally:
+        await _close(stores)
+    lines = [f"incidents: {counts.incidents}",
+             "nodes: " + ", ".join(f"{k} {v}" for k, v in counts.nodes.items()),
+             "edges: " + ", ".join(f"{k} {v}" for k, v in counts.edges.items()),
+             f"vector points: {points} (" + ", ".join(f"{k} {v}" for k, v in sections.items()) + ")",
+             "top causes:" if causes else "top causes: none yet"]
+    for rank, cause in enumerate(causes, 1):
+        fixes = "; ".join(cause.resolutions) or "none recorded"
+        lines.append(f"  {rank}. {cause.name} (incidents {cause.frequency}, confidence {cause.confidence:.2f})"
+                     f" -> resolutions: {fixes}")
+    print("\n".join(lines), file=out)
+    return 0
+
+
+def populate_command(loaded: LoadedConfig, path: str, dry_run: bool, max_retries: int | None) -> int:
+    """`bamboo populate FILE.jsonl`: build the model, stores and accumulator from config, then run."""
+    from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
+    from hummingbird_agent.models import build_model
+
+    if max_retries is not None and max_retries < 0:
+        print("error: --max-retries must be 0 or more", file=sys.stderr)
+        return 2
+    read_lines(path)  # an unreadable file is one error line before anything opens
+    stores = None if dry_run else build_stores(loaded)
+    model = build_model(loaded)
+
+    async def run() -> int:
+        try:
+            return await populate(build_accumulator(loaded, model, stores), stores, path, dry_run, max_retries)
+        finally:
+            await model.aclose()
+
+    return asyncio.run(run())
+
+
+def stats_command(loaded: LoadedConfig) -> int:
+    from hummingbird_agent.bamboo.factory import build_stores
+
+    return asyncio.run(stats(build_stores(loaded)))
+
+
+def analyze_command(loaded: LoadedConfig, path: str, as_json: bool) -> int:
+    print("error: bamboo analyze: diagnosis from the knowledge base is not available yet", file=sys.stderr)
+    return 2

@@ -1,0 +1,71 @@
+"""The LLM calls of the knowledge base: one system prompt plus one user text in, one JSON object out.
+
+`TextModel` is the narrow seam; `JsonLLM` adds fence stripping, JSON parsing and a typed error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.models import Model, ModelRequest, user_text
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
+
+
+class TextModel(Protocol):
+    """What the knowledge base needs from a model: a system prompt and a user text, a text answer."""
+
+    async def complete(self, system: str, user: str) -> str: ...
+
+
+class ModelReplyError(PermanentError):
+    """The model answered, but not with the JSON object the prompt asked for."""
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """The JSON object in a model answer (optionally fenced, optionally with prose around it)."""
+    match = _FENCE.match(text)
+    body = match.group(1) if match else text.strip()
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError:
+        start, end = body.find("{"), body.rfind("}")
+        if start < 0 or end <= start:
+            raise ModelReplyError("model answer is not JSON") from None
+        try:
+            value = json.loads(body[start : end + 1])
+        except json.JSONDecodeError as exc:
+            raise ModelReplyError(f"model answer is not valid JSON ({exc.msg})") from None
+    if not isinstance(value, dict):
+        raise ModelReplyError("model answer is JSON but not an object")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class JsonLLM:
+    """Sends one system + user message and parses the answer as a JSON object."""
+
+    model: TextModel
+
+    async def complete_json(self, system: str, user: str) -> dict[str, Any]:
+        """The parsed answer; typed adapter errors propagate, a non-JSON answer raises ModelReplyError."""
+        return parse_json_object(await self.model.complete(system, user))
+
+    async def complete_text(self, system: str, user: str) -> str:
+        return (await self.model.complete(system, user)).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelText:
+    """TextModel over the project's Model protocol (Gemini adapter or ScriptedModel), tools disabled."""
+
+    model: Model
+    model_name: str
+
+    async def complete(self, system: str, user: str) -> str:
+        request = ModelRequest(model=self.model_name, system=system, contents=[user_text(user)], tools_enabled=False)
+        return (await self.model.generate(request)).text

@@ -1,0 +1,1 @@
+"""Graph and vector stores of the knowledge base (interfaces in base.py)."""

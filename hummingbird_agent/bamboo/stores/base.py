@@ -1,0 +1,110 @@
+"""Store interfaces of the knowledge base: the incident graph and the vector index.
+
+Backends implement these Protocols; the conformance suites in tests/bamboo run against each one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from hummingbird_agent.bamboo.model import KnowledgeGraph
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRow:
+    """A stored node: its support (incident ids) and mean confidence over them."""
+
+    type: str
+    name: str
+    description: str
+    incidents: tuple[str, ...]
+    frequency: int
+    confidence: float
+    props: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeRow:
+    """A stored relationship with the incident ids that support it."""
+
+    source_type: str
+    source: str
+    type: str
+    target_type: str
+    target: str
+    incidents: tuple[str, ...]
+    frequency: int
+    confidence: float
+    props: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CauseRow:
+    name: str
+    description: str
+    frequency: int
+    confidence: float
+    resolutions: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphCounts:
+    nodes: dict[str, int]
+    edges: dict[str, int]
+    incidents: int
+
+
+class GraphStore(Protocol):
+    """Typed incident graph. Nodes merge on (type, name); each incident's contribution is replaceable."""
+
+    async def open(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+    async def replace_incident(self, incident_id: str, graph: KnowledgeGraph) -> bool:
+        """Make `graph` exactly this incident's contribution; False when it was already identical."""
+        ...
+
+    async def remove_incident(self, incident_id: str) -> None: ...
+
+    async def counts(self) -> GraphCounts: ...
+
+    async def nodes(self, node_type: str) -> list[NodeRow]: ...
+
+    async def edges(self, rel_type: str) -> list[EdgeRow]: ...
+
+    async def top_causes(self, limit: int) -> list[CauseRow]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class VectorPoint:
+    id: str
+    vector: tuple[float, ...]
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    id: str
+    score: float
+    payload: dict[str, Any]
+
+
+class VectorStore(Protocol):
+    """One collection; sections and incident ids live in the payload."""
+
+    async def open(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+    async def replace_incident(self, incident_id: str, points: list[VectorPoint]) -> None:
+        """Delete every point of this incident, then upsert `points`."""
+        ...
+
+    async def search(self, vector: list[float], section: str | None, limit: int,
+                     min_score: float = 0.0) -> list[VectorHit]: ...
+
+    async def by_incident(self, incident_id: str, section: str | None = None) -> list[VectorHit]: ...
+
+    async def count(self, section: str | None = None) -> int: ...

@@ -1,0 +1,118 @@
+"""Cypher text of the graph store, shared verbatim by the embedded (ladybug) and Neo4j backends.
+
+Only the dialect subset both engines run is used (MERGE/ON CREATE/ON MATCH, UNWIND, CASE, `IN`,
+list `+`, collect/size); labels come from the closed NodeType/RelType enums, never from input.
+Each incident's support is kept as `incidents` lists on nodes and edges, so removing an incident
+touches exactly the elements it contributed to.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from hummingbird_agent.bamboo.model import SCHEMA, VECTOR_ONLY, NodeType, RelType
+
+Statement = tuple[str, dict[str, object]]
+GRAPH_LABELS: tuple[str, ...] = tuple(t.value for t in NodeType if t not in VECTOR_ONLY)
+INCIDENT_LABEL = "Incident"
+
+# ON MATCH adds this incident's support unless it is already there (idempotent per incident).
+# `incidents` is assigned last so every other expression sees the list before this statement.
+_ADD_SUPPORT = (
+    "{v}.conf_sum = CASE WHEN $gid IN {v}.incidents THEN {v}.conf_sum ELSE {v}.conf_sum + row.confidence END, "
+    "{v}.frequency = CASE WHEN $gid IN {v}.incidents THEN {v}.frequency ELSE {v}.frequency + 1 END, "
+    "{v}.description = CASE WHEN {v}.description = '' THEN row.description ELSE {v}.description END, "
+    "{v}.props = CASE WHEN {v}.props = '{{}}' THEN row.props ELSE {v}.props END, "
+    "{v}.incidents = CASE WHEN $gid IN {v}.incidents THEN {v}.incidents ELSE {v}.incidents + [$gid] END"
+)
+_CREATE = ("{v}.description = row.description, {v}.props = row.props, {v}.frequency = 1, "
+           "{v}.conf_sum = row.confidence, {v}.incidents = [$gid]")
+# Shrinks lists that hold this incident among others; a list holding only it yields no row here
+# (the filter removes its only element) and is deleted by the companion statement instead.
+_SHRINK = ("WHERE $gid IN {v}.incidents UNWIND {v}.incidents AS x "
+           "WITH {v}, row.confidence AS c, x WHERE x <> $gid WITH {v}, c, collect(x) AS keep "
+           "SET {v}.incidents = keep, {v}.frequency = size(keep), {v}.conf_sum = {v}.conf_sum - c")
+
+EdgeGroup = tuple[str, str, str]
+
+
+def merge_nodes(label: str, rows: list[dict[str, object]], gid: str) -> Statement:
+    query = (f"UNWIND $rows AS row MERGE (n:{label} {{name: row.name}}) "
+             f"ON CREATE SET {_CREATE.format(v='n')} ON MATCH SET {_ADD_SUPPORT.format(v='n')}")
+    return query, {"rows": rows, "gid": gid}
+
+
+def merge_edges(group: EdgeGroup, rows: list[dict[str, object]], gid: str) -> Statement:
+    src, rel, tgt = group
+    query = (f"UNWIND $rows AS row MATCH (s:{src} {{name: row.src}}), (t:{tgt} {{name: row.tgt}}) "
+             f"MERGE (s)-[r:{rel}]->(t) ON CREATE SET {_CREATE.format(v='r')} "
+             f"ON MATCH SET {_ADD_SUPPORT.format(v='r')}")
+    return query, {"rows": [{"description": "", **row} for row in rows], "gid": gid}
+
+
+def remove_edges(group: EdgeGroup, rows: list[dict[str, object]], gid: str) -> list[Statement]:
+    src, rel, tgt = group
+    match = f"UNWIND $rows AS row MATCH (s:{src} {{name: row.src}})-[r:{rel}]->(t:{tgt} {{name: row.tgt}}) "
+    params = {"rows": rows, "gid": gid}
+    return [(match + _SHRINK.format(v="r"), params), (match + "WHERE r.incidents = [$gid] DELETE r", params)]
+
+
+def remove_nodes(label: str, rows: list[dict[str, object]], gid: str) -> list[Statement]:
+    match = f"UNWIND $rows AS row MATCH (n:{label} {{name: row.name}}) "
+    params = {"rows": rows, "gid": gid}
+    # DETACH is safe: an edge of another incident would make that incident support this node too.
+    return [(match + _SHRINK.format(v="n"), params), (match + "WHERE n.incidents = [$gid] DETACH DELETE n", params)]
+
+
+def put_incident(gid: str, digest: str, contribution: str) -> Statement:
+    return (f"MERGE (i:{INCIDENT_LABEL} {{name: $gid}}) SET i.digest = $digest, i.contribution = $contribution",
+            {"gid": gid, "digest": digest, "contribution": contribution})
+
+
+def get_incident(gid: str) -> Statement:
+    return (f"MATCH (i:{INCIDENT_LABEL} {{name: $gid}}) RETURN i.digest AS digest, i.contribution AS contribution",
+            {"gid": gid})
+
+
+def delete_incident(gid: str) -> Statement:
+    return f"MATCH (i:{INCIDENT_LABEL} {{name: $gid}}) DELETE i", {"gid": gid}
+
+
+def count_nodes(label: str) -> Statement:
+    return f"MATCH (n:{label}) RETURN count(n) AS c", {}
+
+
+def count_edges(rel: str) -> Statement:
+    return f"MATCH ()-[r:{rel}]->() RETURN count(r) AS c", {}
+
+
+def list_nodes(label: str) -> Statement:
+    return (f"MATCH (n:{label}) RETURN n.name AS name, n.description AS description, n.incidents AS incidents, "
+            "n.frequency AS frequency, n.conf_sum AS conf_sum, n.props AS props ORDER BY name", {})
+
+
+def list_edges(group: EdgeGroup) -> Statement:
+    src, rel, tgt = group
+    return (f"MATCH (s:{src})-[r:{rel}]->(t:{tgt}) RETURN s.name AS source, t.name AS target, "
+            "r.incidents AS incidents, r.frequency AS frequency, r.conf_sum AS conf_sum, r.props AS props "
+            "ORDER BY source, target", {})
+
+
+def top_causes(limit: int) -> Statement:
+    return ("MATCH (c:Cause) OPTIONAL MATCH (c)-[:solved_by]->(r:Resolution) "
+            "RETURN c.name AS name, c.description AS description, c.frequency AS frequency, "
+            "c.conf_sum AS conf_sum, collect(r.name) AS resolutions "
+            "ORDER BY frequency DESC, name LIMIT $limit", {"limit": limit})
+
+
+def edge_groups(rel: RelType | None = None) -> list[EdgeGroup]:
+    """(source label, relationship, target label) triples of the schema, in a stable order."""
+    return sorted((s.value, r.value, t.value) for s, r, t in SCHEMA if rel is None or r is rel)
+
+
+def group_rows(items: Iterable[tuple[EdgeGroup, dict[str, object]]]) -> dict[EdgeGroup, list[dict[str, object]]]:
+    grouped: dict[EdgeGroup, list[dict[str, object]]] = defaultdict(list)
+    for key, row in items:
+        grouped[key].append(row)
+    return dict(sorted(grouped.items()))

@@ -1,0 +1,151 @@
+"""The graph store logic, written once over a `CypherSession` (embedded ladybug or Neo4j).
+
+Replacing an incident runs in one write transaction: read its previous contribution, withdraw it,
+merge the new one, record it. An unchanged contribution (same digest) is not rewritten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+
+from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType, RelType
+from hummingbird_agent.bamboo.stores import cypher
+from hummingbird_agent.bamboo.stores.base import CauseRow, EdgeRow, GraphCounts, NodeRow
+
+T = TypeVar("T")
+
+
+class CypherTx(Protocol):
+    async def run(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]: ...
+
+
+class CypherSession(Protocol):
+    """A Cypher engine: transactional units of work plus lifecycle."""
+
+    async def open(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+    async def write(self, work: Callable[[CypherTx], Awaitable[T]]) -> T: ...
+
+    async def read(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]: ...
+
+
+def contribution(graph: KnowledgeGraph) -> dict[str, list[dict[str, Any]]]:
+    """The rows an incident contributes, sorted so equal graphs give equal digests."""
+    stored = graph.stored_part()
+    nodes = [{"type": n.type.value, "name": n.name, "description": n.description,
+              "confidence": n.confidence, "props": n.props_json()} for n in stored.nodes]
+    edges = [{"group": [e.source[0].value, e.type.value, e.target[0].value], "src": e.source[1],
+              "tgt": e.target[1], "confidence": e.confidence, "props": e.props_json()} for e in stored.edges]
+    nodes.sort(key=lambda r: (r["type"], r["name"]))
+    edges.sort(key=lambda r: (r["group"], r["src"], r["tgt"]))
+    return {"nodes": nodes, "edges": edges}
+
+
+def _digest(contrib: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(contrib, sort_keys=True).encode()).hexdigest()
+
+
+def _withdraw(old: dict[str, Any], gid: str) -> list[cypher.Statement]:
+    statements: list[cypher.Statement] = []
+    edges = cypher.group_rows((tuple(e["group"]), {"src": e["src"], "tgt": e["tgt"], "confidence": e["confidence"]})
+                              for e in old["edges"])
+    for group, rows in edges.items():
+        statements += cypher.remove_edges(group, rows, gid)  # type: ignore[arg-type]
+    for label in cypher.GRAPH_LABELS:
+        rows = [{"name": n["name"], "confidence": n["confidence"]} for n in old["nodes"] if n["type"] == label]
+        if rows:
+            statements += cypher.remove_nodes(label, rows, gid)
+    return statements
+
+
+def _contribute(new: dict[str, Any], gid: str) -> list[cypher.Statement]:
+    statements: list[cypher.Statement] = []
+    for label in cypher.GRAPH_LABELS:
+        rows = [{k: n[k] for k in ("name", "description", "confidence", "props")}
+                for n in new["nodes"] if n["type"] == label]
+        if rows:
+            statements.append(cypher.merge_nodes(label, rows, gid))
+    edges = cypher.group_rows((tuple(e["group"]), {k: e[k] for k in ("src", "tgt", "confidence", "props")})
+                              for e in new["edges"])
+    statements += [cypher.merge_edges(g, rows, gid) for g, rows in edges.items()]  # type: ignore[arg-type]
+    return statements
+
+
+def _mean(row: dict[str, Any]) -> float:
+    freq = int(row.get("frequency") or 0)
+    return round(float(row.get("conf_sum") or 0.0) / freq, 6) if freq else 0.0
+
+
+class CypherGraphStore:
+    """GraphStore over any CypherSession; the same statements run on every backend."""
+
+    def __init__(self, session: CypherSession) -> None:
+        self._session = session
+
+    async def open(self) -> None:
+        await self._session.open()
+
+    async def aclose(self) -> None:
+        await self._session.aclose()
+
+    async def replace_incident(self, incident_id: str, graph: KnowledgeGraph) -> bool:
+        new = contribution(graph)
+        digest = _digest(new)
+
+        async def work(tx: CypherTx) -> bool:
+            found = await tx.run(*cypher.get_incident(incident_id))
+            if found and found[0]["digest"] == digest:
+                return False
+            statements = _withdraw(json.loads(found[0]["contribution"]), incident_id) if found else []
+            statements += _contribute(new, incident_id)
+            statements.append(cypher.put_incident(incident_id, digest, json.dumps(new, sort_keys=True)))
+            for query, params in statements:
+                await tx.run(query, params)
+            return True
+
+        return await self._session.write(work)
+
+    async def remove_incident(self, incident_id: str) -> None:
+        async def work(tx: CypherTx) -> None:
+            found = await tx.run(*cypher.get_incident(incident_id))
+            if not found:
+                return
+            for query, params in [*_withdraw(json.loads(found[0]["contribution"]), incident_id),
+                                  cypher.delete_incident(incident_id)]:
+                await tx.run(query, params)
+
+        await self._session.write(work)
+
+    async def counts(self) -> GraphCounts:
+        nodes = {label: await self._count(cypher.count_nodes(label)) for label in cypher.GRAPH_LABELS}
+        edges = {rel.value: await self._count(cypher.count_edges(rel.value)) for rel in RelType}
+        return GraphCounts(nodes, edges, await self._count(cypher.count_nodes(cypher.INCIDENT_LABEL)))
+
+    async def _count(self, statement: cypher.Statement) -> int:
+        rows = await self._session.read(*statement)
+        return int(rows[0]["c"]) if rows else 0
+
+    async def nodes(self, node_type: str) -> list[NodeRow]:
+        label = NodeType(node_type).value
+        rows = await self._session.read(*cypher.list_nodes(label))
+        return [NodeRow(label, r["name"], r["description"] or "", tuple(r["incidents"] or ()),
+                        int(r["frequency"] or 0), _mean(r), json.loads(r["props"] or "{}")) for r in rows]
+
+    async def edges(self, rel_type: str) -> list[EdgeRow]:
+        out: list[EdgeRow] = []
+        for group in cypher.edge_groups(RelType(rel_type)):
+            for r in await self._session.read(*cypher.list_edges(group)):
+                out.append(EdgeRow(group[0], r["source"], group[1], group[2], r["target"],
+                                   tuple(r["incidents"] or ()), int(r["frequency"] or 0), _mean(r),
+                                   json.loads(r["props"] or "{}")))
+        return out
+
+    async def top_causes(self, limit: int) -> list[CauseRow]:
+        rows = await self._session.read(*cypher.top_causes(limit))
+        return [CauseRow(r["name"], r["description"] or "", int(r["frequency"] or 0), _mean(r),
+                         tuple(sorted(x for x in r["resolutions"] or () if x))) for r in rows]

@@ -1,0 +1,119 @@
+"""Embedded graph backend: ladybug (the maintained Kuzu fork) in this process; the only ladybug importer.
+
+ladybug is synchronous and one connection must not be used concurrently, so every call runs on a
+single dedicated thread, and write units of work are serialised by a lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from hummingbird_agent.bamboo.stores import cypher
+from hummingbird_agent.errors import ConfigError, TransientError
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+_PROPS = "description STRING, incidents STRING[], frequency INT64, conf_sum DOUBLE, props STRING"
+
+
+def schema_statements() -> list[str]:
+    """DDL: ladybug needs typed node and relationship tables; `name` is each node table's primary key."""
+    ddl = [f"CREATE NODE TABLE IF NOT EXISTS {label}(name STRING, {_PROPS}, PRIMARY KEY(name))"
+           for label in cypher.GRAPH_LABELS]
+    ddl.append(f"CREATE NODE TABLE IF NOT EXISTS {cypher.INCIDENT_LABEL}"
+               "(name STRING, digest STRING, contribution STRING, PRIMARY KEY(name))")
+    pairs: dict[str, list[str]] = defaultdict(list)
+    for src, rel, tgt in cypher.edge_groups():
+        pairs[rel].append(f"FROM {src} TO {tgt}")
+    ddl += [f"CREATE REL TABLE IF NOT EXISTS {rel}({', '.join(p)}, {_PROPS})" for rel, p in sorted(pairs.items())]
+    return ddl
+
+
+class _Tx:
+    def __init__(self, session: LadybugSession) -> None:
+        self._session = session
+
+    async def run(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]:
+        return await self._session._call(query, params)
+
+
+class LadybugSession:
+    """CypherSession over an embedded ladybug database at `path` (":memory:" for a throwaway one)."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._db: Any = None
+        self._conn: Any = None
+        self._thread: ThreadPoolExecutor | None = None
+        self._lock = asyncio.Lock()
+
+    async def open(self) -> None:
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ladybug")
+        await self._on_thread(self._open_sync)
+
+    def _open_sync(self) -> None:
+        import ladybug
+
+        if self._path != ":memory:":
+            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = ladybug.Database(self._path)
+        except RuntimeError as exc:  # the engine reports lock and I/O problems as RuntimeError
+            raise ConfigError(f"graph store {self._path}: cannot open ({exc})") from None
+        self._conn = ladybug.Connection(self._db)
+        for statement in schema_statements():
+            self._conn.execute(statement)
+
+    async def aclose(self) -> None:
+        if self._thread is None:
+            return
+        await self._on_thread(self._close_sync)
+        self._thread.shutdown(wait=True)
+        self._thread = None
+
+    def _close_sync(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        if self._db is not None:
+            self._db.close()
+        self._conn = self._db = None
+
+    async def _on_thread(self, fn: Callable[..., T], *args: Any) -> T:
+        if self._thread is None:
+            raise TransientError("graph store is not open")
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+
+    async def _call(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]:
+        return await self._on_thread(self._execute, query, params)
+
+    def _execute(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]:
+        try:
+            result = self._conn.execute(query, params)
+        except RuntimeError as exc:
+            raise TransientError(f"graph store query failed: {exc}") from exc
+        columns = result.get_column_names()
+        rows = []
+        while result.has_next():
+            rows.append(dict(zip(columns, result.get_next(), strict=True)))
+        return rows
+
+    async def write(self, work: Callable[[Any], Awaitable[T]]) -> T:
+        async with self._lock:
+            await self._call("BEGIN TRANSACTION", {})
+            try:
+                value = await work(_Tx(self))
+            except BaseException:
+                await self._call("ROLLBACK", {})
+                raise
+            await self._call("COMMIT", {})
+            return value
+
+    async def read(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]:
+        async with self._lock:
+            return await self._call(query, params)

@@ -1,0 +1,84 @@
+"""The extraction-strategy plugin interface and the explicit registry of strategies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.model import KnowledgeGraph
+from hummingbird_agent.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class IncidentInput:
+    """The raw data of one incident (seed: at least one of email_text / task_data)."""
+
+    email_text: str = ""
+    task_data: Mapping[str, Any] = field(default_factory=dict)
+    external_data: Mapping[str, Any] = field(default_factory=dict)
+    task_logs: Mapping[str, str] = field(default_factory=dict)
+    incident_id: str | None = None
+
+
+class SourceNavigator(Protocol):
+    async def navigate(self, question: str) -> str: ...
+
+
+class ExtractionStrategy(Protocol):
+    """Turns one incident's data into a typed graph. `extract` with `read_only` never writes anywhere."""
+
+    name: str
+
+    def incident_id(self, incident: IncidentInput) -> str: ...
+
+    def task_summary(self, incident: IncidentInput) -> dict[str, Any]: ...
+
+    async def prefetch_hints(self, incident: IncidentInput) -> dict[str, str]: ...
+
+    async def extract(self, incident: IncidentInput, doc_hints: Mapping[str, str],
+                      feedback: str = "") -> KnowledgeGraph: ...
+
+    def source_navigator(self) -> SourceNavigator | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StrategyDeps:
+    """What a strategy may use: the LLM and the pseudonymisation salt for identity fields."""
+
+    llm: JsonLLM
+    salt: bytes = b""
+
+
+StrategyFactory = Callable[[StrategyDeps], ExtractionStrategy]
+
+
+class StrategyRegistry:
+    """Name -> factory. Built explicitly by `default_registry()`; plugins call `register`."""
+
+    def __init__(self) -> None:
+        self._factories: dict[str, StrategyFactory] = {}
+
+    def register(self, name: str, factory: StrategyFactory) -> None:
+        self._factories[name.lower()] = factory
+
+    def names(self) -> list[str]:
+        return sorted(self._factories)
+
+    def create(self, name: str, deps: StrategyDeps) -> ExtractionStrategy:
+        factory = self._factories.get(name.lower())
+        if factory is None:
+            known = ", ".join(self.names()) or "none"
+            raise ConfigError(f"extraction strategy {name!r} is not registered (registered: {known})")
+        return factory(deps)
+
+
+def default_registry() -> StrategyRegistry:
+    from hummingbird_agent.bamboo.strategies.gitlab_ci import GitLabCIStrategy
+    from hummingbird_agent.bamboo.strategies.panda import PandaStrategy
+
+    registry = StrategyRegistry()
+    registry.register("gitlab_ci", GitLabCIStrategy)
+    registry.register("panda", PandaStrategy)
+    return registry

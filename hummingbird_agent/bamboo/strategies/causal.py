@@ -1,0 +1,140 @@
+"""The LLM part of extraction shared by the strategies: causes, resolutions, procedures, components.
+
+The model names things; code builds the nodes and wires edges only to names that exist, so an
+invented endpoint is dropped instead of becoming a dangling node.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.model import Edge, Node, NodeType, RelType, make_node
+from hummingbird_agent.bamboo.prompts import load_prompt, render
+
+log = logging.getLogger(__name__)
+_SPACE = re.compile(r"\s+")
+
+
+def phrase(text: Any, limit: int = 120) -> str:
+    """Canonical wording of an LLM-named concept: lower case, single spaces, no trailing punctuation."""
+    return _SPACE.sub(" ", str(text or "")).strip().strip(".;:,").lower()[:limit]
+
+
+def _confidence(value: Any) -> float:
+    try:
+        return min(max(float(value), 0.0), 1.0)
+    except (TypeError, ValueError):
+        return 0.7
+
+
+def _items(answer: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    value = answer.get(key)
+    return [v for v in value if isinstance(v, dict) and phrase(v.get("name"))] if isinstance(value, list) else []
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "\n[... cut ...]"
+
+
+async def extract_causal(llm: JsonLLM, domain: str, task: Mapping[str, Any], facts: Sequence[Node], email: str,
+                         logs: str, hints: Mapping[str, str], feedback: str) -> tuple[list[Node], list[Edge]]:
+    """One LLM call; returns the causal nodes and every edge from or to them."""
+    user = render(
+        "extract_user", domain=domain, task=json.dumps(task, indent=1, default=str, sort_keys=True),
+        facts="\n".join(f"- {n.type.value}: {n.name}" for n in facts) or "(none)",
+        email=clip(email, budgets.BAMBOO_PROMPT_EMAIL_CHARS) or "(none)", logs=logs or "(none)",
+        hints="\n".join(f"[{k}] {v}" for k, v in sorted(hints.items())) or "(none)",
+        feedback=feedback or "(first attempt)")
+    answer = await llm.complete_json(load_prompt("extract_system"), user)
+    return build_causal(answer, facts)
+
+
+def build_causal(answer: Mapping[str, Any], facts: Sequence[Node]) -> tuple[list[Node], list[Edge]]:
+    known = {(n.type, n.name) for n in facts}
+    nodes: list[Node] = []
+    edges: list[Edge] = []
+    causes = {}
+    for item in _items(answer, "causes"):
+        cause = make_node(NodeType.CAUSE, phrase(item["name"]), str(item.get("description", "")),
+                          _confidence(item.get("confidence", 1.0)))
+        causes[cause.name] = cause
+        nodes.append(cause)
+        edges += _links(item.get("symptoms"), NodeType.SYMPTOM, RelType.INDICATE, cause, known, 1.0)
+        edges += _links(item.get("features"), NodeType.TASK_FEATURE, RelType.CONTRIBUTE_TO, cause, known, 0.9)
+    symptoms = [n for n in facts if n.type is NodeType.SYMPTOM]
+    if len(causes) == 1 and not any(e.type is RelType.INDICATE for e in edges):
+        # A single cause and no explicit mapping: every symptom of this incident indicates it.
+        only = next(iter(causes.values()))
+        edges += [Edge(s.key, RelType.INDICATE, only.key, 0.8) for s in symptoms]
+    for kind, rel, outward in ((NodeType.RESOLUTION, RelType.SOLVED_BY, True),
+                               (NodeType.COMPONENT, RelType.ORIGINATED_FROM, False),
+                               (NodeType.ENVIRONMENT, RelType.ASSOCIATED_WITH, False)):
+        n, e = _attached(answer, kind, rel, causes, outward)
+        nodes += n
+        edges += e
+    n, e = _procedures(answer, causes)
+    nodes += n
+    edges += e
+    nodes += [make_node(NodeType.TASK_CONTEXT, phrase(i["name"]), str(i.get("description", "")))
+              for i in _items(answer, "context")]
+    return nodes, edges
+
+
+def _links(names: Any, kind: NodeType, rel: RelType, cause: Node,
+           known: set[tuple[NodeType, str]], confidence: float) -> list[Edge]:
+    out = []
+    for raw in names if isinstance(names, list) else []:
+        name = str(raw).strip()
+        if (kind, name) in known:
+            out.append(Edge((kind, name), rel, cause.key, confidence))
+        elif name:
+            log.warning("extraction named an unknown %s %r; edge dropped", kind.value, name[:80])
+    return out
+
+
+_FIELDS = {NodeType.RESOLUTION: ("steps",), NodeType.COMPONENT: ("system", "version"),
+           NodeType.ENVIRONMENT: ("category",)}
+_KEYS = {NodeType.RESOLUTION: "resolutions", NodeType.COMPONENT: "components", NodeType.ENVIRONMENT: "environments"}
+
+
+def _attached(answer: Mapping[str, Any], kind: NodeType, rel: RelType, causes: Mapping[str, Node],
+              outward: bool) -> tuple[list[Node], list[Edge]]:
+    nodes, edges = [], []
+    for item in _items(answer, _KEYS[kind]):
+        props = {k: item.get(k) for k in _FIELDS[kind]}
+        if isinstance(props.get("steps"), list):
+            props["steps"] = [str(s) for s in props["steps"]]
+        node = make_node(kind, phrase(item["name"]), str(item.get("description", "")), **props)
+        nodes.append(node)
+        cause = causes.get(phrase(item.get("cause")))
+        if cause is not None:
+            edges.append(Edge(cause.key, rel, node.key) if outward else Edge(node.key, rel, cause.key))
+    return nodes, edges
+
+
+def _procedures(answer: Mapping[str, Any], causes: Mapping[str, Node]) -> tuple[list[Node], list[Edge]]:
+    nodes, edges = [], []
+    items = _items(answer, "procedures")
+    names = {phrase(i["name"]) for i in items}
+    for item in items:
+        tools = sorted({str(t) for t in item.get("tools") or [] if str(t)})
+        params = item.get("parameters") if isinstance(item.get("parameters"), dict) else {}
+        node = make_node(NodeType.PROCEDURE, phrase(item["name"]), str(item.get("description", "")),
+                         tools=tools, parameters=json.dumps(params, sort_keys=True) if params else None)
+        nodes.append(node)
+        cause = causes.get(phrase(item.get("cause")))
+        if cause is not None:
+            edges.append(Edge(cause.key, RelType.INVESTIGATED_BY, node.key))
+        for dep in item.get("depends_on") or []:
+            dep_name = phrase(dep.get("name") if isinstance(dep, dict) else dep)
+            reason = str(dep.get("reason", "")) if isinstance(dep, dict) else ""
+            if dep_name in names and dep_name != node.name:
+                edges.append(Edge(node.key, RelType.DEPENDS_ON, (NodeType.PROCEDURE, dep_name),
+                                  props=(("reason", reason),) if reason else ()))
+    return nodes, edges

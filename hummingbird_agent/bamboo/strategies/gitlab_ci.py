@@ -1,0 +1,125 @@
+"""`gitlab_ci` strategy (the default): a failed GitLab CI job and its fix.
+
+task_data: project, mr, pipeline, job, stage, status, failure_reason, runner_tags, image, konflux,
+testing_farm. Task_Features are deterministic `attribute=value` facts; Symptoms are normalised error
+signatures from the failing jobs' log excerpts; the LLM adds causes, resolutions and procedures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
+from hummingbird_agent.bamboo.strategies.base import IncidentInput, SourceNavigator, StrategyDeps
+from hummingbird_agent.bamboo.strategies.causal import clip, extract_causal
+from hummingbird_agent.logs.cues import cue_score
+from hummingbird_agent.logs.excerpt import excerpt_unsupervised
+from hummingbird_agent.logs.signature import signature
+
+DOMAIN = ("GitLab CI merge-request pipelines: jobs run in containers on runners; Konflux builds "
+          "(Tekton PipelineRuns) and Testing Farm test plans report into the pipeline.")
+_PARALLEL = re.compile(r"\s+\d+/\d+$")  # `test 2/4`: parallel jobs share one identity
+_DIGEST = re.compile(r"@sha256:[0-9a-f]+$")
+_SCALARS = ("project", "stage", "failure_reason", "status")
+_STRONG_CUE = 3.0
+
+
+def _outcomes(value: Any) -> Iterator[tuple[str, str]]:
+    """`{name: outcome}` or `[{"name"|"pipelinerun"|"plan": ..., "outcome"|"status"|"result": ...}]`."""
+    if isinstance(value, Mapping):
+        yield from ((str(k), str(v)) for k, v in value.items())
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, Mapping):
+                name = item.get("name") or item.get("pipelinerun") or item.get("plan") or item.get("task")
+                outcome = item.get("outcome") or item.get("status") or item.get("result")
+                if name and outcome:
+                    yield str(name), str(outcome)
+
+
+def task_features(task: Mapping[str, Any]) -> list[Node]:
+    facts: list[tuple[str, str]] = [(k, str(task[k])) for k in _SCALARS if task.get(k) not in (None, "")]
+    if task.get("job"):
+        facts.append(("job", _PARALLEL.sub("", str(task["job"]))))
+    if task.get("image"):
+        facts.append(("image", _DIGEST.sub("", str(task["image"]))))
+    facts += [("runner_tag", str(tag)) for tag in task.get("runner_tags") or []]
+    facts += [(f"konflux:{name}", outcome) for name, outcome in _outcomes(task.get("konflux"))]
+    facts += [(f"testing_farm:{name}", outcome) for name, outcome in _outcomes(task.get("testing_farm"))]
+    return [make_node(NodeType.TASK_FEATURE, f"{a}={v}", attribute=a, value=v) for a, v in facts]
+
+
+def log_symptoms(source: str, text: str) -> tuple[list[Node], str]:
+    """The first distinct strong error signatures of one log, and its excerpt for the prompt."""
+    excerpt = excerpt_unsupervised(text.splitlines(), budgets.BAMBOO_LOG_EXCERPT_LINES)
+    seen: dict[str, Node] = {}
+    for _, line in excerpt.lines:
+        if cue_score(line) < _STRONG_CUE:
+            continue
+        name = signature(line)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS]
+        if name and name not in seen and len(seen) < budgets.BAMBOO_MAX_SYMPTOMS_PER_LOG:
+            seen[name] = make_node(NodeType.SYMPTOM, name, line.strip(), log_source=source)
+    rendered = "\n".join(f"{n:>6} {line}" for n, line in excerpt.lines)
+    return list(seen.values()), rendered
+
+
+def fallback_symptom(task: Mapping[str, Any]) -> Node | None:
+    """When no log names the error: the stated error message, else the runner's failure reason."""
+    message = str(task.get("error") or task.get("error_message") or "")
+    if message:
+        return make_node(NodeType.SYMPTOM, signature(message)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS], message)
+    if task.get("failure_reason"):
+        return make_node(NodeType.SYMPTOM, f"job failed: {task['failure_reason']}")
+    return None
+
+
+class GitLabCIStrategy:
+    name = "gitlab_ci"
+
+    def __init__(self, deps: StrategyDeps) -> None:
+        self._llm = deps.llm
+
+    def incident_id(self, incident: IncidentInput) -> str:
+        if incident.incident_id:
+            return incident.incident_id
+        t = incident.task_data
+        return derive_id("gitlab_ci", str(t.get("project", "")), str(t.get("pipeline", "")), str(t.get("job", "")))
+
+    def task_summary(self, incident: IncidentInput) -> dict[str, Any]:
+        keys = ("project", "mr", "pipeline", "job", "stage", "status", "failure_reason", "runner_tags", "image",
+                "konflux", "testing_farm")
+        return {k: incident.task_data[k] for k in keys if k in incident.task_data}
+
+    async def prefetch_hints(self, incident: IncidentInput) -> dict[str, str]:
+        return {}
+
+    def source_navigator(self) -> SourceNavigator | None:
+        return None
+
+    def facts(self, incident: IncidentInput) -> tuple[list[Node], str]:
+        features = task_features(incident.task_data)
+        features += [make_node(NodeType.TASK_FEATURE, f"{k}={v}", attribute=str(k), value=str(v))
+                     for k, v in sorted(incident.external_data.items()) if isinstance(v, str | int | float | bool)]
+        symptoms: list[Node] = []
+        excerpts: list[str] = []
+        for source, text in sorted(incident.task_logs.items()):
+            found, rendered = log_symptoms(source, text)
+            symptoms += [s for s in found if s.name not in {x.name for x in symptoms}]
+            excerpts.append(f"### {source}\n{clip(rendered, budgets.BAMBOO_PROMPT_LOG_CHARS)}")
+        if not symptoms and (fallback := fallback_symptom(incident.task_data)) is not None:
+            symptoms.append(fallback)
+        return symptoms + features, "\n\n".join(excerpts)
+
+    async def extract(self, incident: IncidentInput, doc_hints: Mapping[str, str],
+                      feedback: str = "") -> KnowledgeGraph:
+        facts, logs = self.facts(incident)
+        nodes, edges = await extract_causal(self._llm, DOMAIN, self.task_summary(incident), facts,
+                                            incident.email_text, logs, doc_hints, feedback)
+        symptoms = [n for n in facts if n.type is NodeType.SYMPTOM]
+        # Features describe the failing task; tie them to its symptoms so they are never isolated.
+        context = [Edge(f.key, RelType.ASSOCIATED_WITH, s.key) for f in facts
+                   if f.type is NodeType.TASK_FEATURE for s in symptoms]
+        return KnowledgeGraph(tuple(facts + nodes), tuple(context + edges))

@@ -1,0 +1,158 @@
+"""`panda` strategy: PanDA JEDI task fields routed deterministically, the LLM for causes and fixes.
+
+Routing (reference/bamboo-research §2.3): discrete fields, bucketed continuous fields, splitRule
+sub-rules, parsed CLI arguments, pseudonymised identity fields, status and errorDialog as Symptoms.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import html
+import logging
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
+from hummingbird_agent.bamboo.strategies.base import IncidentInput, SourceNavigator, StrategyDeps
+from hummingbird_agent.bamboo.strategies.causal import clip, extract_causal
+from hummingbird_agent.logs.signature import signature
+
+log = logging.getLogger(__name__)
+DOMAIN = "PanDA/JEDI workload management: tasks split into jobs brokered to grid sites."
+DISCRETE = ("prodSourceLabel", "vo", "coreCount", "taskType", "processingType", "taskPriority", "architecture",
+            "transUses", "transHome", "transPath", "cpuTimeUnit", "ramUnit", "walltimeUnit", "outDiskUnit",
+            "workDiskUnit", "reqID", "site", "campaign", "goal", "nucleus", "requestType", "gshare",
+            "resource_type", "container_name", "framework")
+IDENTITY = ("userName", "prodUserName", "prodUserID")
+UNSTRUCTURED = ("taskName", "job_execution_params")
+CLI_SKIP = frozenset({"outDS", "inDS", "minDS", "cavDS", "secondaryDSs", "extFile"})
+CLI_CONTEXT = frozenset({"exec", "trf", "outputs", "extOutFile"})
+_GB = 1024
+# attribute -> ascending (upper bound, label) buckets; the last label is "above every bound".
+_MEM = ((512, "<512MB"), (_GB, "512MB-1GB"), (2 * _GB, "1-2GB"), (3 * _GB, "2-3GB"), (4 * _GB, "3-4GB"),
+        (6 * _GB, "4-6GB"), (8 * _GB, "6-8GB"), (12 * _GB, "8-12GB"), (16 * _GB, "12-16GB"), (32 * _GB, "16-32GB"),
+        (None, ">32GB"))
+_DISK = ((_GB, "<1GB"), (10 * _GB, "1-10GB"), (100 * _GB, "10-100GB"), (None, ">100GB"))
+_TIME = ((3600, "<1h"), (6 * 3600, "1-6h"), (24 * 3600, "6-24h"), (None, ">24h"))
+BUCKETS: dict[str, tuple[tuple[float | None, str], ...]] = {
+    "ramCount": _MEM, "baseRamCount": _MEM, "outDiskCount": _DISK, "workDiskCount": _DISK,
+    "diskIO": ((10, "<10"), (100, "10-100"), (None, ">100")),
+    "walltime": _TIME, "baseWalltime": _TIME, "cpuTime": _TIME,
+    "ioIntensity": ((100, "low"), (1000, "medium"), (None, "high")),
+}
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def bucket(attribute: str, value: Any) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        log.warning("panda field %s is not numeric; kept as is", attribute)
+        return str(value)
+    for bound, label in BUCKETS[attribute]:
+        if bound is None or number < bound:
+            return label
+    return str(value)
+
+
+def pseudonym(salt: bytes, field: str, value: str) -> str:
+    prefix = re.sub(r"(Name|ID)$", "", field).lower()[:8]
+    digest = hmac.new(salt, f"{field}:{value}".encode(), hashlib.sha256).hexdigest()[:8]
+    return f"{prefix}-{digest}"
+
+
+def cli_arguments(text: str) -> Iterator[tuple[str, str, bool]]:
+    """(flag, value, is_context) from task_creation_arguments; the first positional is the tool."""
+    try:
+        tokens = shlex.split(text)
+    except ValueError:
+        tokens = text.split()
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.startswith("-"):
+            flag, _, value = token.lstrip("-").partition("=")
+            if not value and i + 1 < len(tokens) and not tokens[i + 1].startswith("-"):
+                value, i = tokens[i + 1], i + 1
+            if flag and flag not in CLI_SKIP:
+                yield flag, value or "true", flag in CLI_CONTEXT
+        i += 1
+
+
+def status_symptom(status: str) -> Node:
+    return make_node(NodeType.SYMPTOM, f"TaskStatus{status[:1].upper()}{status[1:]}")
+
+
+def error_symptom(error_dialog: str) -> Node:
+    text = html.unescape(_TAGS.sub(" ", error_dialog)).strip()
+    return make_node(NodeType.SYMPTOM, signature(text)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS], text,
+                     raw_description=error_dialog)
+
+
+class PandaStrategy:
+    name = "panda"
+
+    def __init__(self, deps: StrategyDeps) -> None:
+        self._llm = deps.llm
+        self._salt = deps.salt
+
+    def incident_id(self, incident: IncidentInput) -> str:
+        if incident.incident_id:
+            return incident.incident_id
+        t = incident.task_data
+        return derive_id("panda", str(t.get("jediTaskID", "")), str(t.get("status", "")))
+
+    def task_summary(self, incident: IncidentInput) -> dict[str, Any]:
+        keys = ("jediTaskID", "status", "errorDialog", "retryID", "transUses", "prodSourceLabel", "taskType")
+        return {k: incident.task_data[k] for k in keys if k in incident.task_data}
+
+    async def prefetch_hints(self, incident: IncidentInput) -> dict[str, str]:
+        return {}
+
+    def source_navigator(self) -> SourceNavigator | None:
+        return None
+
+    def facts(self, task: Mapping[str, Any]) -> list[Node]:
+        pairs = [(k, str(task[k])) for k in DISCRETE if task.get(k) not in (None, "")]
+        pairs += [(k, bucket(k, task[k])) for k in BUCKETS if task.get(k) not in (None, "")]
+        for rule in str(task.get("splitRule") or "").split(","):
+            key, sep, value = rule.partition("=")
+            if sep and key.strip():
+                pairs.append((f"splitRule:{key.strip()}", value.strip()))
+        nodes = [make_node(NodeType.TASK_FEATURE, f"{a}={v}", attribute=a, value=v) for a, v in pairs]
+        nodes += [make_node(NodeType.TASK_FEATURE, f"{k}={pseudonym(self._salt, k, str(task[k]))}", attribute=k)
+                  for k in IDENTITY if task.get(k)]
+        nodes += self._cli(str(task.get("task_creation_arguments") or ""))
+        nodes += [make_node(NodeType.TASK_CONTEXT, k, str(task[k])) for k in UNSTRUCTURED if task.get(k)]
+        if task.get("status"):
+            nodes.append(status_symptom(str(task["status"])))
+        if task.get("errorDialog"):
+            nodes.append(error_symptom(str(task["errorDialog"])))
+        return nodes
+
+    def _cli(self, text: str) -> list[Node]:
+        if not text.strip():
+            return []
+        first = text.split()[0]
+        nodes = [] if first.startswith("-") else [make_node(NodeType.COMPONENT, first, system="submission_tool")]
+        args = sorted(cli_arguments(text))
+        nodes += [make_node(NodeType.TASK_FEATURE, f"task_creation_arguments:{f}={v}", attribute=f, value=v)
+                  for f, v, ctx in args if not ctx]
+        nodes += [make_node(NodeType.TASK_CONTEXT, f"task_creation_arguments:{f}", v) for f, v, ctx in args if ctx]
+        return nodes
+
+    async def extract(self, incident: IncidentInput, doc_hints: Mapping[str, str],
+                      feedback: str = "") -> KnowledgeGraph:
+        facts = self.facts(incident.task_data)
+        logs = "\n\n".join(f"### {k}\n{clip(v, budgets.BAMBOO_PROMPT_LOG_CHARS)}"
+                           for k, v in sorted(incident.task_logs.items()))
+        nodes, edges = await extract_causal(self._llm, DOMAIN, self.task_summary(incident), facts,
+                                            incident.email_text, logs, doc_hints, feedback)
+        symptoms = [n for n in facts if n.type is NodeType.SYMPTOM]
+        context = [Edge(f.key, RelType.ASSOCIATED_WITH, s.key) for f in facts
+                   if f.type is NodeType.TASK_FEATURE for s in symptoms]
+        return KnowledgeGraph(tuple(facts + nodes), tuple(context + edges))
