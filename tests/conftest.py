@@ -8,6 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.servers import AWS_TEST_ENV, GeminiServer, GitLabServer, MotoServer
+from tests.servers.k8s import KubeServer
+from tests.servers.testing_farm import TestingFarmServer
 
 
 @pytest.fixture
@@ -52,3 +54,27 @@ def moto_server(_moto_process: MotoServer, monkeypatch: pytest.MonkeyPatch,
 def moto_endpoint(moto_server: MotoServer) -> str:
     """Endpoint URL of the (reset) moto server, for endpoint_url=."""
     return moto_server.endpoint
+
+
+@pytest.fixture
+def kube_live() -> Iterator[KubeServer]:
+    """A started fake live Kubernetes API (plain JSON); bearer token `kube-token`."""
+    with KubeServer("kube-live") as server:
+        yield server
+    assert not server.errors, f"fake Kubernetes hit a bug: {server.errors}"
+
+
+@pytest.fixture
+def kubearchive() -> Iterator[KubeServer]:
+    """A started fake Kubearchive (gzip-compressed lists); bearer token `kube-token`."""
+    with KubeServer("kubearchive", gzip=True) as server:
+        yield server
+    assert not server.errors, f"fake Kubearchive hit a bug: {server.errors}"
+
+
+@pytest.fixture
+def testing_farm_server() -> Iterator[TestingFarmServer]:
+    """A started fake Testing Farm API plus artifacts host (`.artifacts_base`)."""
+    with TestingFarmServer() as server:
+        yield server
+    assert not server.errors, f"fake Testing Farm hit a bug: {server.errors}"
