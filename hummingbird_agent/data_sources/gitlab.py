@@ -23,7 +23,8 @@ from hummingbird_agent.tools.registry import ToolRegistry
 
 T = TypeVar("T")
 SOURCE = "gitlab"
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_=>])")
+# CSI (colours, `\e[0K`), terminated OSC (titles, links), and two-byte escapes other than `\e[` / `\e]`.
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\^_=>])")
 _STATUS_KEYS = ("id", "name", "status", "stage", "ref", "sha", "target_url", "allow_failure", "description",
                 "created_at", "started_at", "finished_at")
 _MR_KEYS = ("iid", "title", "description", "state", "draft", "sha", "source_branch", "target_branch", "labels",
@@ -103,7 +104,8 @@ def strip_ansi_stream(chunks: Iterable[bytes]) -> Iterator[bytes]:
     for chunk in chunks:
         text = carry + decoder.decode(chunk)
         cut = text.rfind("\x1b", max(0, len(text) - budgets.ANSI_CARRY_MAX_BYTES))
-        if cut >= 0 and not _ANSI.match(text, cut):
+        match = _ANSI.match(text, cut) if cut >= 0 else None
+        if cut >= 0 and (match is None or match.end() == len(text)):
             text, carry = text[:cut], text[cut:]
         else:
             carry = ""

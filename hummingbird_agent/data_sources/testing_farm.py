@@ -154,7 +154,7 @@ TOOL_DEFS = (
 
 TOOL_NOTES = """\
 A Testing Farm request id is the last path component of the tf-request result of the scheduler TaskRun
-(<pipelinerun>-scheduler-*). Artifacts: {artifacts_base}/<request_id>/ (results.xml, pipeline.log).
+(<pipelinerun>-scheduler-*). Artifacts: <artifacts_base>/<request_id>/ (results.xml, pipeline.log).
 Link a request as [<request_id>](<artifacts_base>/<request_id>/) with artifacts_base from the metadata."""
 
 
