@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Build a runnable image of the service on a machine without container-registry access (the production
+# Containerfile needs a Fedora base from a registry). Layers, each built once per content hash of its inputs:
+#   base  localhost/hummingbird-sandbox   Debian bookworm from debootstrap (python3 3.11), sandbox-image/
+#   deps  localhost/hummingbird-agent-deps the pinned runtime dependencies, installed by the host .venv's pip
+#                                          (same CPython minor 3.11, glibc manylinux wheels) into a --target dir
+#   app   localhost/hummingbird-agent      hummingbird_agent/, workflows/ and config.yaml at /app, USER 65532
+# Nothing is pip-installed at run time, and `podman build` runs with --network=none --pull=never.
+# Prints the image name on stdout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+IMAGE="${HB_SERVICE_IMAGE:-localhost/hummingbird-agent:latest}"
+DEPS_REPO="${HB_SERVICE_DEPS_IMAGE:-localhost/hummingbird-agent-deps}"
+BASE="${HB_SANDBOX_IMAGE:-localhost/hummingbird-sandbox:latest}"
+PY="${HB_VENV:-.venv}/bin/python"
+SITE=/usr/local/lib/python3.11/dist-packages  # on Debian python3's default sys.path
+
+# One build at a time (parallel test runs share the image store).
+exec 9>/var/tmp/hummingbird-service-image.lock
+flock 9
+
+bash sandbox-image/build-local.sh >&2
+base_id="$(podman image inspect --format '{{.Id}}' "$BASE")"
+
+label() { podman image inspect --format '{{index .Labels "io.hummingbird.inputs"}}' "$1" 2>/dev/null || true; }
+# A deterministic tar of the app files: equal trees give equal hashes whatever their mtimes.
+app_tar() {
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=a+rX,go-w \
+    --exclude=__pycache__ --exclude='*.pyc' -cf - hummingbird_agent workflows config.yaml
+}
+
+# The deps layer's recipe; its hash (with the dependency files and the base) keys the layer, so editing
+# other parts of this script does not reinstall the dependencies.
+PIP_FLAGS=(--only-binary=:all: -c constraints.txt)
+DEPS_CONTAINERFILE="FROM $BASE
+COPY site/ $SITE/"
+deps_hash="$( (cat pyproject.toml constraints.txt; echo "${PIP_FLAGS[*]} $DEPS_CONTAINERFILE $base_id") \
+  | sha256sum | cut -c1-16)"
+app_hash="$( (app_tar; echo "$deps_hash") | sha256sum | cut -c1-16)"
+if [ "$(label "$IMAGE")" = "$app_hash" ]; then
+  echo "$IMAGE"
+  exit 0
+fi
+
+ctx="$(mktemp -d /var/tmp/hb-service-image.XXXXXX)"
+trap 'rm -rf "$ctx"' EXIT
+
+if [ "$(label "$DEPS_REPO:$deps_hash")" != "$deps_hash" ]; then
+  echo "build-service-image: installing runtime dependencies (inputs $deps_hash)" >&2
+  # The runtime dependencies named in pyproject.toml, at the versions constraints.txt pins (no dev extras).
+  "$PY" -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"]))' \
+    >"$ctx/requirements.txt"
+  if ! "$PY" -m pip install --quiet --disable-pip-version-check --no-input "${PIP_FLAGS[@]}" \
+    -r "$ctx/requirements.txt" --target "$ctx/site" >"$ctx/pip.log" 2>&1; then
+    grep -v '^WARNING: Location' "$ctx/pip.log" | tail -n 20 >&2
+    echo "build-service-image: pip install of the runtime dependencies failed" >&2
+    exit 1
+  fi
+  rm -rf "$ctx/site/bin"
+  printf '%s\nLABEL io.hummingbird.inputs=%s\n' "$DEPS_CONTAINERFILE" "$deps_hash" >"$ctx/Containerfile"
+  podman build --quiet --network=none --pull=never -t "$DEPS_REPO:$deps_hash" -f "$ctx/Containerfile" "$ctx" >/dev/null
+  rm -rf "$ctx/site"
+fi
+
+echo "build-service-image: building $IMAGE (inputs $app_hash)" >&2
+old_id="$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)"
+mkdir -p "$ctx/app"
+app_tar | tar -xf - -C "$ctx/app"
+cat >"$ctx/Containerfile" <<EOF
+FROM $DEPS_REPO:$deps_hash
+COPY app/ /app/
+# The root filesystem is read-only in the cluster: temporary files go to the /tmp volume.
+ENV HOME=/tmp TMPDIR=/tmp PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+WORKDIR /app
+USER 65532
+CMD ["python3", "-m", "hummingbird_agent", "serve"]
+LABEL io.hummingbird.inputs=$app_hash
+EOF
+podman build --quiet --network=none --pull=never -t "$IMAGE" -f "$ctx/Containerfile" "$ctx" >/dev/null
+new_id="$(podman image inspect --format '{{.Id}}' "$IMAGE")"
+if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
+  podman rmi "$old_id" >/dev/null 2>&1 || true  # the superseded build, now untagged
+fi
+echo "build-service-image: built $IMAGE" >&2
+echo "$IMAGE"
