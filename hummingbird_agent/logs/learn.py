@@ -39,6 +39,7 @@ class Profile:
     """What the examples teach: token sets of chunk lines, keywords, chunk sizes, positions."""
 
     lines: tuple[frozenset[str], ...]
+    index: dict[str, tuple[int, ...]]  # word -> positions in `lines` containing it
     starts: tuple[frozenset[str], ...]
     keywords: tuple[str, ...]
     literals: tuple[bytes, ...]
@@ -97,8 +98,15 @@ def learn(examples: Iterable[Example]) -> Profile:
             positions.append(example.from_end)
     literals = {k.lower().encode() for k in keywords}
     literals.update(w.encode() for w, _ in words.most_common(60))
+    unique = tuple(dict.fromkeys(line_sets))
+    index: dict[str, list[int]] = {}
+    for position, line_set in enumerate(unique):
+        for word in line_set:
+            if len(word) > 1:
+                index.setdefault(word, []).append(position)
     return Profile(
-        lines=tuple(dict.fromkeys(line_sets)),
+        lines=unique,
+        index={w: tuple(p) for w, p in index.items()},
         starts=tuple(dict.fromkeys(starts)),
         keywords=tuple(sorted(keywords)),
         literals=tuple(sorted(literals)),
@@ -107,10 +115,12 @@ def learn(examples: Iterable[Example]) -> Profile:
     )
 
 
-def similarity(line: frozenset[str], known: Iterable[frozenset[str]]) -> float:
-    """Best Jaccard similarity of a line's tokens to any known line."""
+def similarity(line: frozenset[str], profile: Profile) -> float:
+    """Best Jaccard similarity of a line's tokens to any example line sharing a word with it."""
     best = 0.0
-    for other in known:
+    candidates = {p for word in line if word in profile.index for p in profile.index[word]}
+    for position in candidates:
+        other = profile.lines[position]
         union = len(line | other)
         if union:
             best = max(best, len(line & other) / union)
@@ -121,7 +131,7 @@ def example_score(profile: Profile, line: str) -> float:
     """Evidence that a cleaned line belongs to a failure chunk like the examples (0..~4)."""
     if not line.strip():
         return 0.0
-    sim = similarity(tokens(line), profile.lines)
+    sim = similarity(tokens(line), profile)
     value = 3.0 * sim if sim >= 0.4 else 0.0
     if any(k in line for k in profile.keywords):
         value += 1.5
