@@ -136,13 +136,11 @@ class SandboxBase:
             await self._sweep()
 
     # --- files and archives ---------------------------------------------------------------------------
-    async def read_file_iter(self, path: str) -> AsyncIterator[bytes]:
-        async for chunk in self._read_out(["cat", "--", path], f"read {path}"):
-            yield chunk
+    def read_file_iter(self, path: str) -> AsyncIterator[bytes]:
+        return self._read_out(["cat", "--", path], f"read {path}")
 
-    async def archive(self) -> AsyncIterator[bytes]:
-        async for chunk in self._read_out(ARCHIVE_ARGV, "archive"):
-            yield chunk
+    def archive(self) -> AsyncIterator[bytes]:
+        return self._read_out(ARCHIVE_ARGV, "archive")
 
     async def write_file(self, path: str, chunks: ByteChunks) -> None:
         self._check(await self.stream_exec(write_command(path), chunks), f"write {path}")

@@ -99,6 +99,9 @@ class PodmanSandbox(SandboxBase):
             stderr=asyncio.subprocess.PIPE,
             limit=_PIPE_LIMIT_BYTES,
         )
+        if proc.stdin is not None:
+            # Let a few chunks queue before drain() waits, so the feeder is not woken per 64 KB write.
+            proc.stdin.transport.set_write_buffer_limits(high=_PIPE_LIMIT_BYTES)
         return _ExecChannel(proc)
 
     async def _sweep(self) -> None:
