@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from hummingbird_agent.config import LoadedConfig, default_config_path, load_config, required_env_names
-from hummingbird_agent.observability import setup_logging, setup_sentry
+from hummingbird_agent.observability import Redactor, setup_logging, setup_sentry
 
 
 def load(config_path: str | None) -> LoadedConfig:
@@ -14,10 +13,11 @@ def load(config_path: str | None) -> LoadedConfig:
     return load_config(config_path or default_config_path())
 
 
-def start_process(loaded: LoadedConfig) -> None:
+def start_process(loaded: LoadedConfig) -> Redactor:
     """Process-wide set-up for long-running commands: logging first, then Sentry."""
     redact = setup_logging(loaded.log_level, loaded.secret_values() | {loaded.sentry_dsn or ""})
     setup_sentry(loaded.sentry_dsn, redact)
+    return redact
 
 
 def check_config(config_path: str | None) -> int:
@@ -45,16 +45,18 @@ def render_summary(loaded: LoadedConfig) -> str:
 
 
 def serve(config_path: str | None, role: str) -> int:
+    from hummingbird_agent.runner.service import serve as serve_service
+
     loaded = load(config_path)
-    print(render_summary(loaded), file=sys.stderr)
-    print("serve: the event transport is not part of this build yet; config is valid", file=sys.stderr)
-    return 0
+    redact = start_process(loaded)
+    return serve_service(loaded, role, redact)
 
 
 def run_workflow(args: argparse.Namespace) -> int:
     from hummingbird_agent.agent import run_command
+    from hummingbird_agent.data_sources import register_selected
 
-    return run_command(load(args.config), args)
+    return run_command(load(args.config), args, register_selected)
 
 
 def bamboo(args: argparse.Namespace) -> int:

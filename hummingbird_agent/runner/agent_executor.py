@@ -1,0 +1,50 @@
+"""Executor backed by the agent engine: a WorkOrder becomes one run of the workflow in a fresh sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hummingbird_agent.agent.loop import LoopResult
+from hummingbird_agent.agent.run import RunDeps, RunRequest, SourceRegistrar, run_workflow
+from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.models.base import Model
+from hummingbird_agent.runner.executor import Publish, SaveSession
+from hummingbird_agent.runner.work_order import WorkOrder
+from hummingbird_agent.sandbox.base import Sandbox
+from hummingbird_agent.sessions.base import StoredSession
+
+
+class AgentExecutor:
+    """Runs orders with one shared model client and sandbox factory, built once at start-up."""
+
+    def __init__(
+        self, loaded: LoadedConfig, model: Model, sandbox_factory: Callable[[str], Sandbox],
+        register_sources: SourceRegistrar, redact: Callable[[str], str] = str,
+    ) -> None:
+        self._loaded, self._model, self._sandboxes = loaded, model, sandbox_factory
+        self._register_sources, self._redact = register_sources, redact
+
+    async def run(self, order: WorkOrder, resume: StoredSession | None, publish: Publish, save: SaveSession) -> None:
+        async def deliver(note: str, result: LoopResult) -> None:
+            await publish(result.status == "completed", note)
+
+        request = RunRequest(
+            workflow=order.workflow, project=order.project, mr_iid=order.mr_iid, pipeline_id=order.pipeline_id,
+            resume=resume, message=order.message if resume is not None else None, session_id=order.session_id,
+            extra=self._task_facts(order),
+        )
+        deps = RunDeps(
+            loaded=self._loaded, model=self._model, sandbox_factory=self._sandboxes,
+            register_sources=self._register_sources, publish=deliver, save=save, redact=self._redact,
+        )
+        await run_workflow(request, deps)
+
+    @staticmethod
+    def _task_facts(order: WorkOrder) -> dict[str, object]:
+        """What the first user message tells the model beyond project and MR."""
+        facts: dict[str, object] = {"trigger": order.trigger}
+        if order.sha:
+            facts["sha"] = order.sha
+        if order.trigger == "command" and order.message:
+            facts["request"] = order.message
+        return facts

@@ -1,0 +1,93 @@
+"""The running service: build every client once, hand the event handler to the transport, close on exit."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from functools import partial
+
+from hummingbird_agent.agent.run import SourceRegistrar
+from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.data_sources import register_selected
+from hummingbird_agent.errors import RetryLater
+from hummingbird_agent.events.protocols import Continuations, Event, Handler
+from hummingbird_agent.events.serve import run_service
+from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.models.factory import build_model
+from hummingbird_agent.runner.agent_executor import AgentExecutor
+from hummingbird_agent.runner.deps import Deps
+from hummingbird_agent.runner.handlers import handle_event
+from hummingbird_agent.sandbox.factory import SandboxFactory
+from hummingbird_agent.sessions.base import SessionStore
+from hummingbird_agent.sessions.local import LocalSessionStore
+from hummingbird_agent.sessions.s3 import S3SessionStore
+
+log = logging.getLogger(__name__)
+# How long an event waits before it is retried when the service is not configured to handle it yet.
+UNCONFIGURED_RETRY_S = 300.0
+
+
+@contextlib.asynccontextmanager
+async def open_sessions(loaded: LoadedConfig) -> AsyncIterator[SessionStore]:
+    cfg = loaded.config.sessions
+    if cfg.backend == "local":
+        yield LocalSessionStore(loaded.resolve(cfg.directory))
+        return
+    queues = loaded.config.queues
+    store = S3SessionStore(cfg.s3_bucket or "", cfg.s3_prefix, queues.region, queues.endpoint_url)
+    await store.start()
+    try:
+        yield store
+    finally:
+        await store.aclose()
+
+
+@contextlib.asynccontextmanager
+async def open_deps(
+    loaded: LoadedConfig, register_sources: SourceRegistrar, redact: Callable[[str], str] = str
+) -> AsyncIterator[Deps]:
+    """Every client the handlers use, opened in order and closed in reverse."""
+    cfg = loaded.config
+    async with contextlib.AsyncExitStack() as stack:
+        gitlab = GitLabClient(cfg.gitlab.url, loaded.secret(cfg.gitlab.token_env) or "")
+        await gitlab.open()
+        stack.push_async_callback(gitlab.aclose)
+        sandboxes = SandboxFactory(cfg.sandbox)
+        await sandboxes.start()
+        stack.push_async_callback(sandboxes.close)
+        model = build_model(loaded)
+        stack.push_async_callback(model.aclose)
+        sessions = await stack.enter_async_context(open_sessions(loaded))
+        executor = AgentExecutor(loaded, model, sandboxes.new, register_sources, redact)
+        yield Deps(loaded=loaded, gitlab=gitlab, sessions=sessions, executor=executor)
+
+
+def build_handler(deps: Deps) -> Handler:
+    handler: Handler = partial(handle_event, deps)
+    return handler
+
+
+async def unconfigured_handler(missing: str, event: Event, _continuations: Continuations) -> None:
+    """Keeps events queued (and finally dead-lettered) instead of dropping them while a secret is missing."""
+    raise RetryLater(f"{missing} is not set; event {event.event_type} kept for later", UNCONFIGURED_RETRY_S)
+
+
+async def serve_async(loaded: LoadedConfig, role: str, redact: Callable[[str], str] = str,
+                      stop: asyncio.Event | None = None) -> int:
+    """Run the service until `stop` is set or SIGTERM/SIGINT arrives."""
+    cfg = loaded.config
+    missing = [n for n in (cfg.gitlab.token_env,) if not loaded.secret(n)]
+    if cfg.model.provider == "gemini" and not loaded.secret(cfg.model.api_key_env):
+        missing.append(cfg.model.api_key_env)
+    if missing or role in ("router", "ingress"):
+        if missing and role in ("worker", "all"):
+            log.warning("worker: %s not set; events stay queued until it is", ", ".join(missing))
+        return await run_service(loaded, role, partial(unconfigured_handler, ", ".join(missing)), stop)
+    async with open_deps(loaded, register_selected, redact) as deps:
+        return await run_service(loaded, role, build_handler(deps), stop)
+
+
+def serve(loaded: LoadedConfig, role: str, redact: Callable[[str], str] = str) -> int:
+    return asyncio.run(serve_async(loaded, role, redact))
