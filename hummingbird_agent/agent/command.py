@@ -13,7 +13,8 @@ from typing import Any, TextIO
 from hummingbird_agent.agent.loop import LoopResult, StepRecord
 from hummingbird_agent.agent.run import RunDeps, RunOutcome, RunRequest, SourceRegistrar, load_workflow, run_workflow
 from hummingbird_agent.config import LoadedConfig
-from hummingbird_agent.models.base import Content
+from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.models.base import Content, Model
 from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.observability import setup_logging
 from hummingbird_agent.sandbox import SandboxFactory
@@ -30,22 +31,18 @@ def run_command(loaded: LoadedConfig, args: argparse.Namespace, register_sources
         # The GitLab note layer passes its poster as RunDeps.publish; until then printing is all there is.
         print("error: --post needs the GitLab note layer, which is not part of this build", file=sys.stderr)
         return EXIT_USAGE
+    request = build_request(args)
+    model = build_model(loaded)
     redact = setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), json_lines=False)
-    outcome = asyncio.run(execute(loaded, args, register_sources, redact))
+    outcome = asyncio.run(execute(loaded, request, model, args.save_session, register_sources, redact))
     return report(outcome, sys.stderr)
 
 
-async def execute(
-    loaded: LoadedConfig,
-    args: argparse.Namespace,
-    register_sources: SourceRegistrar | None = None,
-    redact: Any = str,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-) -> RunOutcome:
-    """Build the deps from the config and run once; the note goes to `out`, progress to `err`."""
-    out, err = out or sys.stdout, err or sys.stderr
-    request = RunRequest(
+def build_request(args: argparse.Namespace) -> RunRequest:
+    """The run the arguments ask for; a bad --resume directory fails here, before any set-up."""
+    if args.resume and not args.message:
+        raise PermanentError("--resume needs --message TEXT (the reply to answer)")
+    return RunRequest(
         workflow=args.workflow,
         project=args.project,
         mr_iid=args.mr,
@@ -53,9 +50,23 @@ async def execute(
         resume=load_directory(Path(args.resume)) if args.resume else None,
         message=args.message,
     )
-    model = build_model(loaded)
+
+
+async def execute(
+    loaded: LoadedConfig,
+    request: RunRequest,
+    model: Model,
+    save_session: str | None = None,
+    register_sources: SourceRegistrar | None = None,
+    redact: Any = str,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> RunOutcome:
+    """Run once with the configured sandbox backend; the note goes to `out`, progress to `err`.
+    The model is closed at the end."""
+    out, err = out or sys.stdout, err or sys.stderr
     sandboxes = SandboxFactory(loaded.config.sandbox)
-    max_iterations = loaded.config.workflows[args.workflow].max_iterations
+    max_iterations = loaded.config.workflows[request.workflow].max_iterations
 
     async def publish(note: str, result: LoopResult) -> None:
         print(note, file=out, flush=True)
@@ -77,7 +88,7 @@ async def execute(
         sandbox_factory=sandboxes.new,
         register_sources=register_sources or (lambda registry, loaded, workflow: None),
         publish=publish,
-        save=partial(save_directory, Path(args.save_session)) if args.save_session else None,
+        save=partial(save_directory, Path(save_session)) if save_session else None,
         on_step=progress,
         redact=redact,
     )

@@ -1,0 +1,59 @@
+"""Bad input to `run` ends in one clear line on stderr and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hummingbird_agent.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def write_config(tmp_path: Path, prompt: str = "prompt.md", provider: str = "gemini") -> Path:
+    (tmp_path / "prompt.md").write_text("# prompt\n")
+    (tmp_path / "turns.yaml").write_text("turns: [{text: hi, calls: [{args: {}}]}]\n")
+    model = {"provider": provider, "script": "turns.yaml"} if provider == "scripted" else {"provider": provider}
+    config = {"model": model, "workflows": {"analyze-failures": {"description": "d", "prompt": prompt}}}
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def run_args(config: Path, *argv: str) -> list[str]:
+    return ["run", *argv, "--project", "g/p", "--mr", "1", "--config", str(config)]
+
+
+@pytest.mark.parametrize(
+    ("argv", "prompt", "expected"),
+    [
+        (["nope"], "prompt.md", "error: unknown workflow 'nope' (configured: analyze-failures)"),
+        (["analyze-failures"], "missing.md", "workflows.analyze-failures.prompt: file not found: missing.md"),
+        (["analyze-failures", "--resume", "/nonexistent/dir", "--message", "hi"], "prompt.md",
+         "error: no saved session in /nonexistent/dir (context.json not found)"),
+        (["analyze-failures", "--resume", "/nonexistent/dir"], "prompt.md", "error: --resume needs --message TEXT"),
+        (["analyze-failures"], "prompt.md", "error: model.api_key_env: environment variable GEMINI_API_KEY is not set"),
+        (["analyze-failures", "--post"], "prompt.md", "error: --post needs the GitLab note layer"),
+    ],
+)
+def test_bad_input_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    argv: list[str], prompt: str, expected: str,
+) -> None:
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)  # the environment, not our code
+    assert main(run_args(write_config(tmp_path, prompt), *argv)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and expected in captured.err and len(captured.err.strip().splitlines()) == 1
+
+
+def test_a_real_process_prints_one_line_for_a_malformed_turns_file(tmp_path: Path) -> None:
+    config = write_config(tmp_path, provider="scripted")
+    cmd = [sys.executable, "-m", "hummingbird_agent", *run_args(config, "analyze-failures")]
+    result = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=60, check=False,
+                            env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == "error: model.script: turns.yaml: turns.0.calls.0.name: Field required"
