@@ -48,8 +48,9 @@ def _progress(done: int, total: int, out: TextIO) -> None:
 
 
 async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, path: str, dry_run: bool,
-                   max_retries: int | None, out: TextIO = sys.stdout, progress: TextIO = sys.stderr) -> int:
+                   max_retries: int | None, out: TextIO | None = None, progress: TextIO | None = None) -> int:
     """Learn every incident of a JSONL file; a bad line or a failed incident is reported and skipped."""
+    out, progress = out or sys.stdout, progress or sys.stderr
     lines = read_lines(path)
     report = PopulateReport(total=len(lines))
     if stores is not None:
@@ -98,8 +99,9 @@ async def _close(stores: Stores) -> None:
         await stores.graph.aclose()
 
 
-async def stats(stores: Stores, out: TextIO = sys.stdout) -> int:
+async def stats(stores: Stores, out: TextIO | None = None) -> int:
     """Counts per node and edge type, vector points per section, top causes."""
+    out = out or sys.stdout
     await _open(stores)
     try:
         counts = await stores.graph.counts()

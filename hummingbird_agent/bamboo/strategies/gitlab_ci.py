@@ -15,9 +15,8 @@ from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, SourceNavigator, StrategyDeps
 from hummingbird_agent.bamboo.strategies.causal import clip, extract_causal
+from hummingbird_agent.logs import excerpt_lines, signature
 from hummingbird_agent.logs.cues import cue_score
-from hummingbird_agent.logs.excerpt import excerpt_unsupervised
-from hummingbird_agent.logs.signature import signature
 
 DOMAIN = ("GitLab CI merge-request pipelines: jobs run in containers on runners; Konflux builds "
           "(Tekton PipelineRuns) and Testing Farm test plans report into the pipeline.")
@@ -54,7 +53,7 @@ def task_features(task: Mapping[str, Any]) -> list[Node]:
 
 def log_symptoms(source: str, text: str) -> tuple[list[Node], str]:
     """The first distinct strong error signatures of one log, and its excerpt for the prompt."""
-    excerpt = excerpt_unsupervised(text.splitlines(), budgets.BAMBOO_LOG_EXCERPT_LINES)
+    excerpt = excerpt_lines(text.splitlines(), max_lines=budgets.BAMBOO_LOG_EXCERPT_LINES)
     seen: dict[str, Node] = {}
     for _, line in excerpt.lines:
         if cue_score(line) < _STRONG_CUE:

@@ -19,7 +19,7 @@ from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, SourceNavigator, StrategyDeps
 from hummingbird_agent.bamboo.strategies.causal import clip, extract_causal
-from hummingbird_agent.logs.signature import signature
+from hummingbird_agent.logs import signature
 
 log = logging.getLogger(__name__)
 DOMAIN = "PanDA/JEDI workload management: tasks split into jobs brokered to grid sites."

@@ -1,0 +1,43 @@
+"""Benchmark: `bamboo populate` throughput with a zero-latency model and the embedded stores.
+
+Prints one JSON line: populate_per_s (incidents/s, stores written) and storage_cost_ratio
+(time with storage / time of the same run with dry_run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hummingbird_agent.bamboo.commands import populate  # noqa: E402
+from tests.bamboo.test_commands import accumulator, incident_line, stores  # noqa: E402
+
+INCIDENTS = 200
+
+
+async def timed(tmp: Path, data: Path, dry_run: bool) -> float:
+    s = None if dry_run else stores(tmp)
+    start = time.perf_counter()
+    await populate(accumulator(s), s, str(data), dry_run, None, out=io.StringIO(), progress=io.StringIO())
+    return time.perf_counter() - start
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "incidents.jsonl"
+        data.write_text("\n".join(incident_line(n) for n in range(INCIDENTS)) + "\n")
+        dry = await timed(Path(tmp), data, True)
+        wet = await timed(Path(tmp), data, False)
+    print(json.dumps({"populate_per_s": round(INCIDENTS / wet, 1), "storage_cost_ratio": round(wet / dry, 2),
+                      "dry_run_per_s": round(INCIDENTS / dry, 1), "incidents": INCIDENTS}))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,138 @@
+"""`bamboo populate` / `bamboo stats`: idempotency over 100 incidents, per-line errors, the CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.commands import populate, stats
+from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
+from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
+from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
+from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
+from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
+from hummingbird_agent.cli import main
+from tests.bamboo.fakes import EXTRACT, REVIEW, RuleModel, causal_answer
+
+CAUSES = ["npm mirror outage", "flaky dns", "runner out of disk", "expired token"]
+
+
+def rule(system: str, user: str) -> str:
+    if system.startswith(EXTRACT):
+        number = int(user.split("incident-", 1)[1].split()[0])
+        cause = "renamed fixture" if "CHANGED" in user else CAUSES[number % len(CAUSES)]
+        return causal_answer(cause, f"fix for {cause}")
+    if system.startswith(REVIEW):
+        return json.dumps({"approved": "CHANGED" not in user, "confidence": 0.9})
+    return "summary"
+
+
+def incident_line(n: int, changed: bool = False) -> str:
+    text = f"incident-{n} discussion" + (" CHANGED" if changed else "")
+    log = f"step {n}\nERROR: {CAUSES[n % 4]} detected at 2024-01-0{1 + n % 9}T00:00:0{n % 10}Z\n"
+    return json.dumps({"id": f"inc-{n}", "email_text": text, "task_data": {"project": "g/app", "job": f"job{n % 3}"},
+                       "task_logs": {"build": log}})
+
+
+def stores(tmp: Path) -> Stores:
+    return Stores(CypherGraphStore(LadybugSession(str(tmp / "graph"))),
+                  QdrantVectorStore("kb", 64, path=str(tmp / "qdrant")), HashingEmbedder(64))
+
+
+def accumulator(s: Stores | None) -> KnowledgeAccumulator:
+    llm = JsonLLM(RuleModel(rule))
+    strategy = default_registry().create("gitlab_ci", StrategyDeps(llm))
+    return KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, s)
+
+
+async def state(tmp: Path) -> dict[str, object]:
+    s = stores(tmp)
+    await s.graph.open()
+    await s.vectors.open()
+    snap = {"counts": await s.graph.counts(), "points": await s.vectors.count(),
+            "causes": await s.graph.nodes("Cause"), "indicate": await s.graph.edges("indicate"),
+            "features": await s.graph.nodes("Task_Feature")}
+    await s.vectors.aclose()
+    await s.graph.aclose()
+    return snap
+
+
+async def run(tmp: Path, path: Path) -> str:
+    out = io.StringIO()
+    s = stores(tmp)
+    await populate(accumulator(s), s, str(path), False, None, out=out, progress=io.StringIO())
+    return out.getvalue()
+
+
+@pytest.mark.timeout(600)
+async def test_populating_twice_is_idempotent_and_reprocessing_changes_only_its_contribution(tmp_path: Path) -> None:
+    data = tmp_path / "incidents.jsonl"
+    data.write_text("\n".join(incident_line(n) for n in range(100)) + "\n")
+    first = await run(tmp_path, data)
+    assert "populate: 100 incidents" in first and "stored: 100" in first and "failed: 0" in first
+    before = await state(tmp_path)
+    await run(tmp_path, data)
+    assert await state(tmp_path) == before
+    [cause] = [c for c in before["causes"] if c.name == "flaky dns"]  # type: ignore[attr-defined]
+    assert cause.frequency == 25
+
+    one = tmp_path / "one.jsonl"
+    one.write_text(incident_line(1, changed=True) + "\n")
+    report = await run(tmp_path, one)
+    assert "with a warning: 1" in report
+    after = await state(tmp_path)
+    causes = {c.name: c for c in after["causes"]}  # type: ignore[attr-defined]
+    assert causes["flaky dns"].frequency == 24 and "inc-1" not in causes["flaky dns"].incidents
+    assert causes["renamed fixture"].incidents == ("inc-1",)
+    untouched = {c.name: c for c in before["causes"] if c.name != "flaky dns"}  # type: ignore[attr-defined]
+    assert all(causes[name] == row for name, row in untouched.items())
+    assert after["points"] == before["points"]
+
+
+async def test_bad_lines_are_reported_with_their_number_and_skipped(tmp_path: Path) -> None:
+    data = tmp_path / "mixed.jsonl"
+    data.write_text("\n".join([incident_line(0), "{not json", '{"task_data": {}}', '{"bogus": 1}',
+                               incident_line(2)]) + "\n")
+    out = io.StringIO()
+    code = await populate(accumulator(None), None, str(data), True, None, out=out, progress=io.StringIO())
+    text = out.getvalue()
+    assert code == 1 and "extracted (dry run, nothing written): 2" in text
+    assert "line 2: invalid JSON" in text and "line 3: " in text and "line 4: bogus: Extra inputs" in text
+
+
+async def test_stats_lists_counts_and_top_causes(tmp_path: Path) -> None:
+    data = tmp_path / "few.jsonl"
+    data.write_text("\n".join(incident_line(n) for n in range(6)) + "\n")
+    await run(tmp_path, data)
+    out = io.StringIO()
+    assert await stats(stores(tmp_path), out) == 0
+    text = out.getvalue()
+    assert "incidents: 6" in text and "Cause 4" in text and "indicate 4" in text
+    assert "1. flaky dns (incidents 2" in text and "2. npm mirror outage (incidents 2" in text
+    assert "resolutions: fix for npm mirror outage" in text
+
+
+def test_cli_populate_with_a_scripted_model_then_stats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    turns = {"turns": [{"text": causal_answer("flaky dns", "retry")}, {"text": '{"approved": true}'},
+                       {"text": "summary"}]}
+    (tmp_path / "turns.json").write_text(json.dumps(turns))
+    (tmp_path / "config.yaml").write_text(
+        "model: {provider: scripted, script: turns.json}\nworkflows: {}\n"
+        "bamboo: {enabled: true, embeddings: {dimensions: 32}}\n")
+    (tmp_path / "in.jsonl").write_text(incident_line(1) + "\n")
+    config = str(tmp_path / "config.yaml")
+    assert main(["bamboo", "populate", str(tmp_path / "in.jsonl"), "--config", config, "--max-retries", "0"]) == 0
+    assert "stored: 1" in capsys.readouterr().out
+    assert main(["bamboo", "stats", "--config", config]) == 0
+    assert "1. flaky dns (incidents 1" in capsys.readouterr().out
+    assert main(["bamboo", "analyze", "x.json", "--config", config]) == 2
+    assert "not available yet" in capsys.readouterr().err
+    assert main(["bamboo", "populate", str(tmp_path / "missing.jsonl"), "--config", config]) == 2
+    assert "cannot read" in capsys.readouterr().err

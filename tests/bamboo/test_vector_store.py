@@ -1,0 +1,72 @@
+"""Conformance suite of the vector store: Qdrant local mode in memory and on disk (a server is not
+available here; the client API is the same)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
+from hummingbird_agent.bamboo.model import derive_id
+from hummingbird_agent.bamboo.stores.base import VectorPoint
+from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
+from hummingbird_agent.errors import ConfigError
+
+EMBED = HashingEmbedder(64)
+
+
+def point(incident: str, section: str, name: str, text: str) -> VectorPoint:
+    return VectorPoint(derive_id(incident, section, name), tuple(EMBED.embed_one(text)),
+                       {"section": section, "name": name, "content": text})
+
+
+@pytest.fixture(params=["memory", "path"])
+async def vectors(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[QdrantVectorStore]:
+    store = QdrantVectorStore("kb", 64, path=":memory:" if request.param == "memory" else str(tmp_path / "q"))
+    await store.open()
+    yield store
+    await store.aclose()
+
+
+async def test_replace_is_idempotent_and_drops_stale_points(vectors: QdrantVectorStore) -> None:
+    points = [point("A", "Symptom", "s1", "connection refused"), point("A", "Summary", "Summary", "dns")]
+    await vectors.replace_incident("A", points)
+    await vectors.replace_incident("A", points)
+    assert await vectors.count() == 2
+    await vectors.replace_incident("A", points[:1])
+    assert await vectors.count() == 1 and await vectors.count("Summary") == 0
+
+
+async def test_search_is_restricted_to_a_section(vectors: QdrantVectorStore) -> None:
+    await vectors.replace_incident("A", [point("A", "Symptom", "s", "npm ERR! network timeout"),
+                                         point("A", "Cause", "c", "npm registry unreachable")])
+    await vectors.replace_incident("B", [point("B", "Symptom", "s", "segmentation fault in test runner")])
+    hits = await vectors.search(EMBED.embed_one("npm ERR! network timeout"), "Symptom", 5)
+    assert [h.payload["incident_id"] for h in hits] == ["A", "B"] and hits[0].score > 0.99
+    assert hits[0].score > hits[1].score
+    assert all(h.payload["section"] == "Symptom" for h in hits)
+    assert len(await vectors.search(EMBED.embed_one("npm"), None, 5, min_score=0.99)) == 0
+
+
+async def test_points_of_one_incident(vectors: QdrantVectorStore) -> None:
+    await vectors.replace_incident("A", [point("A", "Symptom", "s", "x"), point("A", "Summary", "Summary", "y")])
+    await vectors.replace_incident("B", [point("B", "Summary", "Summary", "z")])
+    assert [h.payload["content"] for h in await vectors.by_incident("A", "Summary")] == ["y"]
+    assert len(await vectors.by_incident("A")) == 2
+
+
+async def test_reopening_with_another_vector_size_is_a_config_error(tmp_path: Path) -> None:
+    first = QdrantVectorStore("kb", 64, path=str(tmp_path / "q"))
+    await first.open()
+    await first.aclose()
+    second = QdrantVectorStore("kb", 32, path=str(tmp_path / "q"))
+    with pytest.raises(ConfigError, match="64-d vectors"):
+        await second.open()
+    await second.aclose()
+
+
+def test_needs_a_url_or_a_path() -> None:
+    with pytest.raises(ConfigError):
+        QdrantVectorStore("kb", 8)
