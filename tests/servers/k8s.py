@@ -76,8 +76,9 @@ class KubeServer(FakeHTTPServer):
         self.objects: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self.logs: dict[tuple[str, str, str], bytes] = {}
-        # Lazily generated pages: (namespace, kind) -> factory of the JSON parts of one whole list page.
-        self.generated: dict[tuple[str, str], Callable[[], Iterable[bytes]]] = {}
+        # Lazily generated pages: (namespace, kind, labelSelector) -> factory of the JSON parts of one
+        # whole list page (other selectors list the seeded objects as usual).
+        self.generated: dict[tuple[str, str, str], Callable[[], Iterable[bytes]]] = {}
         # When set, the next list page's gzip stream is cut to this many bytes (framing stays valid).
         self.truncate_next_page_at: int | None = None
         self.route("GET", _TEKTON, self._list)
@@ -118,10 +119,10 @@ class KubeServer(FakeHTTPServer):
         return None
 
     def _list(self, req: Request, ns: str, kind: str) -> Response:
-        factory = self.generated.get((ns, kind))
+        selector = req.arg("labelSelector", "")
+        factory = self.generated.get((ns, kind, selector))
         if factory is not None:
             return self._body(req, factory())
-        selector = req.arg("labelSelector", "")
         items = [o for o in self.objects.get((ns, kind), []) if _matches(o["metadata"].get("labels", {}), selector)]
         limit = min(int(req.arg("limit", 0) or 0) or len(items) or 1, self.page_size or len(items) or 1)
         start = self._offset(req.arg("continue"))
