@@ -36,7 +36,14 @@ DEPS_CONTAINERFILE="FROM $BASE
 COPY site/ $SITE/"
 deps_hash="$( (cat pyproject.toml constraints.txt; echo "${PIP_FLAGS[*]} $DEPS_CONTAINERFILE $base_id") \
   | sha256sum | cut -c1-16)"
-app_hash="$( (app_tar; echo "$deps_hash") | sha256sum | cut -c1-16)"
+APP_CONTAINERFILE="FROM $DEPS_REPO:$deps_hash
+COPY app/ /app/
+# The root filesystem is read-only in the cluster: temporary files go to the /tmp volume.
+ENV HOME=/tmp TMPDIR=/tmp PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
+WORKDIR /app
+USER 65532
+CMD [\"python3\", \"-m\", \"hummingbird_agent\", \"serve\"]"
+app_hash="$( (app_tar; echo "$APP_CONTAINERFILE") | sha256sum | cut -c1-16)"
 if [ "$(label "$IMAGE")" = "$app_hash" ]; then
   echo "$IMAGE"
   exit 0
@@ -60,22 +67,16 @@ if [ "$(label "$DEPS_REPO:$deps_hash")" != "$deps_hash" ]; then
   printf '%s\nLABEL io.hummingbird.inputs=%s\n' "$DEPS_CONTAINERFILE" "$deps_hash" >"$ctx/Containerfile"
   podman build --quiet --network=none --pull=never -t "$DEPS_REPO:$deps_hash" -f "$ctx/Containerfile" "$ctx" >/dev/null
   rm -rf "$ctx/site"
+  # Superseded dependency layers (other hashes) only take space; one still in use is kept.
+  podman images --format '{{.Repository}}:{{.Tag}}' "$DEPS_REPO" | grep -vx "$DEPS_REPO:$deps_hash" \
+    | xargs -r podman rmi >/dev/null 2>&1 || true
 fi
 
 echo "build-service-image: building $IMAGE (inputs $app_hash)" >&2
 old_id="$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)"
 mkdir -p "$ctx/app"
 app_tar | tar -xf - -C "$ctx/app"
-cat >"$ctx/Containerfile" <<EOF
-FROM $DEPS_REPO:$deps_hash
-COPY app/ /app/
-# The root filesystem is read-only in the cluster: temporary files go to the /tmp volume.
-ENV HOME=/tmp TMPDIR=/tmp PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
-WORKDIR /app
-USER 65532
-CMD ["python3", "-m", "hummingbird_agent", "serve"]
-LABEL io.hummingbird.inputs=$app_hash
-EOF
+printf '%s\nLABEL io.hummingbird.inputs=%s\n' "$APP_CONTAINERFILE" "$app_hash" >"$ctx/Containerfile"
 podman build --quiet --network=none --pull=never -t "$IMAGE" -f "$ctx/Containerfile" "$ctx" >/dev/null
 new_id="$(podman image inspect --format '{{.Id}}' "$IMAGE")"
 if [ -n "$old_id" ] && [ "$old_id" != "$new_id" ]; then
