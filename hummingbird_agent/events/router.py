@@ -35,9 +35,11 @@ async def router_loop(
     *,
     wait_s: float = budgets.LONG_POLL_WAIT_S,
     visibility_timeout_s: int = budgets.VISIBILITY_TIMEOUT_S,
+    stats: RouterStats | None = None,
 ) -> RouterStats:
-    """Route until `stop` is set. Never raises for a bad message or a queue outage."""
-    stats = RouterStats()
+    """Route until `stop` is set (counting into `stats`, when given). Never raises for a bad message or
+    a queue outage."""
+    stats = stats if stats is not None else RouterStats()
     logger.info("router started: %s -> %s", ingress.name, work.name)
     while not stop.is_set():
         try:

@@ -82,7 +82,7 @@ async def test_notes_of_one_discussion_are_serialised_while_pipelines_run_in_par
         topic.publish(note, "note")
         pipeline_body["object_attributes"]["id"] = 2000 + i
         topic.publish(pipeline_body, "pipeline")
-    recorder = Recorder(delay_s=0.4)
+    recorder = Recorder(delay_s=0.25)
     async with running_loops(ingress, work, recorder, FAST):
         await wait_for(lambda: len(recorder.events) >= 8, 20, "8 events")
     discussion = note["object_attributes"]["discussion_id"]

@@ -82,7 +82,7 @@ async def test_permanent_error_deletes_and_other_errors_redeliver_until_dead_let
 async def test_heartbeat_keeps_a_long_handler_from_redelivery(store: EmbeddedStore) -> None:
     queue = store.queue("work", fifo=True)
     await _fill(queue, 1)
-    recorder = Recorder(delay_s=2.5)  # 2.5x the visibility timeout
+    recorder = Recorder(delay_s=1.8)  # well past the 1 s visibility timeout
     second = Recorder()
 
     async with asyncio.TaskGroup() as tg:

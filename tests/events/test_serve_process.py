@@ -125,7 +125,7 @@ async def test_kill_9_mid_handler_then_restart_redelivers_and_handles_once(tmp_p
 
 async def test_sigterm_lets_the_running_handler_finish_and_loses_nothing(tmp_path: Path) -> None:
     config, journal = _config(tmp_path, max_concurrent_agents=1), tmp_path / "journal.txt"
-    child = Child(config, str(journal), 1.5, _env())
+    child = Child(config, str(journal), 1.0, _env())
     assert child.post(b'{"object_kind": "pipeline", "n": 0}') == 202
     _wait_journal(journal, "start 0 1")
     assert child.post(b'{"object_kind": "pipeline", "n": 1}') == 202
