@@ -178,6 +178,19 @@ BAMBOO_REVIEW_SOURCE_CHARS = 2000
 BAMBOO_EMBED_BATCH = 100
 # Causes listed by `bamboo stats`.
 BAMBOO_TOP_CAUSES = 10
+# Diagnosis (navigator): candidate causes kept after ranking, shown to the LLM and in the result.
+BAMBOO_CANDIDATE_CAUSES = 10
+# Texts of a new failure embedded for the similarity search (its error lines, then excerpts); each
+# query searches every failure section, so this times BAMBOO_VECTOR_HITS bounds the hits read.
+BAMBOO_VECTOR_QUERIES = 8
+BAMBOO_VECTOR_HITS = 5
+# Cosine score from which a stored text counts as similar. Seed: 0.7 with learned embeddings; the
+# hashing embedder scores unrelated log lines at 0.1-0.3 and the same error in another run above 0.6.
+BAMBOO_SIMILAR_MIN_SCORE = 0.6
+# Past incidents (with their summaries) handed to the diagnosis call.
+BAMBOO_SIMILAR_INCIDENTS = 5
+# Characters of one past incident's summary in the diagnosis prompt (seed: content[:500]).
+BAMBOO_PROMPT_SUMMARY_CHARS = 500
 
 # --- data sources ---------------------------------------------------------------------------------
 # Connect/read timeout of one data-source HTTP request (GitLab read token, Kubernetes, Kubearchive,

@@ -1,0 +1,139 @@
+"""Diagnosis queries over what the accumulator writes: candidate causes from the graph (ranked by
+how many clue types reach them, then frequency, then confidence), novel leads, and the two-step vector
+retrieval (similar texts -> incident ids -> their narrative summaries).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.analysis import CandidateCause, PastIncident, Resolution
+from hummingbird_agent.bamboo.embeddings import Embedder
+from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType, RelType
+from hummingbird_agent.bamboo.stores.base import GraphStore, NodeRow, VectorStore
+
+# Clue node type -> (relationship to a Cause, clue-type name). Read from the same schema the
+# extraction writes, so the query side cannot look for edges nobody produces.
+CLUE_EDGES: dict[NodeType, tuple[RelType, str]] = {
+    NodeType.SYMPTOM: (RelType.INDICATE, "symptom"),
+    NodeType.TASK_FEATURE: (RelType.CONTRIBUTE_TO, "task_feature"),
+    NodeType.COMPONENT: (RelType.ORIGINATED_FROM, "component"),
+    NodeType.ENVIRONMENT: (RelType.ASSOCIATED_WITH, "environment"),
+}
+SIMILAR_CLUE = "similar_incident"
+# Vector sections the accumulator writes that describe a failure (searched with the new failure's text).
+FAILURE_SECTIONS = ("Symptom", "Task_Context", "Summary")
+SUMMARY_SECTION = "Summary"
+
+
+def clues_of(graph: KnowledgeGraph) -> dict[str, tuple[str, ...]]:
+    """Clue names per clue type from a read-only extraction of the new failure."""
+    return {name: tuple(n.name for n in graph.of_type(kind)) for kind, (_, name) in CLUE_EDGES.items()}
+
+
+@dataclass(slots=True)
+class _Cause:
+    row: NodeRow
+    reached: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+
+
+@dataclass(frozen=True, slots=True)
+class GraphIndex:
+    """One consistent read of the graph's causal part, queried in memory for one diagnosis."""
+
+    causes: Mapping[str, NodeRow]
+    links: Mapping[tuple[str, str], tuple[str, ...]]  # (clue type, clue name) -> cause names
+    resolutions: Mapping[str, tuple[Resolution, ...]]
+    procedures: Mapping[str, tuple[NodeRow, ...]]
+    feature_symptoms: Mapping[str, tuple[str, ...]]  # Task_Feature name -> Symptom names
+    symptoms: Mapping[str, NodeRow]
+
+    @classmethod
+    async def load(cls, store: GraphStore) -> GraphIndex:
+        causes = {r.name: r for r in await store.nodes(NodeType.CAUSE.value)}
+        links: dict[tuple[str, str], list[str]] = defaultdict(list)
+        feature_symptoms: dict[str, list[str]] = defaultdict(list)
+        for kind, (rel, clue) in CLUE_EDGES.items():
+            for edge in await store.edges(rel.value):
+                if edge.source_type == kind.value and edge.target_type == NodeType.CAUSE.value:
+                    links[(clue, edge.source)].append(edge.target)
+                elif kind is NodeType.ENVIRONMENT and edge.target_type == NodeType.SYMPTOM.value:
+                    feature_symptoms[edge.source].append(edge.target)
+        fixes = {r.name: r for r in await store.nodes(NodeType.RESOLUTION.value)}
+        resolutions: dict[str, list[Resolution]] = defaultdict(list)
+        for edge in await store.edges(RelType.SOLVED_BY.value):
+            row = fixes.get(edge.target)
+            steps = tuple(str(s) for s in (row.props.get("steps") or ())) if row else ()
+            resolutions[edge.source].append(Resolution(edge.target, row.description if row else "", steps))
+        procs = {r.name: r for r in await store.nodes(NodeType.PROCEDURE.value)}
+        procedures: dict[str, list[NodeRow]] = defaultdict(list)
+        for edge in await store.edges(RelType.INVESTIGATED_BY.value):
+            if edge.target in procs:
+                procedures[edge.source].append(procs[edge.target])
+        symptoms = {r.name: r for r in await store.nodes(NodeType.SYMPTOM.value)}
+        return cls(causes, {k: tuple(v) for k, v in links.items()}, {k: tuple(v) for k, v in resolutions.items()},
+                   {k: tuple(v) for k, v in procedures.items()}, {k: tuple(v) for k, v in feature_symptoms.items()},
+                   symptoms)
+
+    def rank(self, clues: Mapping[str, Sequence[str]], similar: Sequence[PastIncident],
+             limit: int = budgets.BAMBOO_CANDIDATE_CAUSES) -> tuple[CandidateCause, ...]:
+        """Causes reached by the clues or by similar past incidents: most clue types first, then the
+        best similarity, then frequency, then confidence."""
+        reached: dict[str, _Cause] = {}
+        for clue, names in clues.items():
+            for name in names:
+                for cause in self.links.get((clue, name), ()):
+                    if cause in self.causes:
+                        reached.setdefault(cause, _Cause(self.causes[cause])).reached[clue].add(name)
+        best: dict[str, float] = {}
+        for incident in similar:
+            for cause, row in self.causes.items():
+                if incident.incident_id in row.incidents and incident.score > best.get(cause, 0.0):
+                    best[cause] = incident.score
+                    reached.setdefault(cause, _Cause(row)).reached[SIMILAR_CLUE].add(incident.incident_id)
+        ranked = sorted(reached.values(), key=lambda c: (-len(c.reached), -best.get(c.row.name, 0.0),
+                                                         -c.row.frequency, -c.row.confidence, c.row.name))
+        return tuple(self._candidate(c, best.get(c.row.name, 0.0)) for c in ranked[:limit])
+
+    def _candidate(self, cause: _Cause, similarity: float) -> CandidateCause:
+        row = cause.row
+        clue_types = tuple(sorted(cause.reached))
+        matched = tuple(sorted({n for t, names in cause.reached.items() if t != SIMILAR_CLUE for n in names}))
+        return CandidateCause(row.name, row.description, clue_types, matched, row.frequency, row.confidence,
+                              similarity, row.incidents, self.resolutions.get(row.name, ()))
+
+    def novel_leads(self, symptoms: Iterable[str]) -> tuple[str, ...]:
+        """Symptoms of the new failure that indicate no known cause (a new kind of incident)."""
+        return tuple(s for s in symptoms if not any(c in self.causes for c in self.links.get(("symptom", s), ())))
+
+    def failure_lines(self, feature: str, limit: int = budgets.EXCERPT_MAX_EXAMPLES) -> list[str]:
+        """Raw error lines of earlier incidents that share `feature` (e.g. `project=g/app`)."""
+        names = self.feature_symptoms.get(feature, ())
+        lines = [self.symptoms[n].description for n in names if n in self.symptoms and self.symptoms[n].description]
+        return list(dict.fromkeys(lines))[:limit]
+
+
+async def similar_incidents(vectors: VectorStore, embedder: Embedder, texts: Sequence[str],
+                            exclude: str = "") -> tuple[PastIncident, ...]:
+    """Two steps: texts like the failure's -> incident ids (best score each) -> their stored summaries."""
+    queries = [t for t in dict.fromkeys(t.strip() for t in texts) if t][: budgets.BAMBOO_VECTOR_QUERIES]
+    if not queries:
+        return ()
+    best: dict[str, tuple[float, str]] = {}
+    for vector in await embedder.embed(queries):
+        for section in FAILURE_SECTIONS:
+            for hit in await vectors.search(vector, section, budgets.BAMBOO_VECTOR_HITS,
+                                            budgets.BAMBOO_SIMILAR_MIN_SCORE):
+                gid = str(hit.payload.get("incident_id", ""))
+                if gid and gid != exclude and hit.score > best.get(gid, (0.0, ""))[0]:
+                    best[gid] = (hit.score, str(hit.payload.get("name", "")))
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[: budgets.BAMBOO_SIMILAR_INCIDENTS]
+    out = []
+    for gid, (score, matched) in ranked:
+        summaries = await vectors.by_incident(gid, SUMMARY_SECTION)
+        summary = str(summaries[0].payload.get("content", "")) if summaries else ""
+        out.append(PastIncident(gid, score, summary, matched))
+    return tuple(out)

@@ -1,0 +1,85 @@
+"""Accumulate -> diagnose: a failure like A ranks A's cause first and cites A; one like neither is novel."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from hummingbird_agent.bamboo.accumulator import Stores
+from hummingbird_agent.bamboo.analysis import NO_EXPLORER, NOTHING_SIMILAR
+from tests.bamboo.fakes import RuleModel
+from tests.bamboo.kb import (
+    CAUSE_A,
+    CAUSE_B,
+    DIAGNOSE,
+    FIX_A,
+    INCIDENT_A,
+    INCIDENT_B,
+    LIKE_A,
+    LIKE_NEITHER,
+    open_stores,
+    parts,
+    rules,
+)
+
+
+@pytest.fixture
+async def stores() -> AsyncIterator[Stores]:
+    async for s in open_stores():
+        yield s
+
+
+async def test_a_failure_like_a_ranks_a_first_with_its_resolution_and_cites_a(stores: Stores) -> None:
+    model = RuleModel(rules)
+    accumulator, navigator = parts(model, stores)
+    a = await accumulator.process(INCIDENT_A)
+    b = await accumulator.process(INCIDENT_B)
+    assert a.stored and b.stored
+    result = await navigator.analyze(LIKE_A)
+    assert result.candidates[0].name == CAUSE_A
+    assert "symptom" in result.candidates[0].clue_types
+    assert result.root_cause == CAUSE_A and result.confidence >= 0.5
+    assert [r.name for r in result.candidates[0].resolutions] == [FIX_A]
+    assert result.resolution == FIX_A
+    assert a.knowledge.incident_id in result.cited_incidents
+    assert b.knowledge.incident_id not in result.cited_incidents
+    assert any(e.get("incident_id") == a.knowledge.incident_id for e in result.supporting_evidence)
+    assert result.known and not result.novel_leads
+    assert result.email_content.startswith("Hello")
+    # B is at most a weaker candidate (it shares only project-wide facts).
+    assert all(c.name != CAUSE_B or not c.specific for c in result.candidates)
+
+
+async def test_a_failure_like_neither_returns_novel_leads_and_says_nothing_similar(stores: Stores) -> None:
+    model = RuleModel(rules)
+    accumulator, navigator = parts(model, stores)
+    await accumulator.process(INCIDENT_A)
+    await accumulator.process(INCIDENT_B)
+    result = await navigator.analyze(LIKE_NEITHER)
+    assert not result.known
+    assert result.novel_leads and "Segmentation fault" in result.novel_leads[0]
+    assert result.explanation.startswith(NOTHING_SIMILAR)
+    assert result.confidence < 0.5
+    assert not result.cited_incidents
+    # Low confidence: the exploratory hook ran and reported that no explorer is configured.
+    assert any(NO_EXPLORER in n and "exploratory" in n for n in result.investigation)
+    assert "Nothing similar is known" in result.render()
+
+
+async def test_the_diagnosis_call_always_runs_even_on_an_empty_knowledge_base(stores: Stores) -> None:
+    model = RuleModel(rules)
+    _, navigator = parts(model, stores)
+    result = await navigator.analyze(LIKE_A)
+    assert model.count(DIAGNOSE) == 1
+    assert not result.candidates and not result.known
+    assert result.explanation.startswith(NOTHING_SIMILAR)
+
+
+async def test_analysis_is_read_only_toward_the_stores(stores: Stores) -> None:
+    accumulator, navigator = parts(RuleModel(rules), stores)
+    await accumulator.process(INCIDENT_A)
+    before = (await stores.graph.counts(), await stores.vectors.count())
+    await navigator.analyze(LIKE_A)
+    await navigator.analyze(LIKE_NEITHER)
+    assert (await stores.graph.counts(), await stores.vectors.count()) == before
