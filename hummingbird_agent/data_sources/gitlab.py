@@ -16,7 +16,7 @@ import gitlab.exceptions as glexc
 
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.gitlab_discussions import filter_discussions
-from hummingbird_agent.errors import AgentError
+from hummingbird_agent.errors import AgentError, TransientError
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS, map_gitlab_errors
 from hummingbird_agent.tools.base import StreamingResponse, ToolDef, ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
@@ -36,9 +36,10 @@ def _call(context: str, fn: Callable[[], T]) -> T | ToolResult:
     try:
         with map_gitlab_errors(context):
             return fn()
+    except TransientError as exc:
+        return ToolResult.error("unavailable", str(exc))
     except AgentError as exc:
-        kind = "not_found" if "HTTP 404" in str(exc) else type(exc).__name__
-        return ToolResult.error(kind, str(exc))
+        return ToolResult.error("not_found" if "HTTP 404" in str(exc) else "gitlab_error", str(exc))
 
 
 def _project(gl: gitlab.Gitlab, project: str | int) -> Any:
