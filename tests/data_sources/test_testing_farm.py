@@ -97,7 +97,7 @@ def test_urls_outside_the_artifacts_prefix_are_refused(case: str) -> None:
     base = "http://127.0.0.1:8080/testing-farm"
     url = REFUSED[case].format(host="127.0.0.1", port=8080, rid=RID)
     assert testing_farm.refusal(url, base) is not None
-    assert testing_farm.refusal(f"{base}/{RID}/work/output.txt", base) is None
+    assert testing_farm.refusal(f"{base}/{RID}/data/output.txt", base) is None
 
 
 @pytest.mark.podman
