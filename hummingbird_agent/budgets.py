@@ -63,6 +63,9 @@ NOTE_MAX_CHARS = 999_000
 # an excerpt cut to SPILL_PREVIEW_HEAD_BYTES + SPILL_PREVIEW_TAIL_BYTES, the knowledge base and the
 # CLI take it whole.
 EXCERPT_MAX_LINES = 60
+# Default size with a passing run: every new block with failure evidence is output (a long stack
+# trace or a list of compiler errors is the explanation), up to this many lines.
+EXCERPT_PASSING_MAX_LINES = 1000
 # Bytes read and scanned at a time. Large enough that the per-block Python work is amortised, small
 # enough that a block plus its split lines stays a few MB of the < 100 MB the localiser may use.
 EXCERPT_READ_BLOCK_BYTES = 1024 * 1024

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from hummingbird_agent import budgets
@@ -9,6 +10,13 @@ from hummingbird_agent.logs.clean import decode_clean
 from hummingbird_agent.logs.cues import cue_score
 from hummingbird_agent.logs.signature import signature
 from hummingbird_agent.logs.stream import HitFinder, LazyLines
+
+# New lines that are routinely new in every run and never explain a failure: transfers and progress.
+_NOISE = re.compile(
+    r"^\s*(?:\[\w+\]\s*)?(?:Download(?:ing|ed)|Fetch(?:ing|ed)|Get:\d|Receiving|Resolving|Unpacking"
+    r"|Progress|Pulling|Extracting|Waiting|Collecting|Installing collected|Requirement already)\b",
+    re.IGNORECASE,
+)
 
 
 def passing_signatures(blocks: Iterable[bytes]) -> frozenset[int]:
@@ -26,7 +34,10 @@ def new_line_score(line: str) -> float:
     """Score of a line the passing run did not print: novelty plus general failure evidence."""
     if not line.strip():
         return 0.0
-    return 0.5 + cue_score(line)
+    cue = cue_score(line)
+    if not cue and _NOISE.match(line):
+        return 0.0
+    return 0.5 + cue
 
 
 def diff_finder(known: frozenset[int]) -> HitFinder:
@@ -37,7 +48,9 @@ def diff_finder(known: frozenset[int]) -> HitFinder:
         for index, raw in enumerate(lines.get()):
             line = decode_clean(raw[: budgets.EXCERPT_MAX_LINE_CHARS])
             if line and hash(signature(line)) not in known:
-                hits.append((index, new_line_score(line)))
+                value = new_line_score(line)
+                if value > 0:
+                    hits.append((index, value))
         return hits
 
     return find

@@ -47,10 +47,13 @@ def excerpt_examples(source: LogSource, examples: Sequence[Example], max_lines: 
 
 def excerpt_passing(source: LogSource, passing: LogSource, max_lines: int) -> Excerpt:
     known = passing_signatures(iter_blocks(passing))
-    view = scan(source, diff_finder(known), window=budgets.EXCERPT_CONTEXT_LINES)
+    view = scan(source, diff_finder(known))
     text = view.text_of()
     scores = {n: v for region in view.regions for n, v in region.hits.items()}
-    shape = Shape(gap=1, follow=0)
+    # Every new block is output (the failure often spans several: the error, its stack trace, the
+    # summary), so no share of the best is required; stack frames the passing run also printed are
+    # bridged and followed because they belong to the new exception around them.
+    shape = Shape(gap=1, follow=budgets.EXCERPT_WINDOW_LINES, keep_ratio=0.0, bridge=budgets.EXCERPT_WINDOW_LINES)
     blocks = build_blocks(scores, text, end_prior(view.total_lines, shape), shape)
     # Novelty alone is weak evidence (timings, downloads): a block needs a failure cue to compete.
     blocks = [b for b in blocks if any(cue_score(text.get(n, "")) > 0 for n in range(b.first, b.last + 1))] or blocks
@@ -71,7 +74,7 @@ def excerpt_lines(
     """
     limit = max_lines or budgets.EXCERPT_MAX_LINES
     if passing is not None:
-        return excerpt_passing(source, passing, limit)
+        return excerpt_passing(source, passing, max_lines or budgets.EXCERPT_PASSING_MAX_LINES)
     if examples:
         return excerpt_examples(source, examples, limit)
     return excerpt_unsupervised(source, limit)

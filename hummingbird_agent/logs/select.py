@@ -35,6 +35,7 @@ class Shape:
     end_weight: float = 1.5  # extra weight of a block at the very end of the log
     end_scale: float = 150.0  # lines from the end over which that extra weight decays
     keep_ratio: float = 0.5  # other blocks kept when their score reaches this share of the best
+    bridge: int = 0  # continuation lines (stack frames, indented details) allowed between cue lines
 
 
 def end_prior(total: int, shape: Shape) -> Callable[[int], float]:
@@ -52,7 +53,7 @@ def build_blocks(
     while i < len(hits):
         first = last = hits[i]
         i += 1
-        while i < len(hits) and hits[i] - last <= shape.gap + 1 and _known(text, last, hits[i]):
+        while i < len(hits) and _joins(text, last, hits[i], shape):
             last = hits[i]
             i += 1
         last = _follow(text, last, shape.follow)
@@ -90,8 +91,15 @@ def merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _known(text: dict[int, str], first: int, last: int) -> bool:
-    return all(n in text for n in range(first, last + 1))
+def _joins(text: dict[int, str], last: int, hit: int, shape: Shape) -> bool:
+    """Whether cue line `hit` continues the block ending at `last`: a short gap, or only continuation lines."""
+    if any(n not in text for n in range(last, hit + 1)):
+        return False
+    if hit - last <= shape.gap + 1:
+        return True
+    return hit - last - 1 <= shape.bridge and all(
+        _CONTINUATION.match(text[n]) for n in range(last + 1, hit) if text[n].strip()
+    )
 
 
 def _follow(text: dict[int, str], last: int, limit: int) -> int:

@@ -90,3 +90,23 @@ def test_a_log_without_failure_evidence_gives_an_empty_excerpt():
     excerpt = excerpt_lines(["all good"] * 10)
     assert excerpt.ranges == () or all(first >= 1 for first, _ in excerpt.ranges)
     assert "no failure lines" in format_excerpt(excerpt) or excerpt.lines
+
+
+def test_passing_mode_keeps_every_new_block_and_the_frames_between():
+    frames = [f"\tat org.junit.Runner.step{i}(Runner.java:{i})" for i in range(30)]
+    downloads = [f"Downloaded from central: https://repo/x/lib-{i}.jar" for i in range(5)]
+    passing = ["[INFO] Building"] + frames + ["[INFO] BUILD SUCCESS"]
+    failing = (
+        ["[INFO] Building"] + downloads
+        + ["Tests run: 1, Failures: 0, Errors: 1 <<< ERROR!", "java.io.IOException: Cannot run program"] + frames
+        + ["Caused by: java.io.IOException: error=2, No such file or directory"]
+        + [f"[INFO] filler {i}" for i in range(100)]
+        + ["[ERROR] Failed to execute goal surefire:test", "[INFO] BUILD FAILURE"]
+    )
+    excerpt = excerpt_lines(failing, passing=passing)
+    got = covered(excerpt)
+    first = len(downloads) + 2
+    assert set(range(first, first + 33)) <= got  # the exception, all its frames and its cause
+    assert len(failing) - 1 in got
+    assert not got & set(range(2, 2 + len(downloads)))  # new but no failure evidence
+    assert len(got) > budgets.EXCERPT_MAX_LINES - 30
