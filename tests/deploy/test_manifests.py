@@ -140,11 +140,6 @@ def test_rbac_grants_exactly_the_sandbox_verbs() -> None:
     assert [(s["kind"], s["name"]) for s in binding["subjects"]] == [("ServiceAccount", account)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="rbac.yaml's RoleBinding subject has no namespace, so it binds the sandbox namespace's account; "
-    "the agent runs in its own namespace (the deny-all NetworkPolicy would cut it off in the sandbox one)",
-)
 def test_rbac_binds_the_agents_account_from_its_own_namespace() -> None:
     binding = by_kind("rbac.yaml", "RoleBinding")
     assert all(s.get("namespace") for s in binding["subjects"] if s["kind"] == "ServiceAccount")
