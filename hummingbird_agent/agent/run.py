@@ -19,6 +19,7 @@ from hummingbird_agent.models.base import Content, Model
 from hummingbird_agent.models.contents import user_text
 from hummingbird_agent.observability import log_context
 from hummingbird_agent.sandbox.base import Sandbox
+from hummingbird_agent.sandbox.lazy import LazySandbox
 from hummingbird_agent.sessions.base import StoredSession, validate_session_id
 from hummingbird_agent.tools.registry import ToolRegistry
 from hummingbird_agent.tools.sandbox_tools import register_sandbox_tools
@@ -30,7 +31,7 @@ CONTEXT_VERSION = 1
 SourceRegistrar = Callable[[ToolRegistry, LoadedConfig, str], None]
 # publish(note, result): called once with the final note text before the session is saved.
 Publish = Callable[[str, LoopResult], Awaitable[None]]
-Save = Callable[[Mapping[str, Any], str, AsyncIterable[bytes]], Awaitable[None]]
+Save = Callable[[Mapping[str, Any], str, AsyncIterable[bytes] | None], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +108,8 @@ async def run_workflow(request: RunRequest, deps: RunDeps) -> RunOutcome:
     workflow, body = load_workflow(deps.loaded, request.workflow)
     session_id, contents = initial_contents(request)
     with log_context(session_id=session_id, project=request.project, mr_iid=request.mr_iid, workflow=request.workflow):
-        async with deps.sandbox_factory(session_id) as sandbox:
-            if request.resume is not None and request.resume.archive is not None:
-                await sandbox.restore(request.resume.archive())
+        restore_from = request.resume.archive if request.resume is not None else None
+        async with LazySandbox(deps.sandbox_factory(session_id), restore_from) as sandbox:
             registry = ToolRegistry(Spiller(sandbox), deps.redact)
             register_sandbox_tools(registry)
             deps.register_sources(registry, deps.loaded, request.workflow)
@@ -135,7 +135,8 @@ def final_note(workflow: str, result: LoopResult) -> str:
 
 
 async def _save(
-    deps: RunDeps, session_id: str, request: RunRequest, prompt: SystemPrompt, result: LoopResult, sandbox: Sandbox
+    deps: RunDeps, session_id: str, request: RunRequest, prompt: SystemPrompt, result: LoopResult,
+    sandbox: LazySandbox,
 ) -> tuple[bool, tuple[str, ...]]:
     if deps.save is None:
         return False, ()
@@ -153,7 +154,8 @@ async def _save(
     facts = {k: context[k] for k in ("session_id", "workflow", "project", "mr_iid", "status", "iterations")}
     transcript = render_transcript(f"{request.workflow} run", facts, prompt.stable(), result)
     try:
-        await deps.save(context, transcript, sandbox.archive())
+        # An unused sandbox has nothing new: the stores keep a resumed session's earlier archive.
+        await deps.save(context, transcript, sandbox.archive() if sandbox.used else None)
     except (AgentError, OSError) as exc:
         log.error("session save failed error=%s", exc)
         return False, (f"session not saved: {exc}",)

@@ -115,7 +115,7 @@ async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: Posted
         published = True
         log.info("note %s updated (%s)", note.note_id, "result" if ok else "failure")
 
-    async def save(context: Mapping[str, Any], transcript: str, archive: AsyncIterable[bytes]) -> None:
+    async def save(context: Mapping[str, Any], transcript: str, archive: AsyncIterable[bytes] | None) -> None:
         await deps.sessions.save(order.session_id, context, transcript, archive)
 
     try:

@@ -12,7 +12,7 @@ from hummingbird_agent.sessions.base import StoredSession
 # before the session is saved: the note is always delivered first (seed §11.2).
 Publish = Callable[[bool, str], Awaitable[None]]
 # save(context, transcript, archive chunks): persists the session; its failures never reach the note.
-SaveSession = Callable[[Mapping[str, Any], str, AsyncIterable[bytes]], Awaitable[None]]
+SaveSession = Callable[[Mapping[str, Any], str, AsyncIterable[bytes] | None], Awaitable[None]]
 
 
 class Executor(Protocol):
