@@ -15,5 +15,5 @@ from tests.servers import GeminiServer, GitLabServer, MotoServer
 async def service(tmp_path: Path, gitlab_server: GitLabServer, gemini_server: GeminiServer,
                   moto_server: MotoServer) -> AsyncIterator[Service]:
     seed_gitlab(gitlab_server)
-    async for running in start_service(tmp_path, gitlab_server, gemini_server, moto_server):
+    async with start_service(tmp_path, gitlab_server, gemini_server, moto_server) as running:
         yield running

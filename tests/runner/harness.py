@@ -5,6 +5,7 @@ moto (SQS, SNS, S3). Webhook bodies are built from the real GitLab samples."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import logging
@@ -171,9 +172,10 @@ def seed_gitlab(gitlab: GitLabServer) -> None:
     gitlab.add_member(PROJECT_ID, gitlab.bot_user["id"], DEVELOPER)
 
 
+@contextlib.asynccontextmanager
 async def start_service(
     tmp_path: Path, gitlab: GitLabServer, gemini: GeminiServer, moto: MotoServer,
-    project: dict[str, Any] | None = None,
+    project: dict[str, Any] | None = None, tweak: Callable[[dict[str, Any]], None] | None = None,
 ) -> AsyncIterator[Service]:
     sqs, sns, s3 = moto.client("sqs"), moto.client("sns"), moto.client("s3")
     ingress = sqs.create_queue(QueueName="ingress", Attributes={"VisibilityTimeout": "5"})["QueueUrl"]
@@ -185,6 +187,8 @@ async def start_service(
     s3.close()
     sqs.close()
     config = service_config(gitlab, gemini, moto, {"ingress": ingress, "work": work["QueueUrl"]}, project)
+    if tweak is not None:
+        tweak(config)
     path = tmp_path / "config.yaml"
     path.write_text(json.dumps(config))
     loaded = load_config(path, {**os.environ, **SECRETS})

@@ -1,0 +1,78 @@
+"""Conversation-layer edge cases: internal notes, auto-resolve, S3 outage, oversized results, bad orders."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hummingbird_agent import budgets
+from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.runner.work_order import WorkOrder
+from tests.runner.harness import Service, comment, expect_turns, pipeline_event, seed_gitlab, start_service
+from tests.servers import GeminiServer, GitLabServer, MotoServer
+from tests.servers.gemini import text_turn
+
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(240)]
+
+
+@pytest.fixture
+def fakes(gitlab_server: GitLabServer, gemini_server: GeminiServer,
+          moto_server: MotoServer) -> tuple[GitLabServer, GeminiServer, MotoServer]:
+    seed_gitlab(gitlab_server)
+    return gitlab_server, gemini_server, moto_server
+
+
+def running(tmp_path: Path, fakes: Any, **kwargs: Any) -> contextlib.AbstractAsyncContextManager[Service]:
+    return start_service(tmp_path, *fakes, **kwargs)
+
+
+async def test_internal_notes_and_auto_resolve(tmp_path: Path, fakes: Any) -> None:
+    async with running(tmp_path, fakes, project={"internal_notes": True}) as service:
+        expect_turns(service.gemini, text_turn("## Analysis\nFlaky network."))
+        service.publish(pipeline_event())
+        await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis")
+        assert service.final_notes()[0]["internal"] is True
+        # A command in a public thread: the answer goes to a new internal thread, never into the public one.
+        public = comment(service, "/hummingbird ana")
+        expect_turns(service.gemini, text_turn("## Analysis\nStill flaky."))
+        service.publish(public)
+        await service.wait_for(lambda: len(service.final_notes()) == 2, "the command's answer")
+        threads = service.discussions()
+        public_thread = next(d for d in threads if d["id"] == public["object_attributes"]["discussion_id"])
+        assert len(public_thread["notes"]) == 1
+        assert all(n["internal"] for n in service.final_notes())
+        service.publish(pipeline_event(status="success", pipeline_id=900))
+        await service.wait_for(lambda: all(n["resolved"] for n in service.final_notes()), "auto-resolve")
+
+
+async def test_session_save_failure_still_posts_the_note(tmp_path: Path, fakes: Any) -> None:
+    def no_bucket(config: dict[str, Any]) -> None:
+        config["sessions"]["s3_bucket"] = "missing-bucket"
+
+    async with running(tmp_path, fakes, tweak=no_bucket) as service:
+        expect_turns(service.gemini, text_turn("## Analysis\nDone."))
+        service.publish(pipeline_event())
+        await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis")
+        await service.wait_for(lambda: "session save failed" in service.log_path.read_text(), "the save failure log")
+        assert service.final_notes()[0]["body"].startswith("## Analysis\nDone.")
+
+
+async def test_oversized_result_is_truncated_not_rejected(tmp_path: Path, fakes: Any) -> None:
+    async with running(tmp_path, fakes) as service:
+        expect_turns(service.gemini, text_turn("## Analysis\n" + "x" * (budgets.NOTE_MAX_CHARS + 10_000)))
+        service.publish(pipeline_event())
+        await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis", timeout_s=90)
+        body = service.final_notes()[0]["body"]
+        assert "[truncated" in body and len(body) <= budgets.NOTE_MAX_CHARS
+        assert service.markers()[0].wf == "analyze-failures"
+
+
+@pytest.mark.parametrize("session_id", ["../../etc/passwd", "0b6c3d1e-2f4a-4b5c-8d6e-7f8091a2b3c4/..", ""])
+def test_work_orders_with_bad_session_ids_are_refused(session_id: str) -> None:
+    order = {"kind": "resume_session", "session_id": session_id, "workflow": "w", "trigger": "reply",
+             "project_id": 1, "project": "g/p", "mr_iid": 1}
+    with pytest.raises(PermanentError, match="session_id"):
+        WorkOrder.from_json({"work_order": order})
