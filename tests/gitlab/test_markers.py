@@ -24,7 +24,8 @@ def test_marker_round_trip() -> None:
 def test_reply_marker_records_the_answered_note() -> None:
     marker = SessionMarker(id=SID, wf="analyze-failures", re=4411)
     assert parse_markers(format_marker(marker)) == [marker]
-    assert parse_markers('<!-- hummingbird-session {"id": "%s", "re": true} -->' % SID) == [SessionMarker(id=SID)]
+    bool_re = '<!-- hummingbird-session {"id": "' + SID + '", "re": true} -->'
+    assert parse_markers(bool_re) == [SessionMarker(id=SID)]
 
 
 def test_legacy_plain_uuid_marker() -> None:
