@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from hummingbird_agent import budgets
+from hummingbird_agent.logs.chunks import find_chunks
 from hummingbird_agent.logs.cues import CUE_LITERALS, cached_cue_score, cue_score
 from hummingbird_agent.logs.diff import diff_finder, passing_signatures
 from hummingbird_agent.logs.excerpt import Excerpt, LogSource, assemble, iter_blocks, scan
@@ -38,6 +39,10 @@ def excerpt_examples(source: LogSource, examples: Sequence[Example], max_lines: 
     )
     view = scan(source, finder)
     text = view.text_of()
+    chunks = find_chunks(text, view.total_lines, examples, max_lines)
+    if chunks:
+        best = chunks[0]
+        return assemble(view, [(best.first, best.last)], "examples")
     scores = {n: example_score(profile, line) for n, line in text.items()}
     shape = Shape(gap=3, keep_ratio=0.8)
     prior = _position_prior(profile, view.total_lines, shape)

@@ -110,3 +110,18 @@ def test_passing_mode_keeps_every_new_block_and_the_frames_between():
     assert len(failing) - 1 in got
     assert not got & set(range(2, 2 + len(downloads)))  # new but no failure evidence
     assert len(got) > budgets.EXCERPT_MAX_LINES - 30
+
+
+def test_example_mode_prefers_the_short_chunk_shaped_like_the_examples_over_a_big_similar_block():
+    # A long list of lines resembling the examples' body, but no line like their first line.
+    listing = [f"  {i}. https://example.org/pkg/mode-{i}" for i in range(80)]
+    chunk = ["> Links", "  1. [L12] 301 https://example.org/pkg/moved", "> Dupes", "  None"]
+    examples = [
+        Example("> Links\n  1. [L40] 301 https://example.org/pkg/old\n  2. [L90] 502 https://example.org/x\n> Dupes\n  None",
+                ("Links",), 3),
+        Example("> Links\n  1. [L7] 404 https://example.org/pkg/gone\n> Dupes\n  None", ("Links",), 3),
+    ]
+    log = FILLER[:50] + listing + ["checking links"] + chunk + ["done", "exit 1", "bye"]
+    excerpt = excerpt_lines(log, examples=examples)
+    start = 50 + len(listing) + 2
+    assert excerpt.ranges == ((start, start + 3),)
