@@ -55,8 +55,10 @@ def serve(config_path: str | None, role: str) -> int:
 def run_workflow(args: argparse.Namespace) -> int:
     from hummingbird_agent.agent import run_command
     from hummingbird_agent.data_sources import register_selected
+    from hummingbird_agent.runner.cli_post import make_poster
 
-    return run_command(load(args.config), args, register_selected)
+    loaded = load(args.config)
+    return run_command(loaded, args, register_selected, make_poster(loaded) if args.post else None)
 
 
 def bamboo(args: argparse.Namespace) -> int:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+import uuid
+from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
 from typing import Any, TextIO
@@ -20,21 +22,23 @@ from hummingbird_agent.observability import setup_logging
 from hummingbird_agent.sandbox import SandboxFactory
 from hummingbird_agent.sessions.local import load_directory, save_directory
 
+# post(request, note, ok): what --post does with the note once it is printed.
+Poster = Callable[[RunRequest, str, bool], Awaitable[None]]
 # Exit codes: 0 the model answered; 1 the run ended without an answer or the session was not saved.
 EXIT_OK, EXIT_NO_ANSWER, EXIT_USAGE = 0, 1, 2
 
 
-def run_command(loaded: LoadedConfig, args: argparse.Namespace, register_sources: SourceRegistrar | None = None) -> int:
-    """`python -m hummingbird_agent run ...`; bad input raises AgentError (printed by main as one line)."""
+def run_command(
+    loaded: LoadedConfig, args: argparse.Namespace, register_sources: SourceRegistrar | None = None,
+    poster: Poster | None = None,
+) -> int:
+    """`python -m hummingbird_agent run ...`; bad input raises AgentError (printed by main as one line).
+    With `poster` (from --post) the note is also posted to the MR after it is printed."""
     load_workflow(loaded, args.workflow)
-    if args.post:
-        # The GitLab note layer passes its poster as RunDeps.publish; until then printing is all there is.
-        print("error: --post needs the GitLab note layer, which is not part of this build", file=sys.stderr)
-        return EXIT_USAGE
     request = build_request(args)
     model = build_model(loaded)
     redact = setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), json_lines=False)
-    outcome = asyncio.run(execute(loaded, request, model, args.save_session, register_sources, redact))
+    outcome = asyncio.run(execute(loaded, request, model, args.save_session, register_sources, redact, poster=poster))
     return report(outcome, sys.stderr)
 
 
@@ -42,13 +46,16 @@ def build_request(args: argparse.Namespace) -> RunRequest:
     """The run the arguments ask for; a bad --resume directory fails here, before any set-up."""
     if args.resume and not args.message:
         raise PermanentError("--resume needs --message TEXT (the reply to answer)")
+    resume = load_directory(Path(args.resume)) if args.resume else None
     return RunRequest(
         workflow=args.workflow,
         project=args.project,
         mr_iid=args.mr,
         pipeline_id=args.pipeline,
-        resume=load_directory(Path(args.resume)) if args.resume else None,
+        resume=resume,
         message=args.message,
+        # Known before the run so that a posted note can carry it in its session marker.
+        session_id=None if resume is not None else str(uuid.uuid4()),
     )
 
 
@@ -61,6 +68,7 @@ async def execute(
     redact: Any = str,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    poster: Poster | None = None,
 ) -> RunOutcome:
     """Run once with the configured sandbox backend; the note goes to `out`, progress to `err`.
     The model is closed at the end."""
@@ -70,6 +78,8 @@ async def execute(
 
     async def publish(note: str, result: LoopResult) -> None:
         print(note, file=out, flush=True)
+        if poster is not None:
+            await poster(request, note, result.status == "completed")
 
     def progress(step: StepRecord, contents: list[Content]) -> None:
         tools = ", ".join(step.tools) or "none"

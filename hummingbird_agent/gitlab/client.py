@@ -97,7 +97,7 @@ class GitLabClient:
             self._bot_id = await self._call("GET /user", whoami)
         return self._bot_id
 
-    async def access_level(self, project_id: int, user_id: int) -> int:
+    async def access_level(self, project_id: int | str, user_id: int) -> int:
         """The user's effective access level on the project (inherited included); 0 for non-members."""
         def level(gl: gitlab.Gitlab) -> int:
             try:
@@ -110,7 +110,7 @@ class GitLabClient:
 
         return await self._call(f"member {user_id} of project {project_id}", level)
 
-    async def discussions(self, project_id: int, iid: int) -> list[dict[str, Any]]:
+    async def discussions(self, project_id: int | str, iid: int) -> list[dict[str, Any]]:
         """Every discussion of the MR as plain dicts (all pages)."""
         def fetch(gl: gitlab.Gitlab) -> list[dict[str, Any]]:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
@@ -118,14 +118,14 @@ class GitLabClient:
 
         return await self._call(f"discussions of !{iid}", fetch)
 
-    async def discussion(self, project_id: int, iid: int, discussion_id: str) -> dict[str, Any]:
+    async def discussion(self, project_id: int | str, iid: int, discussion_id: str) -> dict[str, Any]:
         def fetch(gl: gitlab.Gitlab) -> dict[str, Any]:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
             return dict(mr.discussions.get(discussion_id).asdict())
 
         return await self._call(f"discussion {discussion_id} of !{iid}", fetch)
 
-    async def create_thread(self, project_id: int, iid: int, body: str, internal: bool) -> PostedNote:
+    async def create_thread(self, project_id: int | str, iid: int, body: str, internal: bool) -> PostedNote:
         """A new top-level discussion (thread) on the MR."""
         def create(gl: gitlab.Gitlab) -> PostedNote:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
@@ -137,7 +137,7 @@ class GitLabClient:
 
         return await self._call(f"create thread on !{iid}", create)
 
-    async def reply(self, project_id: int, iid: int, discussion_id: str, body: str) -> PostedNote:
+    async def reply(self, project_id: int | str, iid: int, discussion_id: str, body: str) -> PostedNote:
         def add(gl: gitlab.Gitlab) -> PostedNote:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
             disc = mr.discussions.get(discussion_id, lazy=True)
@@ -146,7 +146,7 @@ class GitLabClient:
 
         return await self._call(f"reply in {discussion_id} on !{iid}", add)
 
-    async def update_note(self, project_id: int, iid: int, discussion_id: str, note_id: int, body: str) -> None:
+    async def update_note(self, project_id: int | str, iid: int, discussion_id: str, note_id: int, body: str) -> None:
         def update(gl: gitlab.Gitlab) -> None:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
             disc = mr.discussions.get(discussion_id, lazy=True)
@@ -154,7 +154,7 @@ class GitLabClient:
 
         await self._call(f"update note {note_id} on !{iid}", update)
 
-    async def resolve_thread(self, project_id: int, iid: int, discussion_id: str) -> None:
+    async def resolve_thread(self, project_id: int | str, iid: int, discussion_id: str) -> None:
         def resolve(gl: gitlab.Gitlab) -> None:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
             mr.discussions.update(discussion_id, {"resolved": True})

@@ -37,7 +37,7 @@ def run_args(config: Path, *argv: str) -> list[str]:
          "error: no saved session in /nonexistent/dir (context.json not found)"),
         (["analyze-failures", "--resume", "/nonexistent/dir"], "prompt.md", "error: --resume needs --message TEXT"),
         (["analyze-failures"], "prompt.md", "error: model.api_key_env: environment variable GEMINI_API_KEY is not set"),
-        (["analyze-failures", "--post"], "prompt.md", "error: --post needs the GitLab note layer"),
+        (["analyze-failures", "--post"], "prompt.md", "error: --post needs the bot token in HUMMINGBIRD_GITLAB_TOKEN"),
     ],
 )
 def test_bad_input_is_one_line(
@@ -45,6 +45,7 @@ def test_bad_input_is_one_line(
     argv: list[str], prompt: str, expected: str,
 ) -> None:
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)  # the environment, not our code
+    monkeypatch.delenv("HUMMINGBIRD_GITLAB_TOKEN", raising=False)
     assert main(run_args(write_config(tmp_path, prompt), *argv)) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and expected in captured.err and len(captured.err.strip().splitlines()) == 1
