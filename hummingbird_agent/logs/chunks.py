@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from hummingbird_agent.logs.learn import Example
@@ -52,6 +52,8 @@ class Template:
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
+    """A candidate chunk (1-based, inclusive) and its score."""
+
     first: int
     last: int
     score: float
@@ -130,7 +132,10 @@ def find_chunks(
     return sorted(chunks, key=lambda c: (-c.score, -c.last))
 
 
-def _grow(start, sim, temp, text, sets, weights, body_sim, total, limit) -> Chunk:  # noqa: ANN001, PLR0913
+def _grow(  # noqa: PLR0913 - the search state is passed, not kept in a class
+    start: int, sim: float, temp: Template, text: dict[int, str], sets: dict[int, frozenset[str]],
+    weights: Weights, body_sim: Callable[[int], float], total: int, limit: int,
+) -> Chunk:
     """Extend a chunk from its start line while lines resemble example lines, and score it."""
     cap = min(limit, max(2 * temp.length, temp.length + 10))
     last, misses, matched, total_sim = start, 0, 0, 0.0

@@ -117,8 +117,8 @@ def test_example_mode_prefers_the_short_chunk_shaped_like_the_examples_over_a_bi
     listing = [f"  {i}. https://example.org/pkg/mode-{i}" for i in range(80)]
     chunk = ["> Links", "  1. [L12] 301 https://example.org/pkg/moved", "> Dupes", "  None"]
     examples = [
-        Example("> Links\n  1. [L40] 301 https://example.org/pkg/old\n  2. [L90] 502 https://example.org/x\n> Dupes\n  None",
-                ("Links",), 3),
+        Example("> Links\n  1. [L40] 301 https://example.org/pkg/old\n  2. [L90] 502 https://example.org/x\n"
+                "> Dupes\n  None", ("Links",), 3),
         Example("> Links\n  1. [L7] 404 https://example.org/pkg/gone\n> Dupes\n  None", ("Links",), 3),
     ]
     log = FILLER[:50] + listing + ["checking links"] + chunk + ["done", "exit 1", "bye"]
