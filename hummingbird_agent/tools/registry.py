@@ -4,7 +4,9 @@ which validates arguments, runs the handler and shapes any output into a ToolRes
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -57,7 +59,7 @@ class ToolRegistry:
         name = entry.tool.name
         if name in self._tools:
             raise ValueError(f"tool {name!r} is registered twice")
-        jsonschema.Draft202012Validator.check_schema(entry.tool.parameters)
+        _check_schema(json.dumps(entry.tool.parameters, sort_keys=True))
         self._tools[name] = entry
 
     def declarations(self) -> list[ToolDeclaration]:
@@ -116,6 +118,12 @@ class ToolRegistry:
             log.warning("tool failed tool=%s error=%s", name, message)
             log.debug("tool traceback tool=%s", name, exc_info=True)
             return ToolResult.error("tool_error", f"{name} failed: {message}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _check_schema(schema_json: str) -> None:
+    """Schemas are static: each distinct one is checked once per process, not once per run."""
+    jsonschema.Draft202012Validator.check_schema(json.loads(schema_json))
 
 
 def argument_problem(schema: Mapping[str, Any], args: Any) -> str | None:

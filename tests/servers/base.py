@@ -103,6 +103,8 @@ class _Failure:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # The default listen backlog of 5 drops concurrent connects, which then wait a 1 s SYN retransmit.
+    request_queue_size = 128
     # Keep-alive connections of clients that never close must not block stop().
     block_on_close = False
 

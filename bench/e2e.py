@@ -1,0 +1,159 @@
+"""End-to-end service benchmark: webhook -> placeholder latency and note throughput of one worker.
+
+Single-machine mode (webhook ingress, embedded queue, local sessions) against the fake GitLab and the
+scripted Gemini server answering every turn after MODEL_LATENCY_S. Each run is TURNS model turns (two tool
+calls, then the note). The ideal throughput for CONCURRENCY parallel runs is CONCURRENCY / (TURNS * latency);
+`efficiency_vs_ideal` is the measured throughput divided by it. Prints one JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import requests
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.runner.harness import PROJECT, PROJECT_ID, pipeline_event, seed_gitlab  # noqa: E402
+from tests.servers import GeminiServer, GitLabServer  # noqa: E402
+from tests.servers.gemini import function_call_turn, text_turn  # noqa: E402
+
+RUNS = 40
+CONCURRENCY = 10
+MODEL_LATENCY_S = 0.2
+TURNS = 3
+SECRET = "bench-hook-secret"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def write_config(directory: Path, gitlab: GitLabServer, gemini: GeminiServer, port: int) -> Path:
+    config: dict[str, Any] = {
+        "gitlab": {"url": gitlab.url, "token_env": "HB_BOT_TOKEN"},
+        "model": {"provider": "gemini", "api_key_env": "GEMINI_API_KEY", "base_url": gemini.url},
+        "queues": {"backend": "embedded", "embedded_path": "queue.sqlite", "max_concurrent_agents": CONCURRENCY,
+                   "wait_time_s": 1},
+        "webhook": {"enabled": True, "host": "127.0.0.1", "port": port, "secret_env": "HOOK_SECRET"},
+        "sessions": {"backend": "local", "directory": "sessions"},
+        "workflows": {"analyze-failures": {
+            "description": "bench", "prompt": str(REPO / "workflows/analyze-failures.md"), "triggers": ["pipeline"],
+            "data_sources": {"gitlab": {"token_env": "GITLAB_READ_TOKEN"}},
+            "projects": {PROJECT: {"max_runs_per_mr": 5}},
+        }},
+    }
+    path = directory / "config.yaml"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def watch_notes(gitlab: GitLabServer, stop: threading.Event, seen: dict[int, dict[str, float]]) -> None:
+    """Record when each MR first shows a placeholder and a final note (5 ms resolution)."""
+    while not stop.is_set():
+        now = time.monotonic()
+        for (_, iid), discussions in list(gitlab.discussions.items()):
+            for discussion in list(discussions):
+                body = discussion["notes"][0]["body"]
+                times = seen.setdefault(iid, {})
+                times.setdefault("placeholder", now)
+                if not body.startswith("Running the workflow"):
+                    times.setdefault("final", now)
+        time.sleep(0.005)
+
+
+def drive(config_path: Path, port: int, gitlab: GitLabServer) -> dict[str, float]:
+    """The service runs in its own process, as in production; the fakes and the clock stay here.
+    BENCH_LOG (file) and BENCH_LOG_LEVEL capture its log; BENCH_PROFILE writes a cProfile of it."""
+    env = {**os.environ, "HB_BOT_TOKEN": gitlab.bot_token, "GEMINI_API_KEY": "test-key",
+           "GITLAB_READ_TOKEN": gitlab.read_token, "HOOK_SECRET": SECRET,
+           "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING")}
+    profile = ["-m", "cProfile", "-o", os.environ["BENCH_PROFILE"]] if os.environ.get("BENCH_PROFILE") else []
+    cmd = [sys.executable, *profile, "-m", "hummingbird_agent", "serve", "--config", str(config_path)]
+    log_file = open(os.environ.get("BENCH_LOG", os.devnull), "w")  # noqa: SIM115 - closed below
+    service = subprocess.Popen(cmd, cwd=REPO, env=env, stderr=log_file)
+    try:
+        wait_ready(f"http://127.0.0.1:{port}/readyz")
+        return send_and_watch(f"http://127.0.0.1:{port}/webhook", gitlab)
+    finally:
+        service.send_signal(signal.SIGTERM)
+        service.wait(60)
+        log_file.close()
+
+
+def send_and_watch(url: str, gitlab: GitLabServer) -> dict[str, float]:
+    seen: dict[int, dict[str, float]] = {}
+    watcher_stop = threading.Event()
+    watcher = threading.Thread(target=watch_notes, args=(gitlab, watcher_stop, seen), daemon=True)
+    watcher.start()
+    sent: dict[int, float] = {}
+    session = requests.Session()
+    started = time.monotonic()
+    for iid in range(1, RUNS + 1):
+        body = pipeline_event(pipeline_id=1000 + iid, sha=f"{iid:040x}")
+        body["merge_request"]["iid"] = iid
+        sent[iid] = time.monotonic()
+        session.post(url, json=body, headers={"X-Gitlab-Token": SECRET, "X-Gitlab-Event": "Pipeline Hook"},
+                     timeout=10).raise_for_status()
+    while len([s for s in seen.values() if "final" in s]) < RUNS:
+        if time.monotonic() - started > 300:
+            raise SystemExit("bench timed out")
+        time.sleep(0.05)
+    watcher_stop.set()
+    elapsed = max(s["final"] for s in seen.values()) - started
+    latencies = sorted((seen[i]["placeholder"] - sent[i]) * 1000 for i in sent)
+    return {"elapsed_s": elapsed, "p50": statistics.median(latencies),
+            "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]}
+
+
+def wait_ready(url: str) -> None:
+    for _ in range(400):
+        try:
+            if requests.get(url, timeout=1).status_code == 200:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.05)
+    raise SystemExit("service did not become ready")
+
+
+def main() -> None:
+    gemini_server = GeminiServer(latency_s=MODEL_LATENCY_S)
+    with tempfile.TemporaryDirectory() as tmp, GitLabServer() as gitlab, gemini_server as gemini:
+        seed_gitlab(gitlab)
+        for iid in range(1, RUNS + 1):
+            gitlab.add_mr(PROJECT_ID, iid, sha=f"{iid:040x}")
+        turns = []
+        for _ in range(RUNS):
+            turns += [function_call_turn("gitlab_get_mr_details", {"project": PROJECT, "mr_iid": 1})] * (TURNS - 1)
+            turns.append(text_turn("## Analysis\nbench"))
+        gemini.script(*turns)
+        port = free_port()
+        figures = drive(write_config(Path(tmp), gitlab, gemini, port), port, gitlab)
+    ideal_per_s = CONCURRENCY / (TURNS * MODEL_LATENCY_S)
+    measured_per_s = RUNS / figures["elapsed_s"]
+    print(json.dumps({
+        "placeholder_p50_ms": round(figures["p50"], 1),
+        "placeholder_p99_ms": round(figures["p99"], 1),
+        "efficiency_vs_ideal": round(measured_per_s / ideal_per_s, 3),
+        "notes_per_s": round(measured_per_s, 2),
+        "ideal_notes_per_s": round(ideal_per_s, 2),
+    }))
+
+
+if __name__ == "__main__":
+    main()
