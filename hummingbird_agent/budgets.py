@@ -66,6 +66,9 @@ EXCERPT_MAX_LINES = 60
 # Default size with a passing run: every new block with failure evidence is output (a long stack
 # trace or a list of compiler errors is the explanation), up to this many lines.
 EXCERPT_PASSING_MAX_LINES = 1000
+# Default size with examples: the chunk found grows to about twice the matching example's length,
+# up to this many lines (earlier chunks of a project can be long lists of failed tests).
+EXCERPT_EXAMPLES_MAX_LINES = 400
 # Bytes read and scanned at a time. Large enough that the per-block Python work is amortised, small
 # enough that a block plus its split lines stays a few MB of the < 100 MB the localiser may use.
 EXCERPT_READ_BLOCK_BYTES = 1024 * 1024
@@ -194,6 +197,45 @@ BAMBOO_SIMILAR_MIN_SCORE = 0.6
 BAMBOO_SIMILAR_INCIDENTS = 5
 # Characters of one past incident's summary in the diagnosis prompt (seed: content[:500]).
 BAMBOO_PROMPT_SUMMARY_CHARS = 500
+
+# --- knowledge base exploration (ContextEnricher, MCP) ---------------------------------------------
+# Connecting to one external MCP server (spawn or HTTP, initialize, list_tools); a stdio server that
+# needs longer is counted as failed and contributes no tools. Measured: stdio ~0.6 s, HTTP ~0.05 s.
+MCP_CONNECT_TIMEOUT_S = 20.0
+# One MCP tool call on an external server; a slower call is skipped like any failed call.
+MCP_CALL_TIMEOUT_S = 60.0
+# Wall clock of one run of generated orchestration code in the sandbox, tool calls included (the
+# public implementation allows 600 s; ours runs in the automatic phases, so it must not hold a worker
+# slot that long). Must stay below SANDBOX_MAX_LIFETIME_S.
+EXPLORE_CODE_TIMEOUT_S = 120.0
+# Tool calls one run of orchestration code may make; later calls are refused (the code sees an error).
+EXPLORE_MAX_TOOL_CALLS = 30
+# JSON bytes of one tool result sent back into the sandbox; larger results are cut to a preview.
+EXPLORE_RESULT_MAX_BYTES = 64 * 1024
+# JSON bytes of all tool results of one run; once reached, further calls are refused. With
+# EXPLORE_RESULT_MAX_BYTES that is at least 8 full results.
+EXPLORE_TOTAL_RESULT_MAX_BYTES = 512 * 1024
+# Longest protocol line the sandbox may send (a call request or the final value); longer ends the run.
+EXPLORE_MESSAGE_MAX_BYTES = 1024 * 1024
+# Context window the tool block is fitted into (tokens). Gemini serves 1M; the explorer's prompts are
+# kept far smaller because cost and tool-selection accuracy both degrade with huge catalogues.
+TOOL_CONTEXT_WINDOW_TOKENS = 128_000
+# Tokens kept free for the model's answer and headroom when fitting the tool block (seed default).
+TOOL_BUDGET_MARGIN = 1024
+# At most this many tools get a full JSON schema in a prompt, even when all would fit (seed default).
+TOOL_MAX_FULL_SCHEMAS = 25
+# Ranking pool of tool retrieval (seed: max(40, 3 x TOOL_MAX_FULL_SCHEMAS)).
+TOOL_RETRIEVAL_CANDIDATE_K = max(40, 3 * TOOL_MAX_FULL_SCHEMAS)
+# Full-schema slots reserved for description matches (source 2) so new tools are never crowded out
+# by tools past investigations used; at most TOOL_MAX_FULL_SCHEMAS.
+TOOL_RESERVED_EXPLORE = 5
+# Token estimate when no count API is at hand: bytes / 4 (JSON-heavy English; the scripted model's
+# usage estimate uses the same ratio).
+TOOL_BYTES_PER_TOKEN = 4
+# Procedures exposed as proc__ tools (most reused first), and the longest proc__ tool name (longer
+# signatures are cut and suffixed with a hash).
+PROCEDURE_TOOLS_MAX = 25
+PROCEDURE_TOOL_NAME_MAX_CHARS = 60
 
 # --- data sources ---------------------------------------------------------------------------------
 # Connect/read timeout of one data-source HTTP request (GitLab read token, Kubernetes, Kubearchive,

@@ -81,7 +81,7 @@ def excerpt_lines(
     if passing is not None:
         return excerpt_passing(source, passing, max_lines or budgets.EXCERPT_PASSING_MAX_LINES)
     if examples:
-        return excerpt_examples(source, examples, limit)
+        return excerpt_examples(source, examples, max_lines or budgets.EXCERPT_EXAMPLES_MAX_LINES)
     return excerpt_unsupervised(source, limit)
 
 
