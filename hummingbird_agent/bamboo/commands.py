@@ -152,5 +152,27 @@ def stats_command(loaded: LoadedConfig) -> int:
 
 
 def analyze_command(loaded: LoadedConfig, path: str, as_json: bool) -> int:
-    print("error: bamboo analyze: diagnosis from the knowledge base is not available yet", file=sys.stderr)
-    return 2
+    """`bamboo analyze INCIDENT.json [--json]`: diagnose one incident and print the AnalysisResult."""
+    from hummingbird_agent.bamboo import service
+    from hummingbird_agent.bamboo.factory import build_stores
+    from hummingbird_agent.models import build_model
+
+    try:
+        incident = service.read_incident(path)
+        stores = build_stores(loaded)
+        model = build_model(loaded)
+        navigator = service.build_navigator(loaded, model, stores)
+    except AgentError as exc:
+        return service.report_error(exc)
+
+    async def run() -> int:
+        try:
+            result = await service.analyze_incident(navigator, stores, incident)
+        except AgentError as exc:
+            return service.report_error(exc)
+        finally:
+            await model.aclose()
+        service.print_result(result, as_json)
+        return 0
+
+    return asyncio.run(run())

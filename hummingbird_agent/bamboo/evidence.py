@@ -79,24 +79,27 @@ class GraphIndex:
                    symptoms)
 
     def rank(self, clues: Mapping[str, Sequence[str]], similar: Sequence[PastIncident],
+             scores: Mapping[str, tuple[float, str]] | None = None,
              limit: int = budgets.BAMBOO_CANDIDATE_CAUSES) -> tuple[CandidateCause, ...]:
         """Causes reached by the clues or by similar past incidents: most clue types first, then the
-        best similarity, then frequency, then confidence."""
+        best similarity of any of their incidents (also below the "similar" bar), then frequency,
+        then confidence."""
         reached: dict[str, _Cause] = {}
         for clue, names in clues.items():
             for name in names:
                 for cause in self.links.get((clue, name), ()):
                     if cause in self.causes:
                         reached.setdefault(cause, _Cause(self.causes[cause])).reached[clue].add(name)
-        best: dict[str, float] = {}
-        for incident in similar:
-            for cause, row in self.causes.items():
-                if incident.incident_id in row.incidents and incident.score > best.get(cause, 0.0):
-                    best[cause] = incident.score
-                    reached.setdefault(cause, _Cause(row)).reached[SIMILAR_CLUE].add(incident.incident_id)
-        ranked = sorted(reached.values(), key=lambda c: (-len(c.reached), -best.get(c.row.name, 0.0),
+        close = {p.incident_id for p in similar}
+        for cause, row in self.causes.items():
+            for gid in close.intersection(row.incidents):
+                reached.setdefault(cause, _Cause(row)).reached[SIMILAR_CLUE].add(gid)
+        scores = {**{p.incident_id: (p.score, p.matched) for p in similar}, **(scores or {})}
+        best = {name: max((scores[g][0] for g in c.row.incidents if g in scores), default=0.0)
+                for name, c in reached.items()}
+        ranked = sorted(reached.values(), key=lambda c: (-len(c.reached), -best[c.row.name],
                                                          -c.row.frequency, -c.row.confidence, c.row.name))
-        return tuple(self._candidate(c, best.get(c.row.name, 0.0)) for c in ranked[:limit])
+        return tuple(self._candidate(c, best[c.row.name]) for c in ranked[:limit])
 
     def _candidate(self, cause: _Cause, similarity: float) -> CandidateCause:
         row = cause.row
@@ -116,21 +119,27 @@ class GraphIndex:
         return list(dict.fromkeys(lines))[:limit]
 
 
-async def similar_incidents(vectors: VectorStore, embedder: Embedder, texts: Sequence[str],
-                            exclude: str = "") -> tuple[PastIncident, ...]:
-    """Two steps: texts like the failure's -> incident ids (best score each) -> their stored summaries."""
+Scores = dict[str, tuple[float, str]]  # incident id -> (best score, name of the matched text)
+
+
+async def incident_scores(vectors: VectorStore, embedder: Embedder, texts: Sequence[str],
+                          exclude: str = "") -> Scores:
+    """Step one: stored texts like the failure's -> incident ids with their best scores."""
     queries = [t for t in dict.fromkeys(t.strip() for t in texts) if t][: budgets.BAMBOO_VECTOR_QUERIES]
-    if not queries:
-        return ()
-    best: dict[str, tuple[float, str]] = {}
-    for vector in await embedder.embed(queries):
+    best: Scores = {}
+    for vector in await embedder.embed(queries) if queries else []:
         for section in FAILURE_SECTIONS:
-            for hit in await vectors.search(vector, section, budgets.BAMBOO_VECTOR_HITS,
-                                            budgets.BAMBOO_SIMILAR_MIN_SCORE):
+            for hit in await vectors.search(vector, section, budgets.BAMBOO_VECTOR_HITS):
                 gid = str(hit.payload.get("incident_id", ""))
                 if gid and gid != exclude and hit.score > best.get(gid, (0.0, ""))[0]:
                     best[gid] = (hit.score, str(hit.payload.get("name", "")))
-    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[: budgets.BAMBOO_SIMILAR_INCIDENTS]
+    return best
+
+
+async def similar_incidents(vectors: VectorStore, scores: Scores) -> tuple[PastIncident, ...]:
+    """Step two: the incidents similar enough to count, with their stored narrative summaries."""
+    ranked = sorted(((gid, v) for gid, v in scores.items() if v[0] >= budgets.BAMBOO_SIMILAR_MIN_SCORE),
+                    key=lambda kv: (-kv[1][0], kv[0]))[: budgets.BAMBOO_SIMILAR_INCIDENTS]
     out = []
     for gid, (score, matched) in ranked:
         summaries = await vectors.by_incident(gid, SUMMARY_SECTION)

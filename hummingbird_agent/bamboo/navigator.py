@@ -14,9 +14,15 @@ from typing import Any, Protocol
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.accumulator import Stores
-from hummingbird_agent.bamboo.analysis import NO_EXPLORER, AnalysisResult, CandidateCause, Evidence
+from hummingbird_agent.bamboo.analysis import NO_EXPLORER, AnalysisResult, CandidateCause, Evidence, PastIncident
 from hummingbird_agent.bamboo.diagnosis import Diagnosis, diagnose, draft_email, fallback_diagnosis
-from hummingbird_agent.bamboo.evidence import GraphIndex, clues_of, similar_incidents
+from hummingbird_agent.bamboo.evidence import (
+    GraphIndex,
+    Scores,
+    clues_of,
+    incident_scores,
+    similar_incidents,
+)
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType
@@ -87,8 +93,9 @@ class ReasoningNavigator:
         local = with_examples(incident, index.failure_lines(f"project={project}") if project else [])
         graph = await self._clues(local, notes)
         clues = clues_of(graph)
-        similar = await self._similar(graph, local, notes)
-        evidence = Evidence(clues, index.rank(clues, similar), index.novel_leads(clues["symptom"]), similar)
+        scores, similar = await self._similar(graph, local, notes)
+        candidates = index.rank(clues, similar, scores)
+        evidence = Evidence(clues, candidates, index.novel_leads(clues["symptom"]), similar)
         return evidence, index
 
     async def analyze(self, incident: IncidentInput) -> AnalysisResult:
@@ -133,18 +140,20 @@ class ReasoningNavigator:
             notes.append(f"clue extraction failed ({exc})")
             return KnowledgeGraph()
 
-    async def _similar(self, graph: KnowledgeGraph, incident: IncidentInput, notes: list[str]) -> tuple:
+    async def _similar(self, graph: KnowledgeGraph, incident: IncidentInput, notes: list[str]
+                       ) -> tuple[Scores, tuple[PastIncident, ...]]:
         symptoms = graph.of_type(NodeType.SYMPTOM)
         texts = [s.description or s.name for s in symptoms] + [s.name for s in symptoms]
         texts += [clip(t, budgets.BAMBOO_PROMPT_LOG_CHARS) for t in incident.task_logs.values()]
         texts += [n.description for n in graph.of_type(NodeType.TASK_CONTEXT)]
         try:
-            return await similar_incidents(self._stores.vectors, self._stores.embedder, texts,
+            scores = await incident_scores(self._stores.vectors, self._stores.embedder, texts,
                                            exclude=self._extractor.incident_id(incident))
+            return scores, await similar_incidents(self._stores.vectors, scores)
         except AgentError as exc:
             log.warning("vector retrieval failed; diagnosing from the graph only: %s", exc)
             notes.append(f"similar past incidents could not be searched ({exc})")
-            return ()
+            return {}, ()
 
     async def _diagnose(self, task: Mapping[str, Any], evidence: Evidence, extra: Mapping[str, Any],
                         notes: list[str]) -> Diagnosis:

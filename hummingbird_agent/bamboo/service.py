@@ -1,0 +1,81 @@
+"""Knowledge base in the service and on the command line: build the navigator from config, analyse
+one incident file, and learn an MR's last analysed failure (`/hummingbird learn`, learn-on-success).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from pathlib import Path
+
+from hummingbird_agent.bamboo.accumulator import Stores
+from hummingbird_agent.bamboo.analysis import AnalysisResult
+from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.incidents import parse_incident
+from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
+from hummingbird_agent.bamboo.navigator import Explorer, ReasoningNavigator
+from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
+from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.errors import AgentError, ConfigError
+from hummingbird_agent.models import Model
+
+log = logging.getLogger(__name__)
+ACCUMULATE_WORKFLOW = "bamboo-accumulate"
+DIAGNOSE_WORKFLOW = "bamboo-diagnose"
+LEARN_COMMAND = "learn"
+
+
+def workflow_guidance(loaded: LoadedConfig, workflow: str) -> str:
+    """The domain guidance of a bamboo workflow (its .md body); empty when the workflow is not configured."""
+    if workflow not in loaded.config.workflows:
+        return ""
+    path = loaded.prompt_path(workflow)
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"workflow {workflow}: cannot read prompt file {path.name} ({exc.strerror})") from None
+
+
+def build_navigator(loaded: LoadedConfig, model: Model, stores: Stores,
+                    explorer: Explorer | None = None) -> ReasoningNavigator:
+    cfg = loaded.config.bamboo
+    llm = JsonLLM(ModelText(model, cfg.model))
+    salt = (loaded.secret(cfg.pseudonym_salt_env) or "").encode()
+    extractor = KnowledgeGraphExtractor(default_registry().create(cfg.extraction_strategy, StrategyDeps(llm, salt)))
+    return ReasoningNavigator(extractor, llm, stores, explorer, cfg.exploratory_threshold,
+                              workflow_guidance(loaded, DIAGNOSE_WORKFLOW))
+
+
+def read_incident(path: str) -> IncidentInput:
+    """INCIDENT.json: one object with the fields of a `populate` line; ConfigError (one line) otherwise."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})") from None
+    try:
+        return parse_incident(json.dumps(json.loads(text)))
+    except (ValueError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+async def analyze_incident(navigator: ReasoningNavigator, stores: Stores, incident: IncidentInput) -> AnalysisResult:
+    """Open the stores, diagnose, close them."""
+    await stores.graph.open()
+    try:
+        await stores.vectors.open()
+        try:
+            return await navigator.analyze(incident)
+        finally:
+            await stores.vectors.aclose()
+    finally:
+        await stores.graph.aclose()
+
+
+def print_result(result: AnalysisResult, as_json: bool) -> None:
+    print(json.dumps(result.to_json(), indent=2) if as_json else result.render(), file=sys.stdout)
+
+
+def report_error(exc: AgentError) -> int:
+    print(f"error: bamboo analyze: {exc}", file=sys.stderr)
+    return 2
