@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,6 +12,8 @@ from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.mcp.base import BUILTIN, McpTool, ToolCallError
 from hummingbird_agent.tools import StreamingResponse, ToolDef, ToolResult, argument_problem
 from hummingbird_agent.tools.spill import aiter_chunks
+
+log = logging.getLogger(__name__)
 
 
 class BuiltinMcpClient:
@@ -36,12 +39,20 @@ class BuiltinMcpClient:
         problem = argument_problem(tool.parameters, dict(args))
         if problem:
             raise ToolCallError(f"{name}: {problem}")
-        handler = tool.handler
-        if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(getattr(handler, "func", None)):
-            output = await handler(**args)
-        else:
-            output = await asyncio.to_thread(handler, **args)
-        return await _plain(name, output)
+        try:
+            return await _plain(name, await _invoke(tool, args))
+        except ToolCallError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - tool-executor boundary: a failing tool is a failed call
+            log.warning("builtin tool failed tool=%s error=%s", name, type(exc).__name__)
+            raise ToolCallError(f"{name} failed: {type(exc).__name__}: {str(exc)[:200]}") from exc
+
+
+async def _invoke(tool: ToolDef, args: Mapping[str, Any]) -> Any:
+    handler = tool.handler
+    if inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(getattr(handler, "func", None)):
+        return await handler(**args)
+    return await asyncio.to_thread(handler, **args)
 
 
 async def _plain(name: str, output: Any) -> Any:
