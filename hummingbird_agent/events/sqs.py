@@ -11,18 +11,14 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from aiobotocore.session import get_session
-from botocore.exceptions import BotoCoreError, ClientError
 
-from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
+from hummingbird_agent.aws import map_aws_errors
 from hummingbird_agent.events.envelope import fifo_problem
 from hummingbird_agent.events.protocols import BatchResult, OutgoingMessage, ReceivedMessage
 
 # Error codes no retry can fix: a missing queue is left to TransientError since it may be created
 # (or a moto server restarted) while we run.
 _PERMANENT_CODES = frozenset({"InvalidParameterValue", "MissingParameter", "InvalidAttributeName"})
-_AUTH_CODES = frozenset(
-    {"AccessDenied", "InvalidClientTokenId", "SignatureDoesNotMatch", "UnrecognizedClientException"}
-)
 
 
 class State(enum.Enum):
@@ -31,21 +27,9 @@ class State(enum.Enum):
     CLOSED = "closed"
 
 
-@contextlib.contextmanager
-def map_sqs_errors(queue: str, action: str) -> Any:
+def map_sqs_errors(queue: str, action: str) -> contextlib.AbstractContextManager[None]:
     """Translate botocore exceptions into TransientError / PermanentError / ConfigError."""
-    try:
-        yield
-    except ClientError as exc:
-        code = str(exc.response.get("Error", {}).get("Code", "Unknown"))
-        message = f"SQS {action} on {queue}: {code}"
-        if code in _AUTH_CODES:
-            raise ConfigError(message + " (check AWS credentials)") from exc
-        if code in _PERMANENT_CODES:
-            raise PermanentError(message) from exc
-        raise TransientError(message) from exc
-    except BotoCoreError as exc:
-        raise TransientError(f"SQS {action} on {queue}: {type(exc).__name__}") from exc
+    return map_aws_errors(f"SQS {action} on {queue}", _PERMANENT_CODES)
 
 
 class SqsClient:

@@ -11,6 +11,9 @@ import re
 import uuid
 from dataclasses import dataclass
 
+from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.sessions.base import validate_session_id
+
 MARKER_TAG = "hummingbird-session"
 # `<!-- hummingbird-session {"id": "...", "wf": "...", "sha": "..."} -->`, or the legacy plain-UUID form.
 _MARKER_RE = re.compile(r"<!--\s*" + MARKER_TAG + r"[:\s]\s*(?P<payload>[^\n]*?)\s*-->")
@@ -38,9 +41,10 @@ def is_session_id(value: object) -> bool:
     if not isinstance(value, str):
         return False
     try:
-        return str(uuid.UUID(value)) == value.lower() and len(value) == 36
-    except ValueError:
+        validate_session_id(value.lower())
+    except PermanentError:
         return False
+    return True
 
 
 def new_session_id() -> str:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import AfterValidator, ConfigDict, TypeAdapter, ValidationError
 
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.gitlab.markers import is_session_id
@@ -21,6 +21,15 @@ Trigger = Literal["pipeline", "merge_request", "command", "reply"]
 _SESSION_NAMESPACE = uuid.UUID("6f0c1c55-3a55-4c59-9f43-0c6a3b1f2e10")
 
 
+def _uuid(value: str) -> str:
+    if not is_session_id(value):
+        raise ValueError("session id must be a UUID")
+    return value
+
+
+SessionId = Annotated[str, AfterValidator(_uuid)]
+
+
 def derive_session_id(*parts: object) -> str:
     return str(uuid.uuid5(_SESSION_NAMESPACE, "\x1f".join(str(p) for p in parts)))
 
@@ -29,8 +38,10 @@ def derive_session_id(*parts: object) -> str:
 class WorkOrder:
     """One unit of phase-2 work. Automatic triggers are rate-limited; commands and replies are not."""
 
+    __pydantic_config__ = ConfigDict(extra="forbid")  # validated by from_json, like any queue input
+
     kind: WorkKind
-    session_id: str
+    session_id: SessionId
     workflow: str
     trigger: Trigger
     project_id: int
@@ -59,35 +70,11 @@ class WorkOrder:
         if not isinstance(body, dict) or not isinstance(body.get("work_order"), dict):
             raise PermanentError("malformed continuation: no work_order object")
         try:
-            parsed = _WorkOrderModel.model_validate(body["work_order"])
+            return _ADAPTER.validate_python(body["work_order"])
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise PermanentError(f"malformed continuation: {where}: {first['msg']}") from None
-        return WorkOrder(**parsed.model_dump())
 
 
-class _WorkOrderModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    kind: WorkKind
-    session_id: str
-    workflow: str
-    trigger: Trigger
-    project_id: int
-    project: str
-    mr_iid: int
-    sha: str | None = None
-    pipeline_id: int | None = None
-    discussion_id: str | None = None
-    discussion_internal: bool = False
-    note_id: int | None = None
-    message: str | None = None
-    user_id: int | None = None
-
-    @field_validator("session_id")
-    @classmethod
-    def _uuid(cls, value: str) -> str:
-        if not is_session_id(value):
-            raise ValueError("session id must be a UUID")
-        return value
+_ADAPTER = TypeAdapter(WorkOrder)

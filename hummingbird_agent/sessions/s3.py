@@ -8,14 +8,15 @@ from __future__ import annotations
 import contextlib
 import enum
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import Any
 
 from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hummingbird_agent import budgets
-from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
+from hummingbird_agent.aws import map_aws_errors
+from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.sessions.base import (
     ARCHIVE_FILE,
     CONTEXT_FILE,
@@ -25,7 +26,6 @@ from hummingbird_agent.sessions.base import (
 )
 
 _MISSING = frozenset({"NoSuchKey", "404", "NotFound"})
-_AUTH = frozenset({"AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403"})
 
 
 class State(enum.Enum):
@@ -34,20 +34,9 @@ class State(enum.Enum):
     CLOSED = "closed"
 
 
-@contextlib.contextmanager
-def map_s3_errors(action: str, key: str) -> Iterator[None]:
-    try:
-        yield
-    except ClientError as exc:
-        code = str(exc.response.get("Error", {}).get("Code", "Unknown"))
-        message = f"S3 {action} {key}: {code}"
-        if code in _MISSING:
-            raise PermanentError(message) from exc
-        if code in _AUTH:
-            raise ConfigError(message + " (check AWS credentials and the bucket policy)") from exc
-        raise TransientError(message) from exc
-    except BotoCoreError as exc:
-        raise TransientError(f"S3 {action} {key}: {type(exc).__name__}") from exc
+def map_s3_errors(action: str, key: str) -> contextlib.AbstractContextManager[None]:
+    # A missing key is permanent (an expired session); everything else may pass.
+    return map_aws_errors(f"S3 {action} {key}", _MISSING)
 
 
 class S3SessionStore:
