@@ -197,6 +197,12 @@ BAMBOO_SIMILAR_MIN_SCORE = 0.6
 BAMBOO_SIMILAR_INCIDENTS = 5
 # Characters of one past incident's summary in the diagnosis prompt (seed: content[:500]).
 BAMBOO_PROMPT_SUMMARY_CHARS = 500
+# Service (learn / diagnose an MR's failure): failing jobs whose logs are read into one incident; the
+# first few carry the failure, the rest are usually its consequences (and each log is one download).
+BAMBOO_INCIDENT_MAX_JOBS = 3
+# Past incidents listed in the citation footer of an analysis note (the knowledge tools return at most
+# BAMBOO_SIMILAR_INCIDENTS + BAMBOO_CANDIDATE_CAUSES' incidents per call; a note cites the first ones).
+BAMBOO_CITED_INCIDENTS_MAX = 10
 
 # --- knowledge base exploration (ContextEnricher, MCP) ---------------------------------------------
 # Connecting to one external MCP server (spawn or HTTP, initialize, list_tools); a stdio server that
@@ -247,6 +253,9 @@ KUBE_LIST_PAGE_LIMIT = 500
 # Pages followed per source and label selector before giving up on a continue-token loop; with
 # KUBE_LIST_PAGE_LIMIT that is 500k items, far above any commit's PipelineRuns/TaskRuns.
 KUBE_MAX_PAGES = 1000
+# Largest single list item (one PipelineRun/TaskRun's JSON text) held while a page is scanned; etcd caps
+# objects at 1.5 MiB, so only a malformed or hostile stream reaches this (it ends that source as a gap).
+KUBE_MAX_ITEM_BYTES = 64 * 1024 * 1024
 # Testing Farm: retries of a 429/5xx answer (urllib3 Retry) and the backoff factor between them.
 TF_MAX_RETRIES = 3
 TF_RETRY_BACKOFF_S = 0.5

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from urllib.parse import urlsplit
 
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.kube import KubeClient, KubeCredentials, load_kubeconfig, segment
+from hummingbird_agent.data_sources.kube_page import RawItem
 from hummingbird_agent.tools.base import StreamingResponse, ToolDef, ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
 
@@ -50,26 +50,21 @@ class StreamStats:
     excluded: int = 0
 
 
-def _condition(item: dict[str, Any]) -> dict[str, Any] | None:
-    conditions = (item.get("status") or {}).get("conditions") or []
-    return conditions[0] if conditions and isinstance(conditions[0], dict) else None
-
-
-def items_to_jsonl(items: Iterable[dict[str, Any]], status: set[str] | None, stats: StreamStats) -> Iterator[bytes]:
+def items_to_jsonl(items: Iterable[RawItem], status: set[str] | None, stats: StreamStats) -> Iterator[bytes]:
     """Items as JSONL chunks of about STREAM_CHUNK_BYTES; counts every item, keeps those the allowlist allows
-    (items without conditions always pass)."""
+    (items without conditions always pass). Each item's JSON text is passed through as the server sent it."""
     batch: list[bytes] = []
     size = 0
     for item in items:
-        condition = _condition(item)
+        condition = item.condition
         stats.by_reason[str(condition.get("reason") or "Unknown") if condition else "NoConditions"] += 1
         if status is not None and condition is not None and condition.get("status") not in status:
             stats.excluded += 1
             continue
         stats.included += 1
-        line = json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
-        batch.append(line)
-        size += len(line)
+        batch.append(item.raw)
+        batch.append(b"\n")
+        size += len(item.raw) + 1
         if size >= budgets.STREAM_CHUNK_BYTES:
             yield b"".join(batch)
             batch, size = [], 0

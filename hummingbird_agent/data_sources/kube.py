@@ -1,5 +1,5 @@
-"""Kubernetes and Kubearchive over plain requests: kubeconfig credentials, list pages stream-parsed with
-ijson (O(one item) memory), both sources combined and deduplicated by uid, pod logs Kubearchive first."""
+"""Kubernetes and Kubearchive over plain requests: kubeconfig credentials, list pages scanned as raw bytes
+(O(one item) memory), both sources combined and deduplicated by uid, pod logs Kubearchive first."""
 
 from __future__ import annotations
 
@@ -12,19 +12,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import ijson
 import requests
 import urllib3
 import yaml
 
 from hummingbird_agent import budgets
+from hummingbird_agent.data_sources.kube_page import RawItem, scan_page
 from hummingbird_agent.errors import ConfigError
 
 log = logging.getLogger(__name__)
-ITEM_PREFIX = "items.item"
-CONTINUE_PREFIX = "metadata.continue"
-# Everything that can end a streamed page early: transport, chunked framing, gzip and JSON errors.
-STREAM_ERRORS = (requests.RequestException, urllib3.exceptions.HTTPError, ijson.JSONError, OSError, ValueError)
+# Everything that can end a streamed page early: transport, chunked framing, gzip and JSON errors
+# (a cut page is a TruncatedPage, a ValueError).
+STREAM_ERRORS = (requests.RequestException, urllib3.exceptions.HTTPError, OSError, ValueError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,22 +76,6 @@ def _verify(cluster: dict[str, Any]) -> bool | str:
     return True
 
 
-def iter_page(stream: Any, holder: dict[str, str]) -> Iterator[dict[str, Any]]:
-    """Items of one list page read from a file-like; `holder["continue"]` is set in the same pass."""
-    builder: ijson.ObjectBuilder | None = None
-    for prefix, event, value in ijson.parse(stream, use_float=True, buf_size=budgets.STREAM_CHUNK_BYTES):
-        if builder is not None:
-            builder.event(event, value)
-            if prefix == ITEM_PREFIX and event == "end_map":
-                yield builder.value
-                builder = None
-        elif prefix == ITEM_PREFIX and event == "start_map":
-            builder = ijson.ObjectBuilder()
-            builder.event(event, value)
-        elif prefix == CONTINUE_PREFIX and event == "string":
-            holder["continue"] = value
-
-
 class KubeClient:
     """Read-only access to one cluster's live API and (optionally) its Kubearchive, bearer-token auth."""
 
@@ -117,7 +100,7 @@ class KubeClient:
         return session
 
     def iter_paginated(self, session: requests.Session, source: tuple[str, str], path: str,
-                       selector: str, gaps: list[str]) -> Iterator[dict[str, Any]]:
+                       selector: str, gaps: list[str]) -> Iterator[RawItem]:
         """Every item of a list across continue-token pages; a failure is logged, noted in `gaps`, and
         ends this source (partial over nothing)."""
         name, base = source
@@ -132,7 +115,7 @@ class KubeClient:
                         gaps.append(f"{name}: HTTP {resp.status_code} listing {path} ({selector})")
                         return
                     resp.raw.decode_content = True  # urllib3 un-gzips inline
-                    yield from iter_page(resp.raw, holder)
+                    yield from scan_page(resp.raw, holder)
             except STREAM_ERRORS as exc:
                 log.warning("kube list stopped source=%s path=%s error=%s", name, path, type(exc).__name__)
                 gaps.append(f"{name}: listing {path} ({selector}) stopped early: {type(exc).__name__}")
@@ -142,14 +125,14 @@ class KubeClient:
             params["continue"] = holder["continue"]
         gaps.append(f"{name}: listing {path} ({selector}) stopped after {budgets.KUBE_MAX_PAGES} pages")
 
-    def iter_resources(self, path: str, selectors: Sequence[str], gaps: list[str]) -> Iterator[dict[str, Any]]:
+    def iter_resources(self, path: str, selectors: Sequence[str], gaps: list[str]) -> Iterator[RawItem]:
         """Items from every source and selector, each uid once (one session for the whole call)."""
         seen: set[str] = set()
         with self.session() as session:
             for selector in selectors:
                 for source in self.sources:
                     for item in self.iter_paginated(session, source, path, selector, gaps):
-                        uid = (item.get("metadata") or {}).get("uid")
+                        uid = item.uid
                         if uid is not None:
                             if uid in seen:
                                 continue

@@ -72,7 +72,7 @@ async def test_pipelineruns_across_pages_sources_and_selectors_are_deduplicated(
 
 @async_module
 async def test_status_allowlist_filters_but_counts_every_run(
-        registry: ToolRegistry, kube_live: KubeServer) -> None:
+        registry: ToolRegistry, sandbox: PodmanSandbox, kube_live: KubeServer) -> None:
     kube_live.add(run("ok", "Completed", "True"))
     kube_live.add(run("bad", "PipelineRunTimeout", "False"))
     kube_live.add(run("busy", "Running", "Unknown"))
@@ -84,7 +84,7 @@ async def test_status_allowlist_filters_but_counts_every_run(
     result = await registry.execute("konflux_get_pipelineruns",
                                     {"namespace": NS, "commit_sha": SHA, "status": ["False"]})
 
-    names = [json.loads(line)["metadata"]["name"] for line in result.content.splitlines()]
+    names = [item["metadata"]["name"] for item in await jsonl(result, sandbox)]
     assert names == ["bad", "new"]
     assert result.metadata["counts"] == {"Completed": 1, "PipelineRunTimeout": 1, "Running": 1, "NoConditions": 1}
     assert (result.metadata["included"], result.metadata["excluded"]) == (2, 2)
@@ -107,7 +107,8 @@ async def test_truncated_gzip_page_stops_that_source_and_states_the_gap(
 
 
 @async_module
-async def test_unreachable_archive_and_error_status_become_gaps(registry: ToolRegistry, kube_live: KubeServer) -> None:
+async def test_unreachable_archive_and_error_status_become_gaps(
+        registry: ToolRegistry, sandbox: PodmanSandbox, kube_live: KubeServer) -> None:
     kube_live.add(run("live", labels=BUILD | TEST))  # the BUILD query fails, the TEST query finds it
     kube_live.fail_next(1, 503, path="pipelineruns")
     creds = KubeCredentials(kube_live.url, kube_live.token)
@@ -115,7 +116,7 @@ async def test_unreachable_archive_and_error_status_become_gaps(registry: ToolRe
 
     result = await registry.execute("konflux_get_pipelineruns", {"namespace": NS, "commit_sha": SHA})
 
-    assert [json.loads(line)["metadata"]["name"] for line in result.content.splitlines()] == ["live"]
+    assert [item["metadata"]["name"] for item in await jsonl(result, sandbox)] == ["live"]
     gaps = result.metadata["gaps"]
     assert any(g.startswith("kubearchive:") and "ConnectionError" in g for g in gaps)
     assert any(g.startswith("live: HTTP 503") for g in gaps)
