@@ -13,23 +13,22 @@ from hummingbird_agent.logs.excerpt import Excerpt, LogSource, assemble, iter_bl
 from hummingbird_agent.logs.learn import Example, Profile, example_score, learn
 from hummingbird_agent.logs.scan import literal_finder
 from hummingbird_agent.logs.select import Shape, build_blocks, choose, end_prior
+from hummingbird_agent.logs.steps import BOUNDARY_LITERALS, boundary_score
 from hummingbird_agent.logs.stream import HitFinder
+from hummingbird_agent.logs.unsupervised import locate_in_step
 
 
 def unsupervised_finder() -> HitFinder:
+    """Cue lines, plus step boundaries (echoed commands, command ends) at a token score so they stay in view."""
     cache: dict[str, float] = {}
-    return literal_finder(CUE_LITERALS, lambda line: cached_cue_score(cache, line))
+    return literal_finder(
+        CUE_LITERALS + BOUNDARY_LITERALS, lambda line: cached_cue_score(cache, line) or boundary_score(line)
+    )
 
 
 def excerpt_unsupervised(source: LogSource, max_lines: int) -> Excerpt:
     view = scan(source, unsupervised_finder())
-    text = view.text_of()
-    scores = {n: v for region in view.regions for n, v in region.hits.items()}
-    for n in range(view.tail_start, view.total_lines + 1):
-        scores.setdefault(n, cue_score(text[n]))
-    shape = Shape()
-    blocks = build_blocks(scores, text, end_prior(view.total_lines, shape), shape)
-    return assemble(view, choose(blocks, max_lines, shape), "cues")
+    return assemble(view, locate_in_step(view, max_lines), "cues")
 
 
 def excerpt_examples(source: LogSource, examples: Sequence[Example], max_lines: int) -> Excerpt:
@@ -83,8 +82,6 @@ def excerpt_lines(
     if examples:
         return excerpt_examples(source, examples, max_lines or budgets.EXCERPT_EXAMPLES_MAX_LINES)
     return excerpt_unsupervised(source, limit)
-
-
 
 
 def _position_prior(profile: Profile, total: int, shape: Shape) -> Callable[[int], float]:

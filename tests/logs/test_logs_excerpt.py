@@ -23,7 +23,9 @@ def test_unsupervised_finds_the_compiler_error_near_the_end():
     lines = ["gcc -Werror -c a.c", "Tests run: 5, Failures: 0, Errors: 0"] + FILLER + FAILURE + EPILOGUE
     excerpt = excerpt_lines(lines)
     first = len(FILLER) + 3
-    assert set(range(first, first + 4)) <= covered(excerpt)
+    assert set(range(first, first + 3)) <= covered(excerpt)  # the diagnostic and its source snippet
+    # `make: ***` and the runner's epilogue are consequences of the diagnostic, not its explanation.
+    assert not covered(excerpt) & {first + 3, len(lines) - 1, len(lines)}
     assert 1 not in covered(excerpt) and 2 not in covered(excerpt)
     assert excerpt.total_lines == len(lines)
     assert excerpt.lines[0] == (excerpt.ranges[0][0], lines[excerpt.ranges[0][0] - 1])
@@ -125,3 +127,26 @@ def test_example_mode_prefers_the_short_chunk_shaped_like_the_examples_over_a_bi
     excerpt = excerpt_lines(log, examples=examples)
     start = 50 + len(listing) + 2
     assert excerpt.ranges == ((start, start + 3),)
+
+
+def test_unsupervised_takes_the_first_error_block_of_the_failing_step_not_its_summary():
+    passing_step = ["$ npm run lint", "checking error_pages.js", "The command \"npm run lint\" exited with 0."]
+    failing_step = (
+        ["$ npm test", "  PASS test/error-handler.test.js", "  1 failing", ""]
+        + ["  1) api returns 404", "     Error: expected 200, got 404", "      at Context.<anonymous> (api.test.js:9:5)"]
+        + ["", "npm ERR! Test failed.  See above for more details.", "npm ERR! code ELIFECYCLE"]
+        + ["The command \"npm test\" exited with 1.", "", "Done. Your build exited with 1."]
+    )
+    lines = FILLER[:20] + passing_step + failing_step
+    excerpt = excerpt_lines(lines)
+    start = 20 + len(passing_step) + 5  # the `1) api returns 404` line
+    assert set(range(start + 1, start + 3)) <= covered(excerpt)
+    assert not covered(excerpt) & {21, 22, 23, len(lines) - 4, len(lines) - 3, len(lines)}
+
+
+def test_unsupervised_without_cue_words_takes_the_last_output_of_the_failing_step():
+    lines = FILLER[:30] + [
+        "$ size-limit", "", "  Package size limit has exceeded by 934 B", "  Package size: 103.91 KB",
+        "", "error Command failed with exit code 3.", "The command \"yarn test\" exited with 1.",
+    ]
+    assert excerpt_lines(lines).ranges == ((33, 34),)

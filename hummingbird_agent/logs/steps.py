@@ -1,0 +1,120 @@
+"""Steps of a CI log: where the failing command ends, and the runner/tool wrap-up lines that follow a failure.
+
+A runner's `The command "..." exited with 1` (or `ERROR: Job failed`) ends the failing step; the
+explanation is the error output inside that step, not the wrap-up lines around its end.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# The end of a command (any exit status; group 1 or 2 holds it when printed).
+_STEP_END = re.compile(
+    r"exited with (\d+)\.?\s*$|failed \d+ times\.?$|^ERROR: Job failed|Process completed with exit code (\d+)"
+)
+# What tools and runners print after a failure: consequences and advice, never the explanation.
+_WRAP_UP = re.compile(
+    r"^(?:npm ERR!|error Command failed with exit code|info Visit https?://"
+    r"|make(?:\[\d+\])?: (?:\*\*\*|Leaving|Entering)"
+    r"|ERROR: \".*\" exited with|The command \".*\"|travis_(?:time|fold)|Done\. Your build exited|ERROR: Job failed"
+    r"|Cleaning up|Uploading artifacts|store build cache|\(See full trace|Exited with code|Error: Process completed"
+    r"|\[ERROR\] (?:Failed to execute goal|-> \[Help|To see the full|Re-run Maven|For more information|$)"
+    r"|FAILURE: Build failed with an exception|BUILD FAILED|\* Try:|Run with --(?:stacktrace|info|debug|scan)"
+    r"|ninja: build stopped|Makefile:\d+: recipe for target|script returned exit code"
+    r"|An error occurred when executing task|Error: One or more errors occurred|\S+ exited with \d+\.?$"
+    r"|error: aborting due to|error: [Cc]ould not compile|warning: build failed|error: build failed"
+    r"|To learn more, run the command again with --verbose|For more information about this error)"
+    r"|Process exited with code|returned non-zero exit status|Command exited with non-zero status"
+)
+# Lines reporting success or routine progress, whatever words they contain (a passing test named
+# `test_error_page`, the package `libgpg-error-dev` being unpacked, a deprecation notice).
+_ROUTINE = re.compile(
+    r"\bPASS(?:ED)?\b|[✓✔]|\bok\b|^\s*(?:Unpacking|Selecting|Preparing to|Setting up|Get:\d|Download|Install"
+    r"|Collecting|Requirement)|^>|deprecat",
+    re.IGNORECASE,
+)
+# Score of a step boundary line, so the streaming scan keeps it (and the lines around it) in view.
+BOUNDARY_SCORE = 0.01
+BOUNDARY_LITERALS: tuple[bytes, ...] = (b"$ ",)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The failing step: its first line and its end-marker line (1-based); `found` when a runner marked it."""
+
+    first: int
+    end: int
+    found: bool
+
+
+def boundary_score(line: str) -> float:
+    """BOUNDARY_SCORE for an echoed command (`$ make`) or a command's end, else 0."""
+    return BOUNDARY_SCORE if line.startswith("$ ") or _STEP_END.search(line) else 0.0
+
+
+def is_wrap_up(line: str) -> bool:
+    return _WRAP_UP.search(line) is not None
+
+
+def is_routine(line: str) -> bool:
+    return _ROUTINE.search(line) is not None
+
+
+def failing_step(text: dict[int, str], total: int) -> Step:
+    """The first failed step among the known lines (the root cause; later steps often fail because of it)."""
+    bounds: list[int] = []
+    for n in sorted(text):
+        line = text[n]
+        if line.startswith("$ "):
+            bounds.append(n - 1)
+            continue
+        match = _STEP_END.search(line)
+        if match is None:
+            continue
+        code = match.group(1) or match.group(2)
+        if code is None or code != "0":
+            first = bounds[-1] + 1 if bounds else 1
+            return Step(first, _command_line(text, first, n), True)
+        bounds.append(n)
+    return Step(1, total + 1, False)
+
+
+def _command_line(text: dict[int, str], first: int, end: int) -> int:
+    """A multi-line command is echoed back in its end marker: the step ends where that echo starts."""
+    if text[end].startswith("The command"):
+        return end
+    for n in range(end - 1, max(first - 1, end - 40), -1):
+        if text.get(n, "").startswith('The command "'):
+            return n
+    return end
+
+
+def last_output(text: dict[int, str], step: Step, limit: int) -> tuple[int, int] | None:
+    """The last paragraph of output before the step's end, wrap-up lines skipped (at most `limit` lines)."""
+    n = step.end - 1
+    while n >= step.first and n in text and _skippable(text[n]):
+        n -= 1
+    if n < step.first or n not in text:
+        return None
+    last = n
+    while n - 1 >= step.first and _plain(text.get(n - 1)) and last - n + 1 < limit:
+        n -= 1
+    return n, last
+
+
+def extend(text: dict[int, str], first: int, last: int, step: Step, limit: int) -> int:
+    """Grow a block through the rest of its paragraph (to `limit` lines): details follow the error line."""
+    while last + 1 < step.end and last - first + 1 < limit and _plain(text.get(last + 1)):
+        if is_routine(text[last + 1]):
+            break
+        last += 1
+    return last
+
+
+def _skippable(line: str) -> bool:
+    return not line.strip() or line.startswith("travis_") or is_wrap_up(line)
+
+
+def _plain(line: str | None) -> bool:
+    return line is not None and bool(line.strip()) and not is_wrap_up(line)
