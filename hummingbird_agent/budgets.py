@@ -69,6 +69,9 @@ EXCERPT_PASSING_MAX_LINES = 1000
 # Default size with examples: the chunk found grows to about twice the matching example's length,
 # up to this many lines (earlier chunks of a project can be long lists of failed tests).
 EXCERPT_EXAMPLES_MAX_LINES = 400
+# Lines an unsupervised excerpt grows to through the paragraph of its error block. LogChunks'
+# labelled failure chunks have a median of 6 lines and 80 % are 21 lines or fewer.
+EXCERPT_PARAGRAPH_LINES = 21
 # Bytes read and scanned at a time. Large enough that the per-block Python work is amortised, small
 # enough that a block plus its split lines stays a few MB of the < 100 MB the localiser may use.
 EXCERPT_READ_BLOCK_BYTES = 1024 * 1024
