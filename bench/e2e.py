@@ -1,9 +1,10 @@
 """End-to-end service benchmark: webhook -> placeholder latency and note throughput of one worker.
 
-Single-machine mode (webhook ingress, embedded queue, local sessions) against the fake GitLab and the
-scripted Gemini server answering every turn after MODEL_LATENCY_S. Each run is TURNS model turns (two tool
-calls, then the note). The ideal throughput for CONCURRENCY parallel runs is CONCURRENCY / (TURNS * latency);
-`efficiency_vs_ideal` is the measured throughput divided by it. Prints one JSON line.
+Single-machine mode (webhook ingress, embedded queue, local sessions) against the fake GitLab, with the
+packaged scripted model answering every turn after MODEL_LATENCY_S (provider SDK cost is not counted).
+Each run is TURNS model turns (tool calls, then the note). The ideal throughput for CONCURRENCY parallel
+runs is CONCURRENCY / (TURNS * latency); `efficiency_vs_ideal` is the measured throughput divided by it.
+Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -27,8 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.runner.harness import PROJECT, PROJECT_ID, pipeline_event, seed_gitlab  # noqa: E402
-from tests.servers import GeminiServer, GitLabServer  # noqa: E402
-from tests.servers.gemini import function_call_turn, text_turn  # noqa: E402
+from tests.servers import GitLabServer  # noqa: E402
 
 RUNS = 40
 CONCURRENCY = 10
@@ -43,10 +43,21 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def write_config(directory: Path, gitlab: GitLabServer, gemini: GeminiServer, port: int) -> Path:
+def write_script(directory: Path) -> Path:
+    """RUNS runs of TURNS turns each (tool calls, then the note); concurrent runs draw turns in any order."""
+    turns: list[dict[str, Any]] = []
+    for _ in range(RUNS):
+        call = {"name": "gitlab_get_mr_details", "args": {"project": PROJECT, "mr_iid": 1}}
+        turns += [{"calls": [call]}] * (TURNS - 1) + [{"text": "## Analysis\nbench"}]
+    path = directory / "turns.json"
+    path.write_text(json.dumps({"latency_s": MODEL_LATENCY_S, "turns": turns}))
+    return path
+
+
+def write_config(directory: Path, gitlab: GitLabServer, port: int) -> Path:
     config: dict[str, Any] = {
         "gitlab": {"url": gitlab.url, "token_env": "HB_BOT_TOKEN"},
-        "model": {"provider": "gemini", "api_key_env": "GEMINI_API_KEY", "base_url": gemini.url},
+        "model": {"provider": "scripted", "script": write_script(directory).name},
         "queues": {"backend": "embedded", "embedded_path": "queue.sqlite", "max_concurrent_agents": CONCURRENCY,
                    "wait_time_s": 1},
         "webhook": {"enabled": True, "host": "127.0.0.1", "port": port, "secret_env": "HOOK_SECRET"},
@@ -79,7 +90,7 @@ def watch_notes(gitlab: GitLabServer, stop: threading.Event, seen: dict[int, dic
 def drive(config_path: Path, port: int, gitlab: GitLabServer) -> dict[str, float]:
     """The service runs in its own process, as in production; the fakes and the clock stay here.
     BENCH_LOG (file) and BENCH_LOG_LEVEL capture its log; BENCH_PROFILE writes a cProfile of it."""
-    env = {**os.environ, "HB_BOT_TOKEN": gitlab.bot_token, "GEMINI_API_KEY": "test-key",
+    env = {**os.environ, "HB_BOT_TOKEN": gitlab.bot_token,
            "GITLAB_READ_TOKEN": gitlab.read_token, "HOOK_SECRET": SECRET,
            "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING")}
     profile = ["-m", "cProfile", "-o", os.environ["BENCH_PROFILE"]] if os.environ.get("BENCH_PROFILE") else []
@@ -88,7 +99,10 @@ def drive(config_path: Path, port: int, gitlab: GitLabServer) -> dict[str, float
     service = subprocess.Popen(cmd, cwd=REPO, env=env, stderr=log_file)
     try:
         wait_ready(f"http://127.0.0.1:{port}/readyz")
-        return send_and_watch(f"http://127.0.0.1:{port}/webhook", gitlab)
+        before = cpu_seconds(service.pid)
+        figures = send_and_watch(f"http://127.0.0.1:{port}/webhook", gitlab)
+        figures["service_cpu_s"] = cpu_seconds(service.pid) - before
+        return figures
     finally:
         service.send_signal(signal.SIGTERM)
         service.wait(60)
@@ -120,6 +134,12 @@ def send_and_watch(url: str, gitlab: GitLabServer) -> dict[str, float]:
             "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]}
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc (clock ticks)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_ready(url: str) -> None:
     for _ in range(400):
         try:
@@ -132,18 +152,12 @@ def wait_ready(url: str) -> None:
 
 
 def main() -> None:
-    gemini_server = GeminiServer(latency_s=MODEL_LATENCY_S)
-    with tempfile.TemporaryDirectory() as tmp, GitLabServer() as gitlab, gemini_server as gemini:
+    with tempfile.TemporaryDirectory() as tmp, GitLabServer() as gitlab:
         seed_gitlab(gitlab)
         for iid in range(1, RUNS + 1):
             gitlab.add_mr(PROJECT_ID, iid, sha=f"{iid:040x}")
-        turns = []
-        for _ in range(RUNS):
-            turns += [function_call_turn("gitlab_get_mr_details", {"project": PROJECT, "mr_iid": 1})] * (TURNS - 1)
-            turns.append(text_turn("## Analysis\nbench"))
-        gemini.script(*turns)
         port = free_port()
-        figures = drive(write_config(Path(tmp), gitlab, gemini, port), port, gitlab)
+        figures = drive(write_config(Path(tmp), gitlab, port), port, gitlab)
     ideal_per_s = CONCURRENCY / (TURNS * MODEL_LATENCY_S)
     measured_per_s = RUNS / figures["elapsed_s"]
     print(json.dumps({
@@ -151,6 +165,7 @@ def main() -> None:
         "placeholder_p99_ms": round(figures["p99"], 1),
         "efficiency_vs_ideal": round(measured_per_s / ideal_per_s, 3),
         "notes_per_s": round(measured_per_s, 2),
+        "service_cpu_ms_per_run": round(figures["service_cpu_s"] * 1000 / RUNS, 1),
         "ideal_notes_per_s": round(ideal_per_s, 2),
     }))
 

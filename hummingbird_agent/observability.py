@@ -12,6 +12,7 @@ import json
 import logging
 import sys
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, TextIO
 
@@ -80,7 +81,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),

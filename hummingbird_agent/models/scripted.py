@@ -1,10 +1,12 @@
 """ScriptedModel: replays model turns from a file (demos, replays, loop tests); no network.
 
-Turns file (YAML or JSON): `turns: [{text: ..., calls: [{name, args}], prompt_tokens: N}, ...]`.
+Turns file (YAML or JSON): `turns: [{text: ..., calls: [{name, args}], prompt_tokens: N}, ...]` and an
+optional `latency_s` every turn waits, like a provider's response time.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -39,22 +41,25 @@ class ScriptedTurn(BaseModel):
 class _Script(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     turns: tuple[ScriptedTurn, ...]
+    latency_s: float = Field(0.0, ge=0, le=600)
+    """Seconds each turn takes, like a provider's response time (demos, benchmarks)."""
 
 
 class ScriptedModel:
     """The Model protocol over a fixed list of turns. Records every request in `requests`."""
 
-    def __init__(self, turns: Sequence[ScriptedTurn]) -> None:
+    def __init__(self, turns: Sequence[ScriptedTurn], latency_s: float = 0.0) -> None:
         self._turns = list(turns)
         self._next = 0
+        self._latency_s = latency_s
         self.requests: list[ModelRequest] = []
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
         """Load a turns file; ConfigError (one line) when it is unreadable or malformed."""
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-            return cls(_Script.model_validate(raw).turns)
+            script = _Script.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+            return cls(script.turns, script.latency_s)
         except OSError as exc:
             raise ConfigError(f"model.script: cannot read {path.name} ({exc.strerror})") from None
         except yaml.YAMLError:
@@ -70,6 +75,8 @@ class ScriptedModel:
             raise PermanentError(f"scripted model: no turns left ({len(self._turns)} played)")
         turn = self._turns[self._next]
         self._next += 1
+        if self._latency_s:
+            await asyncio.sleep(self._latency_s)
         parts: list[dict[str, Any]] = [{"text": turn.text}] if turn.text else []
         allowed = turn.calls if request.tools_enabled else ()
         parts += [{"functionCall": {"name": c.name, "args": c.args}} for c in allowed]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,15 @@ def test_malformed_turns_files_are_config_errors(tmp_path: Path, text: str, mess
     path.write_text(text)
     with pytest.raises(ConfigError, match=message):
         ScriptedModel.from_file(path)
+
+
+async def test_latency_applies_to_every_turn_and_turns_run_concurrently(tmp_path: Path) -> None:
+    path = tmp_path / "turns.yaml"
+    path.write_text("latency_s: 1.0\nturns: [{text: a}, {text: b}, {text: c}]\n")
+    model = ScriptedModel.from_file(path)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    answers = await asyncio.gather(*(model.generate(REQUEST) for _ in range(3)))
+    elapsed = loop.time() - started
+    assert sorted(a.text for a in answers) == ["a", "b", "c"]
+    assert 1.0 <= elapsed < 2.5  # each turn waits its latency; concurrent turns overlap (sequential: 3 s)
