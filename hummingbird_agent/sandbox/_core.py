@@ -5,6 +5,7 @@ A backend supplies four steps: create the box, open a command channel, sweep str
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import logging
 import time
@@ -26,7 +27,7 @@ ARCHIVE_ARGV = ["tar", "czf", "-", "-C", _WORKDIR_PARENT, _WORKDIR_NAME]
 RESTORE_COMMAND = f"tar xzf - -C {_WORKDIR_PARENT}"
 
 
-class SandboxBase:
+class SandboxBase(abc.ABC):
     """Implements the Sandbox protocol on top of the backend steps `_create`, `_open`, `_sweep`, `_destroy`."""
 
     def __init__(self, name: str) -> None:
@@ -35,18 +36,18 @@ class SandboxBase:
         self._closing: asyncio.Future[None] | None = None
 
     # --- backend steps ------------------------------------------------------------------------------
-    async def _create(self) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def _create(self) -> None: ...
 
-    async def _open(self, argv: list[str], stdin: bool) -> Channel:
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def _open(self, argv: list[str], stdin: bool) -> Channel: ...
 
+    @abc.abstractmethod
     async def _sweep(self) -> None:
         """Kill every process of the sandbox user except the box's init."""
-        raise NotImplementedError
 
-    async def _destroy(self) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def _destroy(self) -> None: ...
 
     # --- lifecycle ------------------------------------------------------------------------------------
     @property
