@@ -6,6 +6,7 @@ zero tools. External tools are state-changing unless their config entry declares
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import json
 import logging
@@ -41,7 +42,7 @@ class ToolFilters:
         return self._read_only or any(p.search(name) for p in self._read_only_tools)
 
 
-class _SdkClient:
+class _SdkClient(abc.ABC):
     """One MCP session owned by a background task (the SDK's anyio scopes must open and close in one task)."""
 
     transport_name = ""
@@ -54,8 +55,9 @@ class _SdkClient:
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
 
+    @abc.abstractmethod
     def _transport(self) -> AbstractAsyncContextManager[Any]:
-        raise NotImplementedError
+        """The SDK transport context of this client (streamable HTTP or stdio)."""
 
     async def connect(self) -> None:
         if self._task is not None:
