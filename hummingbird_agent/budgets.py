@@ -267,6 +267,10 @@ TF_MAX_REDIRECTS = 5
 # Bytes held back at the end of a job-log chunk when it ends inside an ANSI escape sequence, so the
 # sequence is stripped whole with the next chunk (escape sequences are < 20 bytes).
 ANSI_CARRY_MAX_BYTES = 32
+# Last bytes of a streamed job log kept on the host for its spill preview (the failure excerpt); all
+# lines are counted, so excerpt line numbers are the whole log's. Failures sit near a log's end; a
+# failure earlier than this window falls back to the excerpt's view of the window's own cues.
+JOB_LOG_PREVIEW_WINDOW_BYTES = 8 * 1024 * 1024
 
 # --- sessions ------------------------------------------------------------------------------------
 # Part size of the multipart upload of sandbox.tar.gz to S3. S3's minimum part is 5 MiB; 8 MiB keeps

@@ -16,6 +16,7 @@ import gitlab.exceptions as glexc
 
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.gitlab_discussions import filter_discussions
+from hummingbird_agent.data_sources.log_preview import LogTail
 from hummingbird_agent.errors import AgentError, TransientError
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS, map_gitlab_errors
 from hummingbird_agent.tools.base import StreamingResponse, ToolDef, ToolResult
@@ -123,7 +124,8 @@ def get_job_log(gl: gitlab.Gitlab, project: str, job_id: int) -> StreamingRespon
         iterator=True, chunk_size=budgets.STREAM_CHUNK_BYTES))
     if isinstance(trace, ToolResult):
         return trace
-    return StreamingResponse(strip_ansi_stream(trace), suffix=".log")
+    tail = LogTail()
+    return StreamingResponse(tail.tee(strip_ansi_stream(trace)), suffix=".log", preview=tail.preview)
 
 
 def get_mr_discussions(gl: gitlab.Gitlab, project: str, mr_iid: int) -> list[dict[str, Any]] | ToolResult:

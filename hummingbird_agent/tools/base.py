@@ -36,12 +36,15 @@ class StreamingResponse:
 
     `suffix` names the spill file's extension (.log, .jsonl, .tar.gz); `binary` skips the text preview.
     The producer may fill `metadata` while it is iterated; it is read only after the stream is exhausted.
+    `preview`, when given, is called (in a thread) once a spilled stream is exhausted; its text replaces the
+    head-and-tail preview (cut to the preview budget), and None or "" keeps head and tail.
     """
 
     chunks: Iterable[bytes] | AsyncIterable[bytes]
     suffix: str = ".txt"
     binary: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
+    preview: Callable[[], str | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,15 @@ def text_preview(head: bytes, tail: bytes, size: int) -> str:
     return f"{head_text}\n[... {omitted} bytes omitted ...]\n{tail_text}"
 
 
+def cap_preview(text: str) -> str:
+    """A source-supplied preview cut to the preview budget (its head and tail, at line boundaries)."""
+    data = text.encode()
+    if len(data) <= budgets.SPILL_PREVIEW_HEAD_BYTES + budgets.SPILL_PREVIEW_TAIL_BYTES:
+        return text
+    head, tail = data[: budgets.SPILL_PREVIEW_HEAD_BYTES], data[-budgets.SPILL_PREVIEW_TAIL_BYTES :]
+    return text_preview(head, tail, len(data))
+
+
 def json_shape(value: Any, depth: int = budgets.SPILL_SHAPE_MAX_DEPTH) -> Any:
     """The structure of a JSON value: keys, array lengths and leaf types, bounded in depth and width."""
     if isinstance(value, dict):

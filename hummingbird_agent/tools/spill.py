@@ -15,7 +15,7 @@ from hummingbird_agent import budgets
 from hummingbird_agent.errors import SandboxError
 from hummingbird_agent.sandbox.base import WORKDIR, Sandbox
 from hummingbird_agent.tools.base import StreamingResponse, ToolResult
-from hummingbird_agent.tools.preview import shape_preview, spill_summary, text_preview
+from hummingbird_agent.tools.preview import cap_preview, shape_preview, spill_summary, text_preview
 
 OUT_DIR = f"{WORKDIR}/_out"
 _END = object()
@@ -118,7 +118,12 @@ class Spiller:
                 return ToolResult(ok=True, content=buffered.decode("utf-8", errors="replace"))
         path = self.out_path(tool, response.suffix)
         capture = await self.write(path, _prefixed(bytes(buffered), chunks))
-        return ToolResult(ok=True, content=capture.summary(path, response.binary), spilled_path=path)
+        summary = capture.summary(path, response.binary)
+        if response.preview is not None and not response.binary:
+            own = await asyncio.to_thread(response.preview)
+            if own:
+                summary["preview"] = cap_preview(own)
+        return ToolResult(ok=True, content=summary, spilled_path=path)
 
     async def exec_output(self, tool: str, stream: str, data: bytes) -> str | dict[str, Any]:
         """One stream of a sandbox command: the text when small, else a spill summary."""

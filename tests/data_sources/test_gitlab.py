@@ -4,11 +4,15 @@ outputs, error results, and the discussion trust rules (Developer+ gate, redacti
 from __future__ import annotations
 
 import json
+import re
+import tracemalloc
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from hummingbird_agent.data_sources import gitlab as gitlab_source
 from hummingbird_agent.data_sources.gitlab_discussions import REDACTED
+from hummingbird_agent.data_sources.log_preview import LogTail
 from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
 from hummingbird_agent.sandbox import PodmanSandbox
 from hummingbird_agent.tools.registry import ToolRegistry
@@ -172,3 +176,58 @@ def test_tool_definitions_carry_no_credentials(gitlab_server: GitLabServer) -> N
                            for t in gitlab_source.TOOL_DEFS])
     assert "token" not in declared.lower()
 
+
+
+def long_trace(lines: int, failure_at: int) -> Callable[[], Iterator[bytes]]:
+    """A job log of `lines` build lines (~12 MB for 250k) with a compiler failure at line `failure_at`."""
+    failure = [b"src/parse.c:412:9: error: 'yylval' undeclared (first use in this function)",
+               b"make[1]: *** [Makefile:88: src/parse.o] Error 1",
+               b"make: *** [Makefile:40: all] Error 2"]
+
+    def parts() -> Iterator[bytes]:
+        batch = []
+        for n in range(1, lines + 1):
+            offset = n - failure_at
+            if 0 <= offset < len(failure):
+                batch.append(failure[offset] + b"\n")
+            else:
+                batch.append(b"\x1b[0;32m  CC       src/module_%06d.o ... ok\x1b[0m\n" % n)
+            if len(batch) == 5000:
+                yield b"".join(batch)
+                batch = []
+        yield b"".join(batch)
+
+    return parts
+
+
+@async_module
+async def test_spilled_job_log_previews_the_failure_with_whole_log_line_numbers(
+        registry: ToolRegistry, gl: GitLabServer) -> None:
+    total, failure_at = 250_000, 200_001  # the failure is past the first 8 MB: outside a head preview
+    gl.add_job(1, 5151, trace=long_trace(total, failure_at))
+    register(registry, gl)
+
+    result = await registry.execute("gitlab_get_job_log", {"project": PROJECT, "job_id": 5151})
+
+    assert result.ok and result.content["lines"] == total
+    preview = result.content["preview"]
+    assert re.search(rf"(?m)^{failure_at}: src/parse.c:412:9: error: 'yylval' undeclared", preview), preview
+    assert "module_000001" not in preview, "a head preview would start with the first build lines"
+    assert len(preview.encode()) <= 2 * 1200 + 64
+
+
+def test_log_tail_memory_is_bounded_by_its_window_not_the_log() -> None:
+    window = 1024 * 1024
+    tail = LogTail(window)
+    tracemalloc.start()
+    try:
+        for _ in tail.tee(long_trace(400_000, 390_000)()):  # ~19 MB
+            pass
+        excerpt = tail.excerpt()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 12 * window, peak
+    assert excerpt.total_lines == 400_000
+    numbered = dict(excerpt.lines)
+    assert "yylval" in numbered[390_000]
