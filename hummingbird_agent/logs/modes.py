@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.chunks import find_chunks
 from hummingbird_agent.logs.cues import CUE_LITERALS, cached_cue_score, cue_score
 from hummingbird_agent.logs.diff import diff_finder, passing_signatures
 from hummingbird_agent.logs.excerpt import Excerpt, LogSource, assemble, iter_blocks, scan
-from hummingbird_agent.logs.learn import Example, Profile, example_score, learn
+from hummingbird_agent.logs.learn import Example, example_score, learn
 from hummingbird_agent.logs.scan import literal_finder
 from hummingbird_agent.logs.select import Shape, build_blocks, choose, end_prior
 from hummingbird_agent.logs.steps import BOUNDARY_LITERALS, boundary_score
@@ -34,7 +33,8 @@ def excerpt_unsupervised(source: LogSource, max_lines: int) -> Excerpt:
 def excerpt_examples(source: LogSource, examples: Sequence[Example], max_lines: int) -> Excerpt:
     profile = learn(examples)
     finder = literal_finder(
-        profile.literals + CUE_LITERALS, lambda line: example_score(profile, line) + cue_score(line)
+        profile.literals + CUE_LITERALS + BOUNDARY_LITERALS,
+        lambda line: example_score(profile, line) + cue_score(line) or boundary_score(line),
     )
     view = scan(source, finder)
     text = view.text_of()
@@ -42,11 +42,8 @@ def excerpt_examples(source: LogSource, examples: Sequence[Example], max_lines: 
     if chunks:
         best = chunks[0]
         return assemble(view, [(best.first, best.last)], "examples")
-    scores = {n: example_score(profile, line) for n, line in text.items()}
-    shape = Shape(gap=3, keep_ratio=0.8)
-    prior = _position_prior(profile, view.total_lines, shape)
-    blocks = build_blocks(scores, text, prior, shape)
-    return assemble(view, choose(blocks, max_lines, shape), "examples")
+    # Nothing in this log resembles the examples (a new kind of failure): general evidence decides.
+    return assemble(view, locate_in_step(view, max_lines, rescore=True), "examples")
 
 
 def excerpt_passing(source: LogSource, passing: LogSource, max_lines: int) -> Excerpt:
@@ -82,12 +79,3 @@ def excerpt_lines(
     if examples:
         return excerpt_examples(source, examples, max_lines or budgets.EXCERPT_EXAMPLES_MAX_LINES)
     return excerpt_unsupervised(source, limit)
-
-
-def _position_prior(profile: Profile, total: int, shape: Shape) -> Callable[[int], float]:
-    """Prefer blocks that end as far from the log end as the examples' chunks did."""
-    want = profile.from_end
-    if want is None:
-        return end_prior(total, shape)
-    scale = max(20.0, want * 0.3)
-    return lambda last: 1.0 + 2.0 * math.exp(-abs(total - last - want) / scale)

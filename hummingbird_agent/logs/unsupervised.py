@@ -22,12 +22,19 @@ _STEP_END_WEIGHT = 1.5
 _STEP_END_SCALE = 30.0
 
 
-def locate_in_step(view: LogView, max_lines: int) -> list[tuple[int, int]]:
-    """The ranges to output for an unsupervised excerpt of `view`."""
+def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> list[tuple[int, int]]:
+    """The ranges to output for an unsupervised excerpt of `view`.
+
+    `rescore` when the view's hits were scored by other evidence: every kept line is then rated by
+    its failure cues alone.
+    """
     text = view.text_of()
-    scores = {n: v for region in view.regions for n, v in region.hits.items()}
-    for n in range(view.tail_start, view.total_lines + 1):
-        scores.setdefault(n, cue_score(text[n]))
+    if rescore:
+        scores = {n: cue_score(line) for n, line in text.items()}
+    else:
+        scores = {n: v for region in view.regions for n, v in region.hits.items()}
+        for n in range(view.tail_start, view.total_lines + 1):
+            scores.setdefault(n, cue_score(text[n]))
     evidence = {
         n: v for n, v in scores.items()
         if v > BOUNDARY_SCORE and not is_wrap_up(text.get(n, "")) and not is_routine(text.get(n, ""))

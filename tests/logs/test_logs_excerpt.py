@@ -133,7 +133,7 @@ def test_unsupervised_takes_the_first_error_block_of_the_failing_step_not_its_su
     passing_step = ["$ npm run lint", "checking error_pages.js", "The command \"npm run lint\" exited with 0."]
     failing_step = (
         ["$ npm test", "  PASS test/error-handler.test.js", "  1 failing", ""]
-        + ["  1) api returns 404", "     Error: expected 200, got 404", "      at Context.<anonymous> (api.test.js:9:5)"]
+        + ["  1) api returns 404", "     Error: expected 200, got 404", "      at Context.<anonymous> (t.js:9:5)"]
         + ["", "npm ERR! Test failed.  See above for more details.", "npm ERR! code ELIFECYCLE"]
         + ["The command \"npm test\" exited with 1.", "", "Done. Your build exited with 1."]
     )
