@@ -135,6 +135,9 @@ class WorkflowConfig(_Model):
     """Sources whose tools this workflow may use; undeclared sources never reach the tool list."""
     projects: dict[str, ProjectConfig] = {}
     """Allowlist: project path -> per-project settings. A project not listed never runs this workflow."""
+    engine: Literal["agent", "bamboo-accumulate", "bamboo-diagnose"] = "agent"
+    """What runs the workflow: the agent loop in a sandbox, or the knowledge base (learn / diagnose an MR's
+    failure; these need `bamboo.enabled`)."""
 
 
 class QueuesConfig(_Model):
@@ -266,6 +269,10 @@ class BambooConfig(_Model):
     """Diagnosis confidence below which exploratory investigation runs."""
     mcp_servers_config: str | None = None
     """Path of the external MCP servers JSON (MCP_SERVERS_CONFIG overrides)."""
+    explore: bool = False
+    """Run the ContextEnricher: on the accumulator's first rejection and in the navigator's exploratory and
+    procedure hooks. Off by default because its orchestration code runs in the sandbox (Podman or
+    Kubernetes); when off, `bamboo populate/analyze` need no sandbox and the hooks report no explorer."""
     graph: GraphStoreConfig = GraphStoreConfig()
     vectors: VectorStoreConfig = VectorStoreConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
@@ -324,7 +331,23 @@ class LoadedConfig:
 
     def secret_values(self) -> frozenset[str]:
         """Every secret value the config names, for scrubbing logs, errors and Sentry events."""
-        return frozenset(v for name in required_env_names(self.config) if (v := self.secret(name)))
+        plain = frozenset(v for name in required_env_names(self.config) if (v := self.secret(name)))
+        return plain | self._mcp_secret_values()
+
+    def _mcp_secret_values(self) -> frozenset[str]:
+        """Expanded MCP server `headers`/`env` values (and a header's credential after its scheme, as in
+        `Bearer <token>`); empty when the file is unset or broken (its own check reports that)."""
+        path = self.config.bamboo.mcp_servers_config
+        if not path:
+            return frozenset()
+        from hummingbird_agent.bamboo.mcp.server_config import load_server_configs
+
+        try:
+            entries = load_server_configs(self.resolve(path), self.env)
+        except ConfigError:
+            return frozenset()
+        values = [v for e in entries for v in (*e.headers.values(), *e.env.values()) if v]
+        return frozenset(values + [v.split()[-1] for v in values if v.split()])
 
 
 def required_env_names(config: Config) -> list[str]:

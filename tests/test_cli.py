@@ -28,7 +28,8 @@ def test_check_config_summary(capsys: pytest.CaptureFixture[str], monkeypatch: p
     monkeypatch.delenv("GITLAB_READ_TOKEN", raising=False)
     assert main(["check-config", "--config", str(REPO / "config.yaml")]) == 0
     out = capsys.readouterr().out
-    assert "workflows: 2" in out
+    assert "workflows: 4" in out
+    assert "bamboo-accumulate" in out and "bamboo-diagnose" in out
     assert "analyze-failures" in out and "review-mr" in out
     assert "example-group/example-project" in out
     assert "data sources: gitlab, testing_farm" in out

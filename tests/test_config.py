@@ -31,7 +31,11 @@ def write_config(tmp_path: Path, text: str, prompt: bool = True) -> Path:
 
 def test_shipped_config_is_valid() -> None:
     loaded = load_config(REPO / "config.yaml", environ={})
-    assert set(loaded.config.workflows) == {"analyze-failures", "review-mr"}
+    assert set(loaded.config.workflows) == {"analyze-failures", "review-mr", "bamboo-accumulate", "bamboo-diagnose"}
+    assert {name: wf.engine for name, wf in loaded.config.workflows.items()} == {
+        "analyze-failures": "agent", "review-mr": "agent",
+        "bamboo-accumulate": "bamboo-accumulate", "bamboo-diagnose": "bamboo-diagnose"}
+    assert not any(loaded.config.workflows[n].triggers for n in ("bamboo-accumulate", "bamboo-diagnose"))
     assert loaded.prompt_path("analyze-failures") == REPO / "workflows" / "analyze-failures.md"
 
 
@@ -61,6 +65,7 @@ BROKEN = {
     "bad_yaml": ("workflows: [unclosed\n", "invalid YAML"),
     "unknown_key": (MINIMAL + "    colour: blue\n", "workflows.analyze-failures.colour: unknown key"),
     "wrong_type": (MINIMAL + "    max_iterations: lots\n", "workflows.analyze-failures.max_iterations:"),
+    "unknown_engine": (MINIMAL + "    engine: magic\n", "workflows.analyze-failures.engine:"),
     "missing_prompt": (MINIMAL.replace("prompt.md", "nowhere.md"), "workflows.analyze-failures.prompt: file not found"),
     "duplicate_workflow": (
         MINIMAL + "  analyze-failures:\n    description: again\n    prompt: prompt.md\n",

@@ -96,7 +96,7 @@ async def execute(
         loaded=loaded,
         model=model,
         sandbox_factory=sandboxes.new,
-        register_sources=register_sources or (lambda registry, loaded, workflow: None),
+        register_sources=register_sources or (lambda registry, loaded, workflow, project: None),
         publish=publish,
         save=partial(save_directory, Path(save_session)) if save_session else None,
         on_step=progress,

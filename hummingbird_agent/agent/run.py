@@ -28,7 +28,8 @@ from hummingbird_agent.tools.spill import Spiller
 log = logging.getLogger(__name__)
 
 CONTEXT_VERSION = 1
-SourceRegistrar = Callable[[ToolRegistry, LoadedConfig, str], None]
+# register_sources(registry, loaded, workflow, project): the data-source tools of one run.
+SourceRegistrar = Callable[[ToolRegistry, LoadedConfig, str, str], None]
 # publish(note, result): called once with the final note text before the session is saved.
 Publish = Callable[[str, LoopResult], Awaitable[None]]
 Save = Callable[[Mapping[str, Any], str, AsyncIterable[bytes] | None], Awaitable[None]]
@@ -56,7 +57,7 @@ class RunDeps:
     loaded: LoadedConfig
     model: Model
     sandbox_factory: Callable[[str], Sandbox]
-    register_sources: SourceRegistrar = lambda registry, loaded, workflow: None
+    register_sources: SourceRegistrar = lambda registry, loaded, workflow, project: None
     publish: Publish | None = None
     save: Save | None = None
     on_step: Callable[[StepRecord, list[Content]], None] = lambda step, contents: None
@@ -112,7 +113,7 @@ async def run_workflow(request: RunRequest, deps: RunDeps) -> RunOutcome:
         async with LazySandbox(deps.sandbox_factory(session_id), restore_from) as sandbox:
             registry = ToolRegistry(Spiller(sandbox), deps.redact)
             register_sandbox_tools(registry)
-            deps.register_sources(registry, deps.loaded, request.workflow)
+            deps.register_sources(registry, deps.loaded, request.workflow, request.project)
             continuation = render_prompt("continuation") if request.resume is not None else ""
             prompt = SystemPrompt(base_system_prompt(), registry.notes(), body, continuation)
             budget = Budget(workflow.max_iterations, deps.loaded.config.model.context_limit_tokens)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from hummingbird_agent import budgets
@@ -71,7 +72,10 @@ say so in the note and cite the incident ids it rests on ("seen before in incide
 tools say nothing similar is known, say that plainly; never present a guess as a known cause."""
 
 
-def register(registry: ToolRegistry, stores: Stores) -> None:
-    """Register the knowledge tools over open stores (the service opens them once at start-up)."""
+def register(registry: ToolRegistry, stores: Stores, wrap: Callable[[ToolDef], ToolDef] | None = None) -> None:
+    """Register the knowledge tools over open stores (the service opens them once at start-up); `wrap`
+    decorates each tool, e.g. to record the incidents it returns for the note's citations."""
     tools = [dataclasses.replace(t, handler=functools.partial(t.handler, stores)) for t in TOOL_DEFS]
+    if wrap is not None:
+        tools = [wrap(t) for t in tools]
     registry.register_data_source(SOURCE, tools, TOOL_NOTES)

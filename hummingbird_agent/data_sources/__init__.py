@@ -14,9 +14,10 @@ __all__ = ["gitlab", "konflux", "register_selected", "testing_farm"]
 log = logging.getLogger(__name__)
 
 
-def register_selected(registry: ToolRegistry, loaded: LoadedConfig, workflow: str) -> list[str]:
-    """Register the data sources `workflow` declares. A source whose credentials are missing or unusable is
-    skipped; the returned sentences name each skipped source, for the run to state as a gap."""
+def register_selected(registry: ToolRegistry, loaded: LoadedConfig, workflow: str, project: str) -> list[str]:
+    """Register the data sources `workflow` declares (the same for every `project`). A source whose credentials
+    are missing or unusable is skipped; the returned sentences name each skipped source, for the run to state
+    as a gap."""
     config = loaded.config
     declared = config.workflows[workflow].data_sources
     gaps: list[str] = []

@@ -103,11 +103,13 @@ async def _post_expired(deps: Deps, order: WorkOrder) -> None:
 async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: PostedNote,
                resume: StoredSession | None) -> None:
     published = False
+    # Only agent sessions can be continued by a reply; the knowledge-base engines keep no conversation.
+    conversational = order.kind == "new_session" and deps.config.workflows[order.workflow].engine == "agent"
 
     async def publish(ok: bool, text: str) -> None:
         nonlocal published
         if ok:
-            body = note_text.result_body(text, marker, reply_prompt=order.kind == "new_session")
+            body = note_text.result_body(text, marker, reply_prompt=conversational)
         else:
             log.warning("workflow run failed: %s", text)
             body = note_text.failure_body(marker)

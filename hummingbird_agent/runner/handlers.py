@@ -8,16 +8,19 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from hummingbird_agent.bamboo.service import ACCUMULATE_WORKFLOW, LEARN_COMMAND
 from hummingbird_agent.events.protocols import Continuations, Event
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS
 from hummingbird_agent.gitlab.threads import find_session_for_reply, open_agent_threads
 from hummingbird_agent.runner import rules
+from hummingbird_agent.runner.agent_threads import last_analysis, learned_in_thread
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.posting import post_simple_reply
 from hummingbird_agent.runner.webhooks import (
     MergeRequestRef,
     NoteEvent,
+    PipelineEvent,
     parse_merge_request,
     parse_note,
     parse_pipeline,
@@ -41,7 +44,9 @@ async def handle_pipeline(deps: Deps, body: Any, continuations: Continuations) -
         return
     mr = event.mr
     if event.status == "success":
-        await _auto_resolve(deps, mr.project_id, mr.iid)
+        discussions = await deps.gitlab.discussions(mr.project_id, mr.iid)
+        await _auto_resolve(deps, mr.project_id, mr.iid, discussions)
+        await _learn_on_success(deps, event, mr, discussions, continuations)
     for name, settings in rules.auto_workflows(deps.config, "pipeline", mr.project):
         allowed, why = rules.rules_allow(
             settings.trigger_rules, user=event.username, branch=mr.target_branch, title=mr.title, status=event.status
@@ -57,12 +62,34 @@ async def handle_pipeline(deps: Deps, body: Any, continuations: Continuations) -
         ))
 
 
-async def _auto_resolve(deps: Deps, project_id: int, iid: int) -> None:
+async def _auto_resolve(deps: Deps, project_id: int, iid: int, discussions: list[dict[str, Any]]) -> None:
     """A passing MR pipeline resolves the bot's open threads on that MR (unconditionally, seed §10.3)."""
     bot_id = await deps.gitlab.bot_user_id()
-    for discussion_id in open_agent_threads(await deps.gitlab.discussions(project_id, iid), bot_id):
+    for discussion_id in open_agent_threads(discussions, bot_id):
         await deps.gitlab.resolve_thread(project_id, iid, discussion_id)
         log.info("resolved agent thread %s on !%s after a passing pipeline", discussion_id, iid)
+
+
+async def _learn_on_success(deps: Deps, event: PipelineEvent, mr: MergeRequestRef,
+                            discussions: list[dict[str, Any]], continuations: Continuations) -> None:
+    """A passing pipeline after an analysed failure: learn that failure (projects with learn_on_success).
+    The learned note goes into the analysis thread, which is how a second success knows it is done."""
+    learners = rules.engine_workflows(deps.config, "bamboo-accumulate")
+    enabled = [n for n in learners if rules.enabled_for(deps.config, n, mr.project)
+               and (s := rules.project_settings(deps.config.workflows[n], mr.project)) and s.learn_on_success]
+    if not enabled:
+        return
+    bot_id = await deps.gitlab.bot_user_id()
+    analysis = last_analysis(discussions, bot_id)
+    if analysis is None or learned_in_thread(discussions, bot_id, analysis.discussion_id, learners):
+        log.info("pipeline %s: nothing new to learn on !%s", event.pipeline_id, mr.iid)
+        return
+    session_id = derive_session_id("learn", mr.project_id, event.pipeline_id, enabled[0])
+    await _enqueue(continuations, WorkOrder(
+        kind="new_session", session_id=session_id, workflow=enabled[0], trigger="pipeline",
+        project_id=mr.project_id, project=mr.project, mr_iid=mr.iid, sha=event.sha or mr.sha,
+        pipeline_id=event.pipeline_id, discussion_id=analysis.discussion_id, discussion_internal=analysis.internal,
+    ))
 
 
 async def handle_merge_request(deps: Deps, body: Any, continuations: Continuations) -> None:
@@ -112,16 +139,25 @@ async def _handle_command(deps: Deps, event: NoteEvent, mr: MergeRequestRef, com
     if not await _member(deps, event, mr):
         return
     described = {name: wf.description for name, wf in deps.config.workflows.items()}
+    learners = rules.engine_workflows(deps.config, "bamboo-accumulate")
+    if learners:
+        described[f"{LEARN_COMMAND} [explanation]"] = (
+            "Learn this MR's last analysed failure, with your explanation and the discussion, into the knowledge base")
     if command.name in (None, "help"):
         await post_simple_reply(deps, event, note_text.help_body(described))
         return
-    resolution = rules.resolve_workflow(command.name, deps.config.workflows)
+    if command.name == LEARN_COMMAND:
+        if not learners:
+            await post_simple_reply(deps, event, note_text.not_enabled_body(ACCUMULATE_WORKFLOW))
+            return
+        command = rules.SlashCommand(learners[0], command.text)
+    resolution = rules.resolve_workflow(command.name or "", deps.config.workflows)
     if resolution.workflow is None:
         text = (note_text.ambiguous_workflow_body(command.name, list(resolution.matches)) if resolution.matches
                 else note_text.unknown_workflow_body(command.name, described))
         await post_simple_reply(deps, event, text)
         return
-    if rules.project_settings(deps.config.workflows[resolution.workflow], mr.project) is None:
+    if not rules.enabled_for(deps.config, resolution.workflow, mr.project):
         await post_simple_reply(deps, event, note_text.not_enabled_body(resolution.workflow))
         return
     session_id = derive_session_id("command", mr.project_id, event.note_id)

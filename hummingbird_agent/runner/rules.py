@@ -45,6 +45,18 @@ def project_settings(workflow: WorkflowConfig, project: str) -> ProjectConfig | 
     return workflow.projects.get(project)
 
 
+def enabled_for(config: Config, workflow: str, project: str) -> bool:
+    """Whether `workflow` runs on `project`: the project is on its allowlist and its engine is running
+    (the knowledge-base engines need `bamboo.enabled`)."""
+    wf = config.workflows[workflow]
+    return project_settings(wf, project) is not None and (wf.engine == "agent" or config.bamboo.enabled)
+
+
+def engine_workflows(config: Config, engine: str) -> list[str]:
+    """Names of the workflows that run on `engine`, in config order."""
+    return [name for name, wf in config.workflows.items() if wf.engine == engine]
+
+
 def auto_workflows(config: Config, trigger: str, project: str) -> list[tuple[str, ProjectConfig]]:
     """Workflows an automatic `trigger` event runs on `project`, with the project's settings."""
     found = []

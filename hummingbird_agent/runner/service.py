@@ -9,6 +9,9 @@ from collections.abc import AsyncIterator, Callable
 from functools import partial
 
 from hummingbird_agent.agent.run import SourceRegistrar
+from hummingbird_agent.bamboo.accumulator import Stores
+from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
+from hummingbird_agent.bamboo.service import build_navigator
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.data_sources import register_selected
 from hummingbird_agent.errors import RetryLater
@@ -16,8 +19,10 @@ from hummingbird_agent.events.protocols import Continuations, Event, Handler
 from hummingbird_agent.events.serve import run_service
 from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.models.factory import build_model
-from hummingbird_agent.runner.agent_executor import AgentExecutor
+from hummingbird_agent.runner.bamboo_executor import BambooAccumulateExecutor, BambooDiagnoseExecutor
 from hummingbird_agent.runner.deps import Deps
+from hummingbird_agent.runner.engines import EngineExecutor, KnowledgeAgentExecutor
+from hummingbird_agent.runner.executor import Executor
 from hummingbird_agent.runner.handlers import handle_event
 from hummingbird_agent.sandbox.factory import SandboxFactory
 from hummingbird_agent.sessions.base import SessionStore
@@ -60,8 +65,30 @@ async def open_deps(
         model = build_model(loaded)
         stack.push_async_callback(model.aclose)
         sessions = await stack.enter_async_context(open_sessions(loaded))
-        executor = AgentExecutor(loaded, model, sandboxes.new, register_sources, redact)
+        stores = await stack.enter_async_context(open_stores(loaded)) if cfg.bamboo.enabled else None
+        engines: dict[str, Executor] = {
+            "agent": KnowledgeAgentExecutor(loaded, model, sandboxes.new, register_sources, redact, stores)}
+        if stores is not None:
+            engines["bamboo-accumulate"] = BambooAccumulateExecutor(
+                loaded, gitlab, build_accumulator(loaded, model, stores))
+            engines["bamboo-diagnose"] = BambooDiagnoseExecutor(loaded, build_navigator(loaded, model, stores))
+        executor = EngineExecutor(loaded, engines)
         yield Deps(loaded=loaded, gitlab=gitlab, sessions=sessions, executor=executor)
+
+
+@contextlib.asynccontextmanager
+async def open_stores(loaded: LoadedConfig) -> AsyncIterator[Stores]:
+    """The knowledge base's graph and vector stores, opened once for every run of the service."""
+    stores = build_stores(loaded)
+    await stores.graph.open()
+    try:
+        await stores.vectors.open()
+        try:
+            yield stores
+        finally:
+            await stores.vectors.aclose()
+    finally:
+        await stores.graph.aclose()
 
 
 def build_handler(deps: Deps) -> Handler:

@@ -53,7 +53,8 @@ def gitlab_tools(base: str, token: str, project: str) -> list[ToolDef]:
     ]
 
 
-def register(gitlab: GitLabServer, registry: ToolRegistry, loaded: LoadedConfig, workflow: str) -> None:
+def register(gitlab: GitLabServer, registry: ToolRegistry, loaded: LoadedConfig, workflow: str,
+             project: str) -> None:
     token = loaded.secret("GITLAB_READ_TOKEN") or ""
     registry.register_data_source("gitlab", gitlab_tools(gitlab.url, token, "group/project"), SOURCE_NOTES,
                                   {"gitlab_url": gitlab.url})

@@ -39,7 +39,7 @@ def registry() -> ToolRegistry:
 def test_only_declared_sources_are_registered(tmp_path: Path) -> None:
     reg = registry()
     gaps = register_selected(reg, loaded(tmp_path, DataSourcesConfig(gitlab=GitLabSourceConfig()),
-                                         {"GITLAB_READ_TOKEN": "glpat-read"}), "wf")
+                                         {"GITLAB_READ_TOKEN": "glpat-read"}), "wf", "g/p")
     assert gaps == []
     assert all(name.startswith("gitlab_") for name in reg.data_source_tools())
     assert len(reg.data_source_tools()) == 7
@@ -53,7 +53,7 @@ def test_all_sources_and_their_notes(tmp_path: Path) -> None:
                                 konflux=KonfluxSourceConfig(cluster_url="https://api.example:6443"))
     reg = registry()
     env = {"GITLAB_READ_TOKEN": "glpat-read", "KONFLUX_KUBECONFIG": str(kubeconfig)}
-    assert register_selected(reg, loaded(tmp_path, sources, env), "wf") == []
+    assert register_selected(reg, loaded(tmp_path, sources, env), "wf", "g/p") == []
     names = reg.data_source_tools()
     assert {n.split("_")[0] for n in names} == {"gitlab", "konflux", "tf"}
     assert "kube-secret" not in str(reg.declarations()) + reg.notes()
@@ -64,7 +64,7 @@ def test_missing_credentials_skip_the_source_with_a_stated_gap(tmp_path: Path) -
     sources = DataSourcesConfig(gitlab=GitLabSourceConfig(), konflux=KonfluxSourceConfig(cluster_url="https://x"),
                                 testing_farm=cfg.TestingFarmSourceConfig())
     reg = registry()
-    gaps = register_selected(reg, loaded(tmp_path, sources, {}), "wf")
+    gaps = register_selected(reg, loaded(tmp_path, sources, {}), "wf", "g/p")
     assert [g.split(" is unavailable")[0] for g in gaps] == ["data source gitlab", "data source konflux"]
     assert all("\n" not in g for g in gaps)
     assert {n.split("_")[0] for n in reg.data_source_tools()} == {"tf"}

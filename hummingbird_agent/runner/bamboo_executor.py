@@ -1,0 +1,107 @@
+"""The knowledge-base engines: learn an MR's analysed failure (bamboo-accumulate) or diagnose its failure
+from what was learned (bamboo-diagnose). No sandbox and no session: one short note per run."""
+
+from __future__ import annotations
+
+import logging
+
+from hummingbird_agent.bamboo.accumulator import AccumulationResult, KnowledgeAccumulator
+from hummingbird_agent.bamboo.analysis import NOTHING_SIMILAR, AnalysisResult
+from hummingbird_agent.bamboo.citations import incident_link, learned_incident_id
+from hummingbird_agent.bamboo.model import NodeType
+from hummingbird_agent.bamboo.navigator import ReasoningNavigator
+from hummingbird_agent.bamboo.strategies.base import IncidentInput
+from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.runner.agent_threads import AnalysisNote, last_analysis
+from hummingbird_agent.runner.executor import Publish, SaveSession
+from hummingbird_agent.runner.mr_incident import Gathered, ReadTools, gather_failure, trusted_discussion
+from hummingbird_agent.runner.work_order import WorkOrder
+from hummingbird_agent.sessions.base import StoredSession
+
+log = logging.getLogger(__name__)
+NOTHING_TO_LEARN = ("Nothing to learn yet: this merge request has no `analyze-failures` note. Run "
+                    "`/hummingbird analyze-failures` on the failing pipeline first.")
+
+
+def learn_sources(order: WorkOrder, analysis: AnalysisNote, gathered: Gathered) -> str:
+    """The incident's explanation, most reliable first: the member's own words, the analysis, the thread."""
+    parts = [f"Merge request !{order.mr_iid}: {gathered.title}".rstrip(": ")]
+    if order.trigger == "command" and order.message:
+        parts.append(f"## Explanation by the member who asked to learn it\n{order.message}")
+    parts.append(f"## The agent's analysis of the failure\n{analysis.text}")
+    if gathered.discussion:
+        parts.append(f"## Merge request discussion (members only)\n{gathered.discussion}")
+    if order.trigger == "pipeline":
+        parts.append("## Outcome\nA later pipeline of this merge request passed: the failure was fixed.")
+    return "\n\n".join(parts)
+
+
+def learned_note(result: AccumulationResult, gitlab_url: str, gaps: list[str]) -> str:
+    causes = [n.name for n in result.knowledge.graph.of_type(NodeType.CAUSE)]
+    fixes = [n.name for n in result.knowledge.graph.of_type(NodeType.RESOLUTION)]
+    lines = [f"**Learned** this failure as incident {incident_link(result.knowledge.incident_id, gitlab_url)}.",
+             "", f"- Causes stored: {', '.join(causes) or 'none named'}",
+             f"- Resolutions stored: {', '.join(fixes) or 'none named'}"]
+    if not result.approved:
+        lines.append(f"- The reviewer did not approve it after {result.attempts} attempts; the best extraction "
+                     "was stored.")
+    lines += [f"- Not available: {gap}" for gap in gaps]
+    return "\n".join(lines)
+
+
+def diagnosis_note(result: AnalysisResult, gitlab_url: str, gaps: list[str]) -> str:
+    lines = ["## Knowledge-base diagnosis", "",
+             f"**Most likely cause:** {result.root_cause} (confidence {result.confidence:.2f})",
+             f"**Resolution:** {result.resolution or 'none known'}", "", result.explanation]
+    if not result.known:
+        lines += ["", f"{NOTHING_SIMILAR}."]
+    if result.candidates:
+        lines += ["", "**Known causes ranked by the clues:**"]
+        lines += [f"{n}. {c.name} ({', '.join(c.clue_types)})" for n, c in enumerate(result.candidates, 1)]
+    if result.novel_leads:
+        lines += ["", "**Symptoms with no known cause:**", *(f"- `{s}`" for s in result.novel_leads)]
+    if result.cited_incidents:
+        lines += ["", "**Past incidents:** " + ", ".join(incident_link(i, gitlab_url)
+                                                         for i in result.cited_incidents)]
+    lines += [f"\n_Note: {n}_" for n in (*result.investigation, *gaps)]
+    return "\n".join(lines).strip()
+
+
+class BambooAccumulateExecutor:
+    """Learns the MR's last analysed failure with its discussion and fix (`/hummingbird learn`, learn-on-success)."""
+
+    def __init__(self, loaded: LoadedConfig, gitlab: GitLabClient, accumulator: KnowledgeAccumulator) -> None:
+        self._loaded, self._gitlab, self._accumulator = loaded, gitlab, accumulator
+
+    async def run(self, order: WorkOrder, resume: StoredSession | None, publish: Publish, save: SaveSession) -> None:
+        discussions = await self._gitlab.discussions(order.project_id, order.mr_iid)
+        analysis = last_analysis(discussions, await self._gitlab.bot_user_id())
+        if analysis is None:
+            await publish(True, NOTHING_TO_LEARN)
+            return
+        tools = ReadTools.declared(self._loaded, order.workflow, order.project)
+        gathered = await gather_failure(tools, order, analysis.sha or order.sha)
+        gathered.discussion = await trusted_discussion(self._gitlab, order.project_id, discussions)
+        incident = IncidentInput(learn_sources(order, analysis, gathered), gathered.task, {}, gathered.logs,
+                                 learned_incident_id(order.project, order.mr_iid, analysis.session_id))
+        result = await self._accumulator.process(incident)
+        log.info("learned incident %s (approved %s, attempts %d)", result.knowledge.incident_id, result.approved,
+                 result.attempts)
+        await publish(True, learned_note(result, self._loaded.config.gitlab.url, gathered.gaps))
+
+
+class BambooDiagnoseExecutor:
+    """Diagnoses the failing jobs of the order's commit from the knowledge base (`/hummingbird bamboo-diagnose`)."""
+
+    def __init__(self, loaded: LoadedConfig, navigator: ReasoningNavigator) -> None:
+        self._loaded, self._navigator = loaded, navigator
+
+    async def run(self, order: WorkOrder, resume: StoredSession | None, publish: Publish, save: SaveSession) -> None:
+        tools = ReadTools.declared(self._loaded, order.workflow, order.project)
+        gathered = await gather_failure(tools, order, order.sha)
+        request = order.message if order.trigger == "command" and order.message else ""
+        incident = IncidentInput(request, gathered.task, {}, gathered.logs,
+                                 f"{order.project}!{order.mr_iid}:diagnose-{order.session_id[:8]}")
+        result = await self._navigator.analyze(incident)
+        await publish(True, diagnosis_note(result, self._loaded.config.gitlab.url, gathered.gaps))
