@@ -1,7 +1,8 @@
 """KnowledgeAccumulator: extract -> review (-> enrich once -> re-extract)* -> store graph and vectors.
 
 After `max_review_retries` rejected re-extractions the best result is stored with a warning; the
-enricher fires at most once, after the first rejection (a no-op until tools are wired in).
+enricher fires at most once, after the first rejection. When an approved run used the enricher's
+orchestration code, that code is stored as a Procedure and its tools are remembered for tool selection.
 """
 
 from __future__ import annotations
@@ -15,7 +16,16 @@ from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.embeddings import Embedder
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.model import ExtractedKnowledge, Insight, KnowledgeGraph, NodeType, derive_id
+from hummingbird_agent.bamboo.model import (
+    Edge,
+    ExtractedKnowledge,
+    Insight,
+    KnowledgeGraph,
+    NodeType,
+    RelType,
+    derive_id,
+)
+from hummingbird_agent.bamboo.procedure_tools import procedure_node
 from hummingbird_agent.bamboo.prompts import load_prompt, render
 from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer, ReviewResult, ToolInfo, render_graph
 from hummingbird_agent.bamboo.stores.base import GraphStore, VectorPoint, VectorStore
@@ -34,6 +44,8 @@ class Enrichment:
     task_logs: Mapping[str, str] = field(default_factory=dict)
     external_data: Mapping[str, Any] = field(default_factory=dict)
     capability_gaps: tuple[Mapping[str, str], ...] = ()
+    code: str = ""
+    """The orchestration code that ran (empty when nothing ran)."""
 
 
 class Enricher(Protocol):
@@ -43,6 +55,12 @@ class Enricher(Protocol):
 
     async def enrich(self, incident: IncidentInput, issues: Sequence[str], doc_hints: Mapping[str, str]) -> Enrichment:
         ...
+
+
+class ToolMemory(Protocol):
+    """Where approved investigations are remembered for tool selection (ToolSelector's first source)."""
+
+    async def remember(self, key: str, query: str, tools: Sequence[str], weight: float = 1.0) -> None: ...
 
 
 class NoEnricher:
@@ -86,21 +104,26 @@ def fallback_summary(graph: KnowledgeGraph) -> str:
 class KnowledgeAccumulator:
     def __init__(self, extractor: KnowledgeGraphExtractor, reviewer: KnowledgeReviewer, llm: JsonLLM,
                  stores: Stores | None, enricher: Enricher | None = None,
-                 max_review_retries: int = budgets.BAMBOO_MAX_REVIEW_RETRIES) -> None:
+                 max_review_retries: int = budgets.BAMBOO_MAX_REVIEW_RETRIES,
+                 tool_memory: ToolMemory | None = None) -> None:
         self._extractor, self._reviewer, self._llm = extractor, reviewer, llm
         self._stores = stores
         self._enricher = enricher or NoEnricher()
         self._max_retries = max_review_retries
+        self._memory = tool_memory
 
     async def process(self, incident: IncidentInput, dry_run: bool = False,
                       max_review_retries: int | None = None) -> AccumulationResult:
         limit = self._max_retries if max_review_retries is None else max_review_retries
         gid = self._extractor.incident_id(incident)
         hints = await self._extractor.prefetch_hints(incident)
-        graph, review, attempts, enriched = await self._review_loop(incident, hints, limit)
+        graph, review, attempts, found = await self._review_loop(incident, hints, limit)
+        enriched = found is not None
         if not review.approved:
             log.warning("incident %s: still rejected after %d re-extractions; storing the best result (%s)",
                         gid, attempts - 1, "; ".join(review.issues)[:300])
+        elif found is not None and found.code:
+            graph = with_procedure(graph, found.code)
         summary = await self._summary(graph, incident.email_text)
         knowledge = ExtractedKnowledge(gid, graph, summary, tuple(key_insights(graph)), (
             ("attempts", attempts), ("approved", review.approved), ("explorer_ran", enriched),
@@ -109,11 +132,13 @@ class KnowledgeAccumulator:
         if not dry_run and self._stores is not None:
             await self._store(knowledge)
             stored = True
+            if review.approved:
+                await self._remember(knowledge)
         return AccumulationResult(knowledge, review.approved, attempts, review, stored)
 
     async def _review_loop(self, incident: IncidentInput, hints: Mapping[str, str],
-                           limit: int) -> tuple[KnowledgeGraph, ReviewResult, int, bool]:
-        feedback, enriched = "", False
+                           limit: int) -> tuple[KnowledgeGraph, ReviewResult, int, Enrichment | None]:
+        feedback, enriched = "", None
         best: tuple[KnowledgeGraph, ReviewResult] | None = None
         tools = self._enricher.available_tools()
         for attempt in range(limit + 1):
@@ -125,17 +150,24 @@ class KnowledgeAccumulator:
             if review.approved or attempt == limit:
                 break
             if attempt == 0:
-                incident, enriched = await self._enrich(incident, review.issues, hints), True
+                enriched = await self._enricher.enrich(incident, review.issues, hints)
+                incident = _enriched(incident, enriched)
             feedback = "\n".join([review.feedback, *review.issues]).strip()
         assert best is not None  # the loop runs at least once
         return best[0], best[1], attempt + 1, enriched
 
-    async def _enrich(self, incident: IncidentInput, issues: Sequence[str], hints: Mapping[str, str]) -> IncidentInput:
-        found = await self._enricher.enrich(incident, issues, hints)
-        if not found.task_logs and not found.external_data:
-            return incident
-        return replace(incident, task_logs={**incident.task_logs, **found.task_logs},
-                       external_data={**incident.external_data, **found.external_data})
+    async def _remember(self, knowledge: ExtractedKnowledge) -> None:
+        """Feed tool selection: this incident's symptoms -> the tools its procedures call. Fail-open: the
+        incident is stored already, and selection without this memory still works."""
+        graph = knowledge.graph
+        tools = sorted({str(t) for p in graph.of_type(NodeType.PROCEDURE) for t in p.prop("tools") or ()})
+        symptoms = [n.name for n in graph.of_type(NodeType.SYMPTOM)]
+        if self._memory is None or not tools or not symptoms:
+            return
+        try:
+            await self._memory.remember(knowledge.incident_id, "\n".join(symptoms), tools)
+        except AgentError as exc:
+            log.warning("incident %s: tools used not remembered for tool selection: %s", knowledge.incident_id, exc)
 
     async def _summary(self, graph: KnowledgeGraph, email: str) -> str:
         try:
@@ -157,6 +189,22 @@ class KnowledgeAccumulator:
                               {"section": i.section, "name": i.name, "content": i.content})
                   for i, v in zip(items, vectors, strict=True)]
         await self._stores.vectors.replace_incident(gid, points)
+
+
+def _enriched(incident: IncidentInput, found: Enrichment) -> IncidentInput:
+    if not found.task_logs and not found.external_data:
+        return incident
+    return replace(incident, task_logs={**incident.task_logs, **found.task_logs},
+                   external_data={**incident.external_data, **found.external_data})
+
+
+def with_procedure(graph: KnowledgeGraph, code: str) -> KnowledgeGraph:
+    """`graph` plus the Procedure of the orchestration code that ran, investigating each of its causes."""
+    node = procedure_node(code)
+    if node is None or node.key in {n.key for n in graph.nodes}:
+        return graph
+    edges = tuple(Edge(c.key, RelType.INVESTIGATED_BY, node.key) for c in graph.of_type(NodeType.CAUSE))
+    return KnowledgeGraph((*graph.nodes, node), (*graph.edges, *edges))
 
 
 def _sources(incident: IncidentInput) -> dict[str, str]:

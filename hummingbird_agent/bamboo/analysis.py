@@ -108,6 +108,11 @@ class AnalysisResult:
                 "cited_incidents": list(self.cited_incidents), "known": self.known,
                 "investigation": list(self.investigation)}
 
+    def gap_lines(self) -> list[str]:
+        """One line per investigation direction no available tool could follow (for the terminal and notes)."""
+        return [f"capability gap: {g.get('investigation', '')} (needs: {g.get('suggested_tool_capability') or '?'})"
+                for g in self.capability_gaps]
+
     def render(self) -> str:
         """Plain text for the terminal and for the workflow's context."""
         lines = [f"root cause: {self.root_cause} (confidence {self.confidence:.2f})",
@@ -121,6 +126,7 @@ class AnalysisResult:
             lines += [f"  - {s}" for s in self.novel_leads]
         if self.cited_incidents:
             lines.append("past incidents: " + ", ".join(self.cited_incidents))
+        lines += self.gap_lines()
         lines += [f"note: {n}" for n in self.investigation]
         if self.email_content:
             lines += ["", "draft for the submitter:", self.email_content]

@@ -76,7 +76,7 @@ class ContextEnricher:
     # --- the two callers ----------------------------------------------------------------------------------
     async def enrich(self, incident: IncidentInput, issues: Sequence[str], doc_hints: Mapping[str, str]) -> Enrichment:
         found = await self.explore(incident, issues, "exploratory", doc_hints)
-        return Enrichment(found.task_logs, found.external_data, found.capability_gaps)
+        return Enrichment(found.task_logs, found.external_data, found.capability_gaps, found.code)
 
     async def explore(self, incident: IncidentInput, issues: Sequence[str], mode: str = "exploratory",
                       doc_hints: Mapping[str, str] | None = None) -> ExplorationResult:

@@ -1,18 +1,25 @@
-"""Build the knowledge base's parts from the loaded config: stores, embedder, accumulator."""
+"""Build the knowledge base's parts from the loaded config: stores, embedder, accumulator, and the
+explorer (ContextEnricher) both the accumulator and the navigator use when `bamboo.explore` is on.
+"""
 
 from __future__ import annotations
 
 from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.embeddings import Embedder
+from hummingbird_agent.bamboo.explorer_session import ConfiguredEnricher, TaskSummary
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
 from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.service import ACCUMULATE_WORKFLOW
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.models import Model
+
+# Tool-selection vectors live beside the incidents' collection, not in it (counts and searches stay clean).
+TOOLS_COLLECTION_SUFFIX = "_tools"
 
 
 def build_graph_store(loaded: LoadedConfig) -> CypherGraphStore:
@@ -47,13 +54,31 @@ def build_embedder(loaded: LoadedConfig) -> Embedder:
     return HashingEmbedder(cfg.dimensions)
 
 
+def build_vector_store(loaded: LoadedConfig, dimensions: int, suffix: str = "") -> QdrantVectorStore:
+    """The configured Qdrant collection, or its `suffix`ed sibling. In local mode a sibling gets its own
+    folder too: one folder is locked by the client that has it open."""
+    cfg = loaded.config.bamboo.vectors
+    path = None
+    if not cfg.url:
+        path = cfg.path if cfg.path == ":memory:" else str(loaded.resolve(cfg.path)) + suffix
+    return QdrantVectorStore(cfg.collection + suffix, dimensions, url=cfg.url, path=path,
+                             api_key=loaded.secret(cfg.api_key_env))
+
+
 def build_stores(loaded: LoadedConfig) -> Stores:
-    cfg = loaded.config.bamboo
     embedder = build_embedder(loaded)
-    vectors = QdrantVectorStore(cfg.vectors.collection, embedder.dimensions, url=cfg.vectors.url,
-                                path=None if cfg.vectors.url else str(loaded.resolve(cfg.vectors.path)),
-                                api_key=loaded.secret(cfg.vectors.api_key_env))
-    return Stores(build_graph_store(loaded), vectors, embedder)
+    return Stores(build_graph_store(loaded), build_vector_store(loaded, embedder.dimensions), embedder)
+
+
+def build_explorer(loaded: LoadedConfig, llm: JsonLLM, stores: Stores | None, workflow: str,
+                   task_summary: TaskSummary) -> ConfiguredEnricher | None:
+    """The explorer of `workflow` (its data sources plus the knowledge tools and the MCP servers), or None
+    when `bamboo.explore` is off or there are no stores (a dry run). Nothing is opened here."""
+    cfg = loaded.config.bamboo
+    if not cfg.explore or stores is None:
+        return None
+    tool_vectors = build_vector_store(loaded, stores.embedder.dimensions, TOOLS_COLLECTION_SUFFIX)
+    return ConfiguredEnricher(loaded, llm, stores, tool_vectors, workflow, task_summary)
 
 
 def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None) -> KnowledgeAccumulator:
@@ -61,5 +86,6 @@ def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None)
     llm = JsonLLM(ModelText(model, cfg.model))
     salt = (loaded.secret(cfg.pseudonym_salt_env) or "").encode()
     strategy = default_registry().create(cfg.extraction_strategy, StrategyDeps(llm, salt))
+    explorer = build_explorer(loaded, llm, stores, ACCUMULATE_WORKFLOW, strategy.task_summary)
     return KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, stores,
-                                max_review_retries=cfg.max_review_retries)
+                                enricher=explorer, max_review_retries=cfg.max_review_retries, tool_memory=explorer)

@@ -43,6 +43,10 @@ def build_navigator(loaded: LoadedConfig, model: Model, stores: Stores,
     llm = JsonLLM(ModelText(model, cfg.model))
     salt = (loaded.secret(cfg.pseudonym_salt_env) or "").encode()
     extractor = KnowledgeGraphExtractor(default_registry().create(cfg.extraction_strategy, StrategyDeps(llm, salt)))
+    if explorer is None:
+        from hummingbird_agent.bamboo.factory import build_explorer  # the factory imports this module
+
+        explorer = build_explorer(loaded, llm, stores, DIAGNOSE_WORKFLOW, extractor.strategy.task_summary)
     return ReasoningNavigator(extractor, llm, stores, explorer, cfg.exploratory_threshold,
                               workflow_guidance(loaded, DIAGNOSE_WORKFLOW))
 

@@ -8,6 +8,7 @@ from hummingbird_agent.sandbox.base import (
     Sandbox,
     SandboxState,
 )
+from hummingbird_agent.sandbox.duplex import Duplex, duplex_exec
 from hummingbird_agent.sandbox.factory import SandboxFactory
 from hummingbird_agent.sandbox.k8s_pod import KubePodSandbox, pod_spec
 from hummingbird_agent.sandbox.k8s_pool import KubePoolSandbox
@@ -17,6 +18,7 @@ __all__ = [
     "SANDBOX_UID",
     "WORKDIR",
     "ByteChunks",
+    "Duplex",
     "ExecResult",
     "KubePodSandbox",
     "KubePoolSandbox",
@@ -24,5 +26,6 @@ __all__ = [
     "Sandbox",
     "SandboxFactory",
     "SandboxState",
+    "duplex_exec",
     "pod_spec",
 ]

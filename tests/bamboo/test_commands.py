@@ -133,6 +133,6 @@ def test_cli_populate_with_a_scripted_model_then_stats(tmp_path: Path, capsys: p
     assert main(["bamboo", "stats", "--config", config]) == 0
     assert "1. flaky dns (incidents 1" in capsys.readouterr().out
     assert main(["bamboo", "analyze", "x.json", "--config", config]) == 2
-    assert "not available yet" in capsys.readouterr().err
+    assert "x.json: cannot read" in capsys.readouterr().err
     assert main(["bamboo", "populate", str(tmp_path / "missing.jsonl"), "--config", config]) == 2
     assert "cannot read" in capsys.readouterr().err

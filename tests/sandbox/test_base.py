@@ -12,8 +12,8 @@ PACKAGE = Path(sandbox.__file__).parent
 
 def test_exported_names() -> None:
     assert sorted(sandbox.__all__) == sorted(
-        ["SANDBOX_UID", "WORKDIR", "ByteChunks", "ExecResult", "KubePodSandbox", "KubePoolSandbox",
-         "PodmanSandbox", "Sandbox", "SandboxFactory", "SandboxState", "pod_spec"]
+        ["SANDBOX_UID", "WORKDIR", "ByteChunks", "Duplex", "ExecResult", "KubePodSandbox", "KubePoolSandbox",
+         "PodmanSandbox", "Sandbox", "SandboxFactory", "SandboxState", "duplex_exec", "pod_spec"]
     )  # fmt: skip
 
 

@@ -1,0 +1,122 @@
+"""An approved run that used the enricher's orchestration code stores it as a Procedure of its causes and
+remembers its tools for tool selection; a rejected run stores no Procedure and remembers nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+
+import pytest_asyncio
+
+from hummingbird_agent.bamboo.accumulator import Enrichment, KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
+from hummingbird_agent.bamboo.evidence import GraphIndex
+from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.mcp import McpTool
+from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer, ToolInfo
+from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
+from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
+from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
+from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
+from hummingbird_agent.bamboo.tool_selection import TRIGGERS, ToolSelector
+from tests.bamboo.fakes import EXTRACT, REVIEW, RuleModel, causal_answer
+
+CODE = "log = await tools.get_job_log(job_id=7)\nstatus = await tools.registry_status()\nreturn {'log': log}"
+FETCHED = "mirror answered 503"
+# The error comes from the task data, so the symptom does not depend on log excerpting.
+INCIDENT = IncidentInput("the mirror was down; we switched mirrors",
+                         {"project": "g/app", "job": "build", "error": "npm ERR! network timeout at registry"})
+
+
+class CodeEnricher:
+    """An enricher that reports having run orchestration code."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def available_tools(self) -> list[ToolInfo]:
+        return [ToolInfo("get_job_log", "full log of a job")]
+
+    async def enrich(self, incident: IncidentInput, issues: Sequence[str], doc_hints: Mapping[str, str]) -> Enrichment:
+        self.calls += 1
+        return Enrichment(task_logs={"orchestration:log": FETCHED}, code=CODE)
+
+
+def approving_after_enrichment(system: str, user: str) -> str:
+    if system.startswith(EXTRACT):
+        return causal_answer("npm mirror outage", "switch mirror")
+    if system.startswith(REVIEW):
+        return json.dumps({"approved": FETCHED in user, "confidence": 0.9 if FETCHED in user else 0.2,
+                           "issues": [] if FETCHED in user else ["no log evidence"]})
+    return "Mirror down."
+
+
+def never_approving(system: str, user: str) -> str:
+    if system.startswith(REVIEW):
+        return json.dumps({"approved": False, "confidence": 0.2, "issues": ["cause vague"]})
+    return approving_after_enrichment(system, user)
+
+
+@pytest_asyncio.fixture
+async def stores() -> AsyncIterator[Stores]:
+    kb = Stores(CypherGraphStore(LadybugSession(":memory:")), QdrantVectorStore("kb", 64, path=":memory:"),
+                HashingEmbedder(64))
+    await kb.graph.open()
+    await kb.vectors.open()
+    yield kb
+    await kb.vectors.aclose()
+    await kb.graph.aclose()
+
+
+@pytest_asyncio.fixture
+async def selector() -> AsyncIterator[ToolSelector]:
+    vectors = QdrantVectorStore("kb_tools", 64, path=":memory:")
+    await vectors.open()
+    yield ToolSelector(vectors, HashingEmbedder(64), "ns1", max_full=2, reserved=1)
+    await vectors.aclose()
+
+
+def accumulator(model: RuleModel, stores: Stores, enricher: CodeEnricher, selector: ToolSelector,
+                retries: int = 1) -> KnowledgeAccumulator:
+    llm = JsonLLM(model)
+    strategy = default_registry().create("gitlab_ci", StrategyDeps(llm))
+    return KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, stores, enricher,
+                                retries, tool_memory=selector)
+
+
+async def test_approved_enriched_run_stores_the_code_as_a_procedure_and_remembers_its_tools(
+        stores: Stores, selector: ToolSelector) -> None:
+    enricher = CodeEnricher()
+    result = await accumulator(RuleModel(approving_after_enrichment), stores, enricher, selector).process(INCIDENT)
+    assert result.approved and result.attempts == 2 and enricher.calls == 1
+    stored = {p.name: p for p in await stores.graph.nodes("Procedure")}
+    proc = stored["proc__get_job_log__registry_status"]
+    assert proc.props["code"] == CODE and proc.props["tools"] == ["get_job_log", "registry_status"]
+    index = await GraphIndex.load(stores.graph)
+    assert "proc__get_job_log__registry_status" in {p.name for p in index.procedures["npm mirror outage"]}
+
+    hits = await selector.vectors.search((await selector.embedder.embed(["x"]))[0], f"{TRIGGERS}@ns1", 5)
+    assert [h.payload["name"] for h in hits] == [result.knowledge.incident_id]
+    # Every tool of the incident's procedures: the code's two and the one the extraction named.
+    assert hits[0].payload["tools"] == ["get_job_log", "registry_status"]
+    catalogue = [McpTool(n, f"tool {n}", {}, True) for n in ("zzz_unrelated", "registry_status", "get_job_log")]
+    ranked = await selector.rank("npm ERR! network timeout at registry", catalogue)
+    assert {"registry_status", "get_job_log"} <= set(ranked[:3]) and ranked[-1] == "zzz_unrelated"
+
+
+async def test_a_rejected_run_stores_no_procedure_and_remembers_nothing(
+        stores: Stores, selector: ToolSelector) -> None:
+    enricher = CodeEnricher()
+    result = await accumulator(RuleModel(never_approving), stores, enricher, selector).process(INCIDENT)
+    assert not result.approved and result.stored and enricher.calls == 1
+    assert not any(p.name.startswith("proc__") for p in await stores.graph.nodes("Procedure"))
+    assert await selector.vectors.count() == 0
+
+
+async def test_a_dry_run_remembers_nothing(stores: Stores, selector: ToolSelector) -> None:
+    model = RuleModel(approving_after_enrichment)
+    result = await accumulator(model, stores, CodeEnricher(), selector).process(INCIDENT, dry_run=True)
+    assert result.approved and not result.stored
+    assert "proc__get_job_log__registry_status" in {n.name for n in result.knowledge.graph.nodes}
+    assert await selector.vectors.count() == 0
