@@ -82,6 +82,9 @@ def fail_build(gitlab: GitLabServer, sha: str, job_id: int, line: str) -> None:
 def knowledge_model(body: dict[str, Any]) -> dict[str, Any]:
     """The knowledge base's LLM calls (extraction, review, summary), answered from their prompts."""
     system = body["systemInstruction"]["parts"][0]["text"]
+    user = body["contents"][-1]["parts"][0]["text"]
+    if system.startswith("You turn one resolved incident") and "internal mirror" not in user:
+        return text_turn("{}")  # a diagnosis's clue extraction: nothing explains the failure yet
     if system.startswith("You turn one resolved incident"):
         return text_turn(json.dumps({
             "causes": [{"name": CAUSE, "description": "The npm mirror did not answer.", "confidence": 0.9}],
@@ -91,6 +94,11 @@ def knowledge_model(body: dict[str, Any]) -> dict[str, Any]:
         return text_turn(json.dumps({"approved": True, "confidence": 0.9}))
     if system.startswith("Write a short narrative"):
         return text_turn(f"The build timed out on the npm registry mirror ({FIRST_LINE}); fixed: {FIX}.")
+    if system.startswith("You diagnose a new CI failure"):
+        return text_turn(json.dumps({"root_cause": CAUSE, "confidence": 0.85, "resolution": FIX,
+                                     "explanation": "The same connect timeout was learned before."}))
+    if system.startswith("Write a short message"):
+        return text_turn("Your build hit the npm mirror outage again; switch to the internal mirror.")
     raise AssertionError(f"unexpected knowledge-base call: {system[:60]!r}")
 
 
@@ -146,6 +154,14 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
     body = second["body"]
     assert body.startswith(SECOND_ANALYSIS) and FOOTER_TITLE in body
     assert f"`{incident}` ([!{IID}]({service.gitlab.url}/{PROJECT}/-/merge_requests/{IID}))" in body
+
+    service.gemini.script(knowledge_model, knowledge_model, knowledge_model)
+    service.publish(comment(service, "/hummingbird bamboo-diagnose"))
+    await service.wait_for(lambda: any(b.startswith("## Knowledge-base diagnosis") for b in service.bodies()),
+                           "the diagnosis note")
+    diagnosis = next(b for b in service.bodies() if b.startswith("## Knowledge-base diagnosis"))
+    assert f"**Most likely cause:** {CAUSE}" in diagnosis and f"**Resolution:** {FIX}" in diagnosis
+    assert f"1. {CAUSE}" in diagnosis and f"`{incident}`" in diagnosis
 
 
 async def test_learn_by_a_non_member_is_refused(service: Service) -> None:
