@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import json
-import logging
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +22,6 @@ from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.tools.base import StreamingResponse, ToolDef, ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry, argument_problem
 
-log = logging.getLogger(__name__)
 _JOB_URL = re.compile(r"/-/jobs/(\d+)(?:[/?#]|$)")
 
 
