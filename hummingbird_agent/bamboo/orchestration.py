@@ -18,8 +18,8 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.mcp import McpClient
 from hummingbird_agent.errors import AgentError, SandboxError
+from hummingbird_agent.sandbox import Duplex, duplex_exec
 from hummingbird_agent.sandbox.base import Sandbox
-from hummingbird_agent.sandbox.duplex import Duplex, duplex_exec
 
 log = logging.getLogger(__name__)
 

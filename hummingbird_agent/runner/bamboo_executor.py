@@ -64,7 +64,7 @@ def diagnosis_note(result: AnalysisResult, gitlab_url: str, gaps: list[str]) -> 
     if result.cited_incidents:
         lines += ["", "**Past incidents:** " + ", ".join(incident_link(i, gitlab_url)
                                                          for i in result.cited_incidents)]
-    lines += [f"\n_Note: {n}_" for n in (*result.investigation, *gaps)]
+    lines += [f"\n_Note: {n}_" for n in (*result.investigation, *result.gap_lines(), *gaps)]
     return "\n".join(lines).strip()
 
 
