@@ -1,6 +1,6 @@
 """MCP_SERVERS_CONFIG: the JSON file of external MCP servers, validated, with ${ENV_VAR} expansion.
 
-The environment is the loaded config's snapshot, passed in; this module never reads os.environ.
+The environment is the loaded config's snapshot, passed in; this module never reads the process environment itself.
 """
 
 from __future__ import annotations

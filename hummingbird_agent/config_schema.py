@@ -1,0 +1,283 @@
+"""The config.yaml schema: one pydantic model per component, composed into `Config`.
+
+Every field has a docstring with its unit. Loading, validation messages and environment overrides live in
+config.py, which re-exports these classes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from hummingbird_agent import budgets
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GitLabConfig(_Model):
+    url: str = "https://gitlab.com"
+    """Base URL of the GitLab instance."""
+    token_env: str = "HUMMINGBIRD_GITLAB_TOKEN"
+    """Env var holding the bot's (orchestrator) token: notes, discussions, member checks."""
+    bot_username: str | None = None
+    """Informational only; the bot is identified by the token's `/user` id, never by name."""
+
+
+class ModelConfig(_Model):
+    provider: Literal["gemini", "scripted"] = "gemini"
+    """`gemini` calls the Gemini API; `scripted` replays turns from `script` (demos, replays, tests)."""
+    api_key_env: str = "GEMINI_API_KEY"
+    """Env var holding the Gemini API key."""
+    base_url: str | None = None
+    """Override of the API base URL (a proxy, or a local scripted server in tests)."""
+    api_version: str = "v1beta"
+    """Gemini REST API version path segment."""
+    script: str | None = None
+    """For provider `scripted`: path of the turns file, relative to the config file."""
+    context_limit_tokens: int = Field(budgets.CONTEXT_LIMIT_TOKENS, gt=0)
+    """Prompt tokens per call before the final turn is forced."""
+
+
+class TriggerRule(_Model):
+    include: tuple[str, ...] = ()
+    """Patterns that must match (empty: everything matches). Globs for users/branches, regexes for titles."""
+    exclude: tuple[str, ...] = ()
+    """Patterns that reject the event even when `include` matched."""
+
+
+class TriggerRules(_Model):
+    statuses: tuple[str, ...] = ("failed",)
+    """Pipeline statuses that trigger an automatic run (pipeline events only)."""
+    users: TriggerRule = TriggerRule()
+    """Usernames (globs) of the MR author / pipeline user."""
+    branches: TriggerRule = TriggerRule()
+    """Target branch names (globs)."""
+    title: TriggerRule = TriggerRule()
+    """MR title regexes, e.g. exclude `\\[skip hummingbird\\]`."""
+
+
+class ProjectConfig(_Model):
+    max_runs_per_mr: int = Field(5, ge=0)
+    """Threads one workflow may open on one MR automatically (commands and replies are not counted)."""
+    internal_notes: bool = False
+    """Post internal (confidential) notes; replies to public threads become new internal notes."""
+    trigger_rules: TriggerRules = TriggerRules()
+    """Which automatic events run the workflow on this project."""
+    learn_on_success: bool = False
+    """Bamboo: learn an incident automatically when a failed MR pipeline later succeeds."""
+    knowledge_tools: bool = False
+    """Bamboo: expose the knowledge base as tools to this project's analyses."""
+
+
+class GitLabSourceConfig(_Model):
+    token_env: str = "GITLAB_READ_TOKEN"
+    """Env var holding the read token the GitLab tools use (not the bot's write token)."""
+
+
+class KonfluxSourceConfig(_Model):
+    cluster_url: str
+    """Konflux cluster URL; the UI and PipelineRun links derive from its domain."""
+    kubeconfig_env: str = "KONFLUX_KUBECONFIG"
+    """Env var holding the kubeconfig file path (API server and bearer token)."""
+    kubearchive_url: str | None = None
+    """Kubearchive base URL for completed resources; None queries only the live API."""
+
+
+class TestingFarmSourceConfig(_Model):
+    api_url: str = "https://api.testing-farm.io"
+    """Testing Farm API base URL."""
+    artifacts_base: str = "https://artifacts.osci.redhat.com/testing-farm"
+    """The only prefix test logs may be fetched from (SSRF guard)."""
+
+
+class DataSourcesConfig(_Model):
+    gitlab: GitLabSourceConfig | None = None
+    konflux: KonfluxSourceConfig | None = None
+    testing_farm: TestingFarmSourceConfig | None = None
+
+    def declared(self) -> list[str]:
+        """Names of the sources this workflow declares, in a stable order."""
+        return [name for name in ("gitlab", "konflux", "testing_farm") if getattr(self, name) is not None]
+
+
+class WorkflowConfig(_Model):
+    description: str
+    """One line shown by `/hummingbird help`."""
+    prompt: str
+    """Markdown system-prompt layer, relative to the config file's directory (seed §12.5)."""
+    action: Literal["note", "none"] = "note"
+    """What to do with the final text: post it as an MR note, or nothing (print only)."""
+    triggers: tuple[Literal["pipeline", "merge_request"], ...] = ()
+    """Events that run the workflow automatically; empty means only `/hummingbird <name>`."""
+    model: str = "gemini-2.5-pro"
+    """Model name passed to the provider."""
+    max_iterations: int = Field(budgets.DEFAULT_MAX_ITERATIONS, gt=0)
+    """Model turns per run."""
+    data_sources: DataSourcesConfig = DataSourcesConfig()
+    """Sources whose tools this workflow may use; undeclared sources never reach the tool list."""
+    projects: dict[str, ProjectConfig] = {}
+    """Allowlist: project path -> per-project settings. A project not listed never runs this workflow."""
+    engine: Literal["agent", "bamboo-accumulate", "bamboo-diagnose"] = "agent"
+    """What runs the workflow: the agent loop in a sandbox, or the knowledge base (learn / diagnose an MR's
+    failure; these need `bamboo.enabled`)."""
+
+
+class QueuesConfig(_Model):
+    backend: Literal["embedded", "sqs"] = "embedded"
+    """`embedded` is a durable SQLite queue on this machine; `sqs` uses AWS SQS (or a compatible endpoint)."""
+    ingress_url: str | None = None
+    """SQS standard queue receiving SNS notifications (sqs backend)."""
+    work_url: str | None = None
+    """SQS FIFO work queue (sqs backend)."""
+    endpoint_url: str | None = None
+    """Custom SQS endpoint (overridden by AWS_ENDPOINT_URL)."""
+    region: str = "us-east-1"
+    """AWS region."""
+    embedded_path: str = "var/queue.sqlite"
+    """SQLite file of the embedded queue, relative to the config file."""
+    max_concurrent_agents: int = Field(4, gt=0)
+    """Message groups processed in parallel by one worker."""
+    visibility_timeout_s: int = Field(budgets.VISIBILITY_TIMEOUT_S, gt=0, le=43_200)
+    """Visibility timeout of received messages, seconds; a heartbeat extends it while a handler runs."""
+    heartbeat_interval_s: float = Field(budgets.HEARTBEAT_INTERVAL_S, gt=0)
+    """Seconds between visibility extensions of in-flight messages; keep under visibility_timeout_s / 2."""
+    wait_time_s: int = Field(budgets.LONG_POLL_WAIT_S, ge=0, le=20)
+    """Long-poll wait of one receive, seconds (SQS maximum 20)."""
+    max_receives: int = Field(budgets.MAX_RECEIVES, ge=1, le=1000)
+    """Embedded backend: receives before a message moves to the dead-letter queue (SQS: the RedrivePolicy)."""
+    shutdown_grace_s: float = Field(budgets.SHUTDOWN_GRACE_S, ge=0)
+    """On SIGTERM, seconds in-flight handlers may run before they are cancelled."""
+
+
+class WebhookConfig(_Model):
+    enabled: bool = True
+    """Serve the GitLab webhook endpoint (single-machine mode, or teams without SNS)."""
+    host: str = "127.0.0.1"
+    """Bind address."""
+    port: int = Field(8080, ge=0, le=65535)
+    """Bind port (0 picks a free one)."""
+    secret_env: str = "GITLAB_WEBHOOK_SECRET"
+    """Env var holding the X-Gitlab-Token value webhooks must carry."""
+    path: str = "/webhook"
+    """URL path GitLab posts to."""
+    max_body_bytes: int = Field(budgets.WEBHOOK_MAX_BODY_BYTES, gt=0)
+    """Largest accepted webhook body, bytes; larger ones get 413."""
+
+
+class SessionsConfig(_Model):
+    backend: Literal["local", "s3"] = "local"
+    """Where session state (context.json, transcript.md, sandbox.tar.gz) is kept."""
+    directory: str = "var/sessions"
+    """Local backend: directory, relative to the config file."""
+    s3_bucket: str | None = None
+    """S3 backend: bucket name."""
+    s3_prefix: str = "sessions/"
+    """S3 backend: key prefix."""
+
+
+class SandboxConfig(_Model):
+    backend: Literal["podman", "k8s", "k8s-pool"] = "podman"
+    """Where model-requested commands run."""
+    image: str = "localhost/hummingbird-sandbox:latest"
+    """Sandbox image (jq, python3, yq, tar, gzip)."""
+    podman_binary: str = "podman"
+    """Podman backend: the podman executable (name on PATH or absolute path)."""
+    memory_bytes: int = Field(budgets.SANDBOX_MEMORY_BYTES, gt=0)
+    """Memory limit of one sandbox, bytes; the working-directory tmpfs counts against it."""
+    workdir_bytes: int = Field(budgets.SANDBOX_WORKDIR_BYTES, gt=0)
+    """Size cap of the /tmp/data working directory (tmpfs size / emptyDir sizeLimit), bytes."""
+    pids_limit: int = Field(budgets.SANDBOX_PIDS_LIMIT, gt=0)
+    """Maximum number of processes in one sandbox."""
+    cpus: float = Field(budgets.SANDBOX_CPUS, gt=0)
+    """CPU limit of one sandbox, cores."""
+    namespace: str = "hummingbird-sandbox"
+    """Kubernetes backends: namespace of the sandbox pods (where kubernetes/rbac.yaml is applied)."""
+    kubeconfig: str | None = None
+    """Kubernetes backends: kubeconfig path; None uses the in-cluster service account."""
+    run_as_user: int | None = 65532
+    """Kubernetes backends: pod uid; null lets OpenShift's restricted-v2 SCC assign one."""
+    pool_claim_wait_s: float = Field(budgets.SANDBOX_POOL_CLAIM_WAIT_S, ge=0)
+    """Pool backend: seconds to wait for a Ready standby pod before creating a pod directly."""
+
+
+class GraphStoreConfig(_Model):
+    backend: Literal["embedded", "neo4j"] = "embedded"
+    """`embedded` needs no server; `neo4j` connects to `uri`."""
+    path: str = "var/graph"
+    """Embedded store location, relative to the config file."""
+    uri: str | None = None
+    """Neo4j bolt/neo4j URI."""
+    user_env: str = "NEO4J_USER"
+    """Env var holding the Neo4j user."""
+    password_env: str = "NEO4J_PASSWORD"
+    """Env var holding the Neo4j password."""
+    database: str | None = None
+    """Neo4j database name; None uses the server's default database."""
+
+
+class VectorStoreConfig(_Model):
+    url: str | None = None
+    """Qdrant server URL; None uses Qdrant local mode at `path`."""
+    path: str = "var/qdrant"
+    """Local-mode directory, relative to the config file."""
+    api_key_env: str = "QDRANT_API_KEY"
+    """Env var holding the Qdrant API key (server mode)."""
+    collection: str = "bamboo"
+    """Collection name; sections live in the payload."""
+
+
+class EmbeddingsConfig(_Model):
+    provider: Literal["hashing", "gemini", "minilm"] = "hashing"
+    """`gemini` in production, `minilm` offline, `hashing` deterministic (tests, no model)."""
+    model: str = "gemini-embedding-001"
+    """Embedding model name for the gemini provider."""
+    dimensions: int = Field(384, gt=0)
+    """Vector size."""
+
+
+class BambooConfig(_Model):
+    enabled: bool = False
+    """Turn the knowledge base on."""
+    extraction_strategy: str = "gitlab_ci"
+    """Active extraction strategy (EXTRACTION_STRATEGY overrides)."""
+    model: str = "gemini-2.5-flash"
+    """Model for extraction, review and diagnosis calls."""
+    max_review_retries: int = Field(budgets.BAMBOO_MAX_REVIEW_RETRIES, ge=0)
+    """Re-extractions after reviewer rejections; when the last one is rejected too, the best result is stored
+    with a warning (`bamboo populate --max-retries` overrides it per run)."""
+    pseudonym_salt_env: str = "BAMBOO_PSEUDONYM_SALT"
+    """Env var holding the salt of pseudonymised identity fields (panda strategy); unset means no salt."""
+    exploratory_threshold: float = Field(0.5, ge=0, le=1)
+    """Diagnosis confidence below which exploratory investigation runs."""
+    mcp_servers_config: str | None = None
+    """Path of the external MCP servers JSON (MCP_SERVERS_CONFIG overrides)."""
+    explore: bool = False
+    """Run the ContextEnricher: on the accumulator's first rejection and in the navigator's exploratory and
+    procedure hooks. Off by default because its orchestration code runs in the sandbox (Podman or
+    Kubernetes); when off, `bamboo populate/analyze` need no sandbox and the hooks report no explorer."""
+    graph: GraphStoreConfig = GraphStoreConfig()
+    vectors: VectorStoreConfig = VectorStoreConfig()
+    embeddings: EmbeddingsConfig = EmbeddingsConfig()
+
+
+class Config(_Model):
+    gitlab: GitLabConfig = GitLabConfig()
+    model: ModelConfig = ModelConfig()
+    queues: QueuesConfig = QueuesConfig()
+    webhook: WebhookConfig = WebhookConfig()
+    sessions: SessionsConfig = SessionsConfig()
+    sandbox: SandboxConfig = SandboxConfig()
+    bamboo: BambooConfig = BambooConfig()
+    workflows: dict[str, WorkflowConfig]
+    """Workflow name -> settings. Names are used in `/hummingbird <name>`."""
+
+    @field_validator("workflows")
+    @classmethod
+    def _names_are_commands(cls, value: dict[str, WorkflowConfig]) -> dict[str, WorkflowConfig]:
+        for name in value:
+            if not name or not all(c.isalnum() or c in "-_" for c in name) or name == "help":
+                raise ValueError(f"workflow name {name!r} must be letters, digits, '-' or '_' and not 'help'")
+        return value
