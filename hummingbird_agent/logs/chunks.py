@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from hummingbird_agent.logs.learn import Example
 from hummingbird_agent.logs.signature import signature
+from hummingbird_agent.logs.steps import is_routine, is_wrap_up
 
 # A line starts a candidate chunk when it resembles an example's first line at least this much.
 _START_SIM = 0.45
@@ -26,6 +27,11 @@ _MAX_MISSES = 1
 _KEYWORD_START = 0.3
 # Candidate starts examined per log (the most resembling ones).
 _MAX_STARTS = 60
+# A best chunk scoring below this resembles the examples too little to be trusted alone (a start
+# line that merely shares words, no body or end like the examples'); on LogChunks 1.3-2.0 do alike.
+WEAK_SCORE = 1.6
+# Blank lines a chunk widens across: a message and its details are often one blank line apart.
+_WIDEN_BLANKS = 1
 
 
 # Sub-words: identifiers split at `_`, `.`, `-` and camelCase humps, so that two test classes or two
@@ -163,3 +169,29 @@ def _grow(  # noqa: PLR0913 - the search state is passed, not kept in a class
         scale = max(20.0, temp.from_end * 0.3)
         position = 0.5 * math.exp(-abs(total - last - temp.from_end) / scale)
     return Chunk(start, last, sim + body_score + 0.5 * end_score + keyword + position)
+
+
+def widen(text: dict[int, str], first: int, last: int, length: int) -> int:
+    """Grow a chunk's end through the output that follows it, to `length` lines at most.
+
+    Chunks are labelled whole (the error and all its details) while the search stops at the first
+    lines unlike the examples'; the output goes on until a blank gap, a wrap-up or a routine line.
+    """
+    blanks, n = 0, last
+    while n - first + 1 < length:
+        n += 1
+        line = text.get(n)
+        if line is None or is_wrap_up(line) or is_routine(line):
+            break
+        if not line.strip():
+            blanks += 1
+            if blanks > _WIDEN_BLANKS:
+                break
+            continue
+        blanks, last = 0, n
+    return last
+
+
+def only_wrap_up(text: dict[int, str], first: int, last: int) -> bool:
+    """Whether a range holds nothing but wrap-up and blank lines (a consequence, not a cause)."""
+    return all(not text.get(n, "").strip() or is_wrap_up(text.get(n, "")) for n in range(first, last + 1))

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hummingbird_agent import budgets
-from hummingbird_agent.logs.chunks import find_chunks
+from hummingbird_agent.logs.chunks import WEAK_SCORE, Chunk, find_chunks, only_wrap_up, widen
 from hummingbird_agent.logs.cues import CUE_LITERALS, cached_cue_score, cue_score
 from hummingbird_agent.logs.diff import diff_finder, passing_signatures
 from hummingbird_agent.logs.excerpt import Excerpt, LogSource, assemble, iter_blocks, scan
 from hummingbird_agent.logs.learn import Example, example_score, learn
 from hummingbird_agent.logs.scan import literal_finder
-from hummingbird_agent.logs.select import Shape, build_blocks, choose, end_prior
-from hummingbird_agent.logs.steps import BOUNDARY_LITERALS, boundary_score
-from hummingbird_agent.logs.stream import HitFinder
+from hummingbird_agent.logs.select import Shape, build_blocks, choose, end_prior, fit
+from hummingbird_agent.logs.steps import BOUNDARY_LITERALS, boundary_score, failing_step
+from hummingbird_agent.logs.stream import HitFinder, LogView
 from hummingbird_agent.logs.unsupervised import locate_in_step
 
 
@@ -40,10 +40,26 @@ def excerpt_examples(source: LogSource, examples: Sequence[Example], max_lines: 
     text = view.text_of()
     chunks = find_chunks(text, view.total_lines, examples, max_lines)
     if chunks:
-        best = chunks[0]
-        return assemble(view, [(best.first, best.last)], "examples")
+        return assemble(view, _example_ranges(view, text, chunks[0], examples, max_lines), "examples")
     # Nothing in this log resembles the examples (a new kind of failure): general evidence decides.
     return assemble(view, locate_in_step(view, max_lines, rescore=True), "examples")
+
+
+def _example_ranges(
+    view: LogView, text: dict[int, str], best: Chunk, examples: Sequence[Example], max_lines: int
+) -> list[tuple[int, int]]:
+    """The best chunk widened to the longest example's length; the failing-step pick added when in doubt.
+
+    Doubt: the chunk resembles the examples weakly, lies outside the failing step, or is only
+    wrap-up lines; then both are output (the chunk first when the budget is short).
+    """
+    longest = max(len(e.chunk.split("\n")) for e in examples)
+    ranges = [(best.first, widen(text, best.first, best.last, min(longest, max_lines)))]
+    step = failing_step(text, view.total_lines)
+    outside = step.found and not step.first <= best.first < step.end
+    if best.score < WEAK_SCORE or outside or only_wrap_up(text, best.first, best.last):
+        ranges += locate_in_step(view, max_lines, rescore=True)
+    return fit(ranges, max_lines)
 
 
 def excerpt_passing(source: LogSource, passing: LogSource, max_lines: int) -> Excerpt:

@@ -80,6 +80,17 @@ def choose(blocks: list[Block], max_lines: int, shape: Shape) -> list[tuple[int,
     return merge(chosen)
 
 
+def fit(ranges: list[tuple[int, int]], max_lines: int) -> list[tuple[int, int]]:
+    """Ranges in priority order cut to `max_lines` distinct lines in all, sorted and merged."""
+    kept: set[int] = set()
+    for first, last in ranges:
+        for n in range(first, last + 1):
+            if len(kept) >= max_lines:
+                break
+            kept.add(n)
+    return merge([(n, n) for n in kept])
+
+
 def merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Sort ranges and merge overlapping or touching ones."""
     out: list[tuple[int, int]] = []

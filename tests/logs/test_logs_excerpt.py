@@ -126,7 +126,9 @@ def test_example_mode_prefers_the_short_chunk_shaped_like_the_examples_over_a_bi
     log = FILLER[:50] + listing + ["checking links"] + chunk + ["done", "exit 1", "bye"]
     excerpt = excerpt_lines(log, examples=examples)
     start = 50 + len(listing) + 2
-    assert excerpt.ranges == ((start, start + 3),)
+    # The chunk, widened by at most the line that follows it (the longest example has 5 lines).
+    assert len(excerpt.ranges) == 1
+    assert excerpt.ranges[0][0] == start and start + 3 <= excerpt.ranges[0][1] <= start + 4
 
 
 def test_unsupervised_takes_the_first_error_block_of_the_failing_step_not_its_summary():
@@ -150,3 +152,24 @@ def test_unsupervised_without_cue_words_takes_the_last_output_of_the_failing_ste
         "", "error Command failed with exit code 3.", "The command \"yarn test\" exited with 1.",
     ]
     assert excerpt_lines(lines).ranges == ((33, 34),)
+
+
+def test_example_mode_widens_a_short_match_through_its_paragraph_to_the_examples_length():
+    example = "Error: assertion failed in spec/a_spec.rb\n  expected: 1\n  got: 2\n\n  diff:\n  -1\n  +2"
+    examples = [Example(example, ("assertion failed",), 4), Example(example, ("assertion failed",), 4)]
+    failure = ["Error: assertion failed in spec/b_spec.rb", "  expected: 3", "  got: 4", "",
+               "  (compared using ==)", "  at spec/b_spec.rb:9"]
+    log = FILLER[:30] + failure + ["", "", "The command \"rspec\" exited with 1.", "Done. Your build exited with 1."]
+    excerpt = excerpt_lines(log, examples=examples)
+    assert covered(excerpt) == set(range(31, 37))  # the details past the blank line, not the wrap-up
+
+
+def test_example_mode_adds_the_failing_step_pick_when_the_chunk_is_only_wrap_up():
+    examples = [Example("The command \"make\" exited with 2.", ("exited",), 3)] * 2
+    failure = ["src/a.c:3:1: error: expected ';' before '}' token", "    3 | }", "      | ^"]
+    log = ["$ make"] + FILLER[:40] + failure + ["The command \"make\" exited with 2.", "", "bye"]
+    excerpt = excerpt_lines(log, examples=examples)
+    got = covered(excerpt)
+    assert {42, 43, 44} <= got  # the compiler error of the failing step
+    assert 45 in got  # and the chunk shaped like the examples
+    assert excerpt_lines(log, examples=examples, max_lines=1).ranges == ((45, 45),)  # the chunk comes first
