@@ -41,8 +41,9 @@ def excerpt_examples(source: LogSource, examples: Sequence[Example], max_lines: 
     chunks = find_chunks(text, view.total_lines, examples, max_lines)
     if chunks:
         return assemble(view, _example_ranges(view, text, chunks[0], examples, max_lines), "examples")
-    # Nothing in this log resembles the examples (a new kind of failure): general evidence decides.
-    return assemble(view, locate_in_step(view, max_lines, rescore=True), "examples")
+    # Nothing in this log resembles the examples (a new kind of failure): general evidence decides,
+    # at the examples' length.
+    return assemble(view, fit(_step_pick(view, text, _longest(examples, max_lines), max_lines), max_lines), "examples")
 
 
 def _example_ranges(
@@ -53,13 +54,22 @@ def _example_ranges(
     Doubt: the chunk resembles the examples weakly, lies outside the failing step, or is only
     wrap-up lines; then both are output (the chunk first when the budget is short).
     """
-    longest = max(len(e.chunk.split("\n")) for e in examples)
-    ranges = [(best.first, widen(text, best.first, best.last, min(longest, max_lines)))]
+    longest = _longest(examples, max_lines)
+    ranges = [(best.first, widen(text, best.first, best.last, longest))]
     step = failing_step(text, view.total_lines)
     outside = step.found and not step.first <= best.first < step.end
     if best.score < WEAK_SCORE or outside or only_wrap_up(text, best.first, best.last):
-        ranges += locate_in_step(view, max_lines, rescore=True)
+        ranges += _step_pick(view, text, longest, max_lines)
     return fit(ranges, max_lines)
+
+
+def _longest(examples: Sequence[Example], max_lines: int) -> int:
+    return min(max(len(e.chunk.split("\n")) for e in examples), max_lines)
+
+
+def _step_pick(view: LogView, text: dict[int, str], length: int, max_lines: int) -> list[tuple[int, int]]:
+    """The failing-step localisation, each range widened like a chunk to the examples' `length`."""
+    return [(first, widen(text, first, last, length)) for first, last in locate_in_step(view, max_lines, rescore=True)]
 
 
 def excerpt_passing(source: LogSource, passing: LogSource, max_lines: int) -> Excerpt:

@@ -173,3 +173,12 @@ def test_example_mode_adds_the_failing_step_pick_when_the_chunk_is_only_wrap_up(
     assert {42, 43, 44} <= got  # the compiler error of the failing step
     assert 45 in got  # and the chunk shaped like the examples
     assert excerpt_lines(log, examples=examples, max_lines=1).ranges == ((45, 45),)  # the chunk comes first
+
+
+def test_example_mode_without_a_resembling_chunk_gives_the_step_pick_at_the_examples_length():
+    unlike = "Segmentation fault (core dumped)\n" + "\n".join(f"  #{i} 0x0000 in frame_{i} ()" for i in range(5))
+    examples = [Example(unlike, ("Segmentation fault",), 2)] * 2
+    failure = ["src/a.c:3:1: error: expected ';' before '}' token", "", "  note: the statement above ends here"]
+    log = ["$ make"] + FILLER[:20] + failure + ["The command \"make\" exited with 2."]
+    got = covered(excerpt_lines(log, examples=examples))
+    assert got == {22, 23, 24}  # the error and its note past the blank line, not the runner's end line
