@@ -15,7 +15,10 @@ _STEP_END = re.compile(
 )
 # What tools and runners print after a failure: consequences and advice, never the explanation.
 _WRAP_UP = re.compile(
-    r"^(?:npm ERR!|error Command failed with exit code|info Visit https?://"
+    # npm's own advice lines only: `npm ERR! code ETIMEDOUT` and its message are the explanation.
+    r"^(?:npm ERR! (?:A complete log|Failed at the|This is probably not|Test failed|.*See above|errno"
+    r"|code ELIFECYCLE|\s+/|\S+@\S+ \S+: )"
+    r"|error Command failed with exit code|info Visit https?://"
     r"|make(?:\[\d+\])?: (?:\*\*\*|Leaving|Entering)"
     r"|ERROR: \".*\" exited with|The command \".*\"|travis_(?:time|fold)|Done\. Your build exited|ERROR: Job failed"
     r"|Cleaning up|Uploading artifacts|store build cache|\(See full trace|Exited with code|Error: Process completed"

@@ -182,3 +182,9 @@ def test_example_mode_without_a_resembling_chunk_gives_the_step_pick_at_the_exam
     log = ["$ make"] + FILLER[:20] + failure + ["The command \"make\" exited with 2."]
     got = covered(excerpt_lines(log, examples=examples))
     assert got == {22, 23, 24}  # the error and its note past the blank line, not the runner's end line
+
+
+def test_npm_error_lines_explain_the_failure_but_npm_advice_does_not():
+    lines = ["$ npm ci", "npm ERR! code ETIMEDOUT", "npm ERR! network request to https://registry.example/x failed",
+             "npm ERR! A complete log of this run can be found in:", "ERROR: Job failed: exit code 1"]
+    assert covered(excerpt_lines(lines)) == {2, 3}
