@@ -43,15 +43,19 @@ class _Script(BaseModel):
     turns: tuple[ScriptedTurn, ...]
     latency_s: float = Field(0.0, ge=0, le=600)
     """Seconds each turn takes, like a provider's response time (demos, benchmarks)."""
+    per_conversation: bool = False
+    """Replay the same turns in every conversation (turn N answers a request holding N model turns) instead
+    of one shared sequence; for many concurrent runs (benchmarks) each run then gets the whole script."""
 
 
 class ScriptedModel:
     """The Model protocol over a fixed list of turns. Records every request in `requests`."""
 
-    def __init__(self, turns: Sequence[ScriptedTurn], latency_s: float = 0.0) -> None:
+    def __init__(self, turns: Sequence[ScriptedTurn], latency_s: float = 0.0, per_conversation: bool = False) -> None:
         self._turns = list(turns)
         self._next = 0
         self._latency_s = latency_s
+        self._per_conversation = per_conversation
         self.requests: list[ModelRequest] = []
 
     @classmethod
@@ -59,7 +63,7 @@ class ScriptedModel:
         """Load a turns file; ConfigError (one line) when it is unreadable or malformed."""
         try:
             script = _Script.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-            return cls(script.turns, script.latency_s)
+            return cls(script.turns, script.latency_s, script.per_conversation)
         except OSError as exc:
             raise ConfigError(f"model.script: cannot read {path.name} ({exc.strerror})") from None
         except yaml.YAMLError:
@@ -71,10 +75,10 @@ class ScriptedModel:
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         self.requests.append(request)
-        if self._next >= len(self._turns):
+        index = self._turn_index(request)
+        if index >= len(self._turns):
             raise PermanentError(f"scripted model: no turns left ({len(self._turns)} played)")
-        turn = self._turns[self._next]
-        self._next += 1
+        turn = self._turns[index]
         if self._latency_s:
             await asyncio.sleep(self._latency_s)
         parts: list[dict[str, Any]] = [{"text": turn.text}] if turn.text else []
@@ -87,6 +91,12 @@ class ScriptedModel:
             prompt = wire_size_bytes(request) // _BYTES_PER_TOKEN
         usage = Usage(prompt_tokens=prompt, candidate_tokens=len(str(parts)) // _BYTES_PER_TOKEN)
         return ModelResponse(content=content, calls=calls, text=text, usage=usage)
+
+    def _turn_index(self, request: ModelRequest) -> int:
+        if self._per_conversation:
+            return sum(1 for content in request.contents if content.get("role") == "model")
+        self._next += 1
+        return self._next - 1
 
     async def aclose(self) -> None:
         return None

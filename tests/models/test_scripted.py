@@ -57,3 +57,13 @@ async def test_latency_applies_to_every_turn_and_turns_run_concurrently(tmp_path
     elapsed = loop.time() - started
     assert sorted(a.text for a in answers) == ["a", "b", "c"]
     assert 1.0 <= elapsed < 2.5  # each turn waits its latency; concurrent turns overlap (sequential: 3 s)
+
+
+async def test_per_conversation_scripts_replay_for_every_run(tmp_path: Path) -> None:
+    path = tmp_path / "turns.yaml"
+    path.write_text("per_conversation: true\nturns: [{calls: [{name: x}]}, {text: done}]\n")
+    model = ScriptedModel.from_file(path)
+    first_turns = [await model.generate(REQUEST) for _ in range(3)]  # three runs, each at its first turn
+    assert all(t.calls == (ToolCall("x", {}),) for t in first_turns)
+    later = ModelRequest("m", "S", [user_text("{}"), first_turns[0].content or {}, user_text("result")])
+    assert (await model.generate(later)).text == "done"
