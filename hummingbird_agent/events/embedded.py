@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 import sqlite3
 import time
 import uuid
@@ -16,6 +15,7 @@ from hummingbird_agent import budgets
 from hummingbird_agent.errors import TransientError
 from hummingbird_agent.events.envelope import fifo_problem
 from hummingbird_agent.events.protocols import BatchResult, OutgoingMessage, ReceivedMessage
+from hummingbird_agent.lifecycle import ClientState
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -46,19 +46,13 @@ ORDER BY seq LIMIT :n
 """
 
 
-class State(enum.Enum):
-    UNOPENED = "unopened"
-    OPEN = "open"
-    CLOSED = "closed"
-
-
 class EmbeddedStore:
     """One SQLite file holding any number of named queues; several processes may share it."""
 
     def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
         self.path = path
         self.clock = clock
-        self.state = State.UNOPENED
+        self.state = ClientState.UNOPENED
         self._db: sqlite3.Connection | None = None
         self._wakeups: dict[str, asyncio.Event] = {}
 
@@ -70,13 +64,13 @@ class EmbeddedStore:
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)
         self._db = db
-        self.state = State.OPEN
+        self.state = ClientState.OPEN
 
     def close(self) -> None:
         if self._db is not None:
             self._db.close()
         self._db = None
-        self.state = State.CLOSED
+        self.state = ClientState.CLOSED
 
     def queue(self, name: str, *, fifo: bool, dead_letter: str | None = None, max_receives: int = 0) -> EmbeddedQueue:
         return EmbeddedQueue(self, name, fifo=fifo, dead_letter=dead_letter, max_receives=max_receives)

@@ -6,13 +6,10 @@ The endpoint comes from config (AWS_ENDPOINT_URL overrides it there), so real AW
 from __future__ import annotations
 
 import contextlib
-import enum
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from aiobotocore.session import get_session
-
-from hummingbird_agent.aws import map_aws_errors
+from hummingbird_agent.aws import AwsClient, map_aws_errors
 from hummingbird_agent.events.envelope import fifo_problem
 from hummingbird_agent.events.protocols import BatchResult, OutgoingMessage, ReceivedMessage
 
@@ -21,36 +18,16 @@ from hummingbird_agent.events.protocols import BatchResult, OutgoingMessage, Rec
 _PERMANENT_CODES = frozenset({"InvalidParameterValue", "MissingParameter", "InvalidAttributeName"})
 
 
-class State(enum.Enum):
-    UNOPENED = "unopened"
-    OPEN = "open"
-    CLOSED = "closed"
-
-
 def map_sqs_errors(queue: str, action: str) -> contextlib.AbstractContextManager[None]:
     """Translate botocore exceptions into TransientError / PermanentError / ConfigError."""
     return map_aws_errors(f"SQS {action} on {queue}", _PERMANENT_CODES)
 
 
-class SqsClient:
+class SqsClient(AwsClient):
     """One aiobotocore SQS client, opened in start() and closed in aclose()."""
 
     def __init__(self, region: str, endpoint_url: str | None) -> None:
-        self._region = region
-        self._endpoint_url = endpoint_url
-        self._stack = contextlib.AsyncExitStack()
-        self.client: Any = None
-        self.state = State.UNOPENED
-
-    async def start(self) -> None:
-        session = get_session()
-        creator = session.create_client("sqs", region_name=self._region, endpoint_url=self._endpoint_url)
-        self.client = await self._stack.enter_async_context(creator)
-        self.state = State.OPEN
-
-    async def aclose(self) -> None:
-        await self._stack.aclose()
-        self.state = State.CLOSED
+        super().__init__("sqs", region, endpoint_url)
 
     def queue(self, url: str) -> SqsQueue:
         return SqsQueue(self, url)

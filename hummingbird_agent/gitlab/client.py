@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import enum
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -17,6 +16,7 @@ import gitlab
 import gitlab.exceptions as glexc
 
 from hummingbird_agent.errors import PermanentError, TransientError
+from hummingbird_agent.lifecycle import ClientState
 
 T = TypeVar("T")
 DEVELOPER_ACCESS = 30
@@ -26,12 +26,6 @@ DEVELOPER_ACCESS = 30
 class PostedNote:
     discussion_id: str
     note_id: int
-
-
-class ClientState(enum.Enum):
-    UNOPENED = "unopened"
-    OPEN = "open"
-    CLOSED = "closed"
 
 
 @contextlib.contextmanager

@@ -6,16 +6,14 @@ The archive streams sandbox -> S3 as a multipart upload (never whole in memory) 
 from __future__ import annotations
 
 import contextlib
-import enum
 import json
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from typing import Any
 
-from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hummingbird_agent import budgets
-from hummingbird_agent.aws import map_aws_errors
+from hummingbird_agent.aws import AwsClient, ClientState, map_aws_errors
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.sessions.base import (
     ARCHIVE_FILE,
@@ -28,12 +26,6 @@ from hummingbird_agent.sessions.base import (
 _MISSING = frozenset({"NoSuchKey", "404", "NotFound"})
 
 
-class State(enum.Enum):
-    UNOPENED = "unopened"
-    OPEN = "open"
-    CLOSED = "closed"
-
-
 def map_s3_errors(action: str, key: str) -> contextlib.AbstractContextManager[None]:
     # A missing key is permanent (an expired session); everything else may pass.
     return map_aws_errors(f"S3 {action} {key}", _MISSING)
@@ -44,19 +36,21 @@ class S3SessionStore:
 
     def __init__(self, bucket: str, prefix: str, region: str, endpoint_url: str | None) -> None:
         self._bucket, self._prefix = bucket, prefix.rstrip("/") + "/" if prefix else ""
-        self._region, self._endpoint_url = region, endpoint_url
-        self._stack = contextlib.AsyncExitStack()
-        self._client: Any = None
-        self.state = State.UNOPENED
+        self._aws = AwsClient("s3", region, endpoint_url)
+
+    @property
+    def state(self) -> ClientState:
+        return self._aws.state
+
+    @property
+    def _client(self) -> Any:
+        return self._aws.client
 
     async def start(self) -> None:
-        creator = get_session().create_client("s3", region_name=self._region, endpoint_url=self._endpoint_url)
-        self._client = await self._stack.enter_async_context(creator)
-        self.state = State.OPEN
+        await self._aws.start()
 
     async def aclose(self) -> None:
-        await self._stack.aclose()
-        self.state = State.CLOSED
+        await self._aws.aclose()
 
     def key(self, session_id: str, name: str) -> str:
         return f"{self._prefix}{validate_session_id(session_id)}/{name}"
