@@ -5,6 +5,7 @@ retrieval (similar texts -> incident ids -> their narrative summaries).
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from hummingbird_agent.bamboo.analysis import CandidateCause, PastIncident, Reso
 from hummingbird_agent.bamboo.embeddings import Embedder
 from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType, RelType
 from hummingbird_agent.bamboo.stores.base import GraphStore, NodeRow, VectorStore
+from hummingbird_agent.logs import signature
 
 # Clue node type -> (relationship to a Cause, clue-type name). Read from the same schema the
 # extraction writes, so the query side cannot look for edges nobody produces.
@@ -81,25 +83,41 @@ class GraphIndex:
     def rank(self, clues: Mapping[str, Sequence[str]], similar: Sequence[PastIncident],
              scores: Mapping[str, tuple[float, str]] | None = None,
              limit: int = budgets.BAMBOO_CANDIDATE_CAUSES) -> tuple[CandidateCause, ...]:
-        """Causes reached by the clues or by similar past incidents: most clue types first, then the
-        best similarity of any of their incidents (also below the "similar" bar), then frequency,
-        then confidence."""
+        """Causes reached by the clues or by similar past incidents: the clue types reaching them, each
+        weighted by its most specific clue (a clue shared by many causes, like a generic "rake aborted!",
+        tells them apart less), then the best similarity of any of their incidents (also below the
+        "similar" bar), then frequency, then confidence."""
         reached: dict[str, _Cause] = {}
+        weight: dict[tuple[str, str], float] = defaultdict(float)
         for clue, names in clues.items():
             for name in names:
-                for cause in self.links.get((clue, name), ()):
-                    if cause in self.causes:
-                        reached.setdefault(cause, _Cause(self.causes[cause])).reached[clue].add(name)
+                causes = [c for c in dict.fromkeys(self.links.get((clue, name), ())) if c in self.causes]
+                for cause in causes:
+                    reached.setdefault(cause, _Cause(self.causes[cause])).reached[clue].add(name)
+                    weight[(cause, clue)] = max(weight[(cause, clue)], self._specificity(len(causes)))
         close = {p.incident_id for p in similar}
         for cause, row in self.causes.items():
             for gid in close.intersection(row.incidents):
                 reached.setdefault(cause, _Cause(row)).reached[SIMILAR_CLUE].add(gid)
+                weight[(cause, SIMILAR_CLUE)] = 1.0
         scores = {**{p.incident_id: (p.score, p.matched) for p in similar}, **(scores or {})}
         best = {name: max((scores[g][0] for g in c.row.incidents if g in scores), default=0.0)
                 for name, c in reached.items()}
-        ranked = sorted(reached.values(), key=lambda c: (-len(c.reached), -best[c.row.name],
+        total = {name: round(sum(weight[(name, t)] for t in c.reached), 6) for name, c in reached.items()}
+        ranked = sorted(reached.values(), key=lambda c: (-total[c.row.name], -best[c.row.name],
                                                          -c.row.frequency, -c.row.confidence, c.row.name))
         return tuple(self._candidate(c, best[c.row.name]) for c in ranked[:limit])
+
+    def _specificity(self, shared_by: int) -> float:
+        """1 for a clue that reaches one cause, falling like an IDF as more known causes share it."""
+        known = max(len(self.causes), 1)
+        return math.log(1 + known / max(shared_by, 1)) / math.log(1 + known)
+
+    def known_symptoms(self, texts: Iterable[str]) -> tuple[str, ...]:
+        """Stored symptoms that are a line of `texts`, also past the first strong lines extraction keeps."""
+        known = {name for clue, name in self.links if clue == "symptom"}
+        found = (signature(line)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS] for text in texts for line in text.splitlines())
+        return tuple(dict.fromkeys(name for name in found if name in known))
 
     def _candidate(self, cause: _Cause, similarity: float) -> CandidateCause:
         row = cause.row

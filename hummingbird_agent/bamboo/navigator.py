@@ -93,6 +93,7 @@ class ReasoningNavigator:
         local = with_examples(incident, index.failure_lines(f"project={project}") if project else [])
         graph = await self._clues(local, notes)
         clues = clues_of(graph)
+        clues["symptom"] = tuple(dict.fromkeys(clues["symptom"] + index.known_symptoms(local.task_logs.values())))
         scores, similar = await self._similar(graph, local, notes)
         candidates = index.rank(clues, similar, scores)
         evidence = Evidence(clues, candidates, index.novel_leads(clues["symptom"]), similar)

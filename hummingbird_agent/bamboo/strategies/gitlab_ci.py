@@ -65,11 +65,27 @@ def log_symptoms(source: str, text: str) -> tuple[list[Node], str]:
     return list(seen.values()), rendered
 
 
-def fallback_symptom(task: Mapping[str, Any]) -> Node | None:
-    """When no log names the error: the stated error message, else the runner's failure reason."""
+def weak_symptom(source: str, text: str) -> Node | None:
+    """A log without a strong error line: its excerpt's line with the most failure evidence (the first
+    on a tie, the headline of a short failure excerpt), so the incident still has a symptom to match."""
+    excerpt = excerpt_lines(text.splitlines(), max_lines=budgets.BAMBOO_LOG_EXCERPT_LINES)
+    best: tuple[float, str, str] | None = None
+    for line in [line for _, line in excerpt.lines] or text.splitlines():
+        name = signature(line)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS]
+        if name and (best is None or cue_score(line) > best[0]):
+            best = (cue_score(line), name, line.strip())
+    return make_node(NodeType.SYMPTOM, best[1], best[2], log_source=source) if best else None
+
+
+def fallback_symptom(task: Mapping[str, Any], logs: Mapping[str, str] | None = None) -> Node | None:
+    """When no log has a strong error line: the stated error message, else the logs' strongest line,
+    else the runner's failure reason."""
     message = str(task.get("error") or task.get("error_message") or "")
     if message:
         return make_node(NodeType.SYMPTOM, signature(message)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS], message)
+    for source, text in sorted((logs or {}).items()):
+        if (node := weak_symptom(source, text)) is not None:
+            return node
     if task.get("failure_reason"):
         return make_node(NodeType.SYMPTOM, f"job failed: {task['failure_reason']}")
     return None
@@ -108,7 +124,7 @@ class GitLabCIStrategy:
             found, rendered = log_symptoms(source, text)
             symptoms += [s for s in found if s.name not in {x.name for x in symptoms}]
             excerpts.append(f"### {source}\n{clip(rendered, budgets.BAMBOO_PROMPT_LOG_CHARS)}")
-        if not symptoms and (fallback := fallback_symptom(incident.task_data)) is not None:
+        if not symptoms and (fallback := fallback_symptom(incident.task_data, incident.task_logs)) is not None:
             symptoms.append(fallback)
         return symptoms + features, "\n\n".join(excerpts)
 
