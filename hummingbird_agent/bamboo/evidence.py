@@ -95,7 +95,10 @@ class GraphIndex:
                 for cause in causes:
                     reached.setdefault(cause, _Cause(self.causes[cause])).reached[clue].add(name)
                     weight[(cause, clue)] = max(weight[(cause, clue)], self._specificity(len(causes)))
+        # Every incident above the "similar" bar counts, not only the few listed as similar incidents:
+        # one cause with many near-identical incidents must not crowd the others out of this clue.
         close = {p.incident_id for p in similar}
+        close |= {gid for gid, (score, _) in (scores or {}).items() if score >= budgets.BAMBOO_SIMILAR_MIN_SCORE}
         for cause, row in self.causes.items():
             for gid in close.intersection(row.incidents):
                 reached.setdefault(cause, _Cause(row)).reached[SIMILAR_CLUE].add(gid)

@@ -3,6 +3,7 @@ symptom for every incident even when its log has no strong error line."""
 
 from __future__ import annotations
 
+from hummingbird_agent.bamboo.analysis import PastIncident
 from hummingbird_agent.bamboo.evidence import GraphIndex
 from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.model import NodeType
@@ -64,3 +65,16 @@ def test_stored_symptoms_are_found_on_any_line_with_volatile_tokens_masked() -> 
     text = "error: a\nerror: b\nerror: c\nPackage size limit has exceeded by 12 KB\n"
     found = index(links, [cause("size")]).known_symptoms([text])
     assert found == ("Package size limit has exceeded by <SIZE>",)
+
+
+def test_every_incident_above_the_similar_bar_counts_not_only_the_listed_ones() -> None:
+    # Five near-identical incidents of one cause fill the similar-incidents list; the project's own
+    # cause is similar too (0.9) and also shares the specific symptom, so it must rank first.
+    causes = [cause("other", 5), cause("own")]
+    links = {("symptom", "rake aborted!"): ("other",), ("symptom", "No Rakefile found"): ("own",),
+             ("task_feature", "project=g/app"): ("own",)}
+    listed = tuple(PastIncident(f"other#{i}", 1.0, "", "Summary") for i in range(5))
+    clues = {"symptom": ("rake aborted!", "No Rakefile found"), "task_feature": ("project=g/app",)}
+    ranked = index(links, causes).rank(clues, listed, {"own#0": (0.9, "Summary")})
+    assert [c.name for c in ranked] == ["own", "other"]
+    assert "similar_incident" in ranked[0].clue_types
