@@ -33,7 +33,10 @@ def render_summary(loaded: LoadedConfig) -> str:
     for name, wf in cfg.workflows.items():
         triggers = ", ".join(wf.triggers) or "command only"
         sources = ", ".join(wf.data_sources.declared()) or "none"
-        lines.append(f"  {name}: {wf.description} [model {wf.model}, max {wf.max_iterations} iterations]")
+        # Knowledge-base engines use bamboo.model, not the workflow's model and iteration budget.
+        engine = (f"model {wf.model}, max {wf.max_iterations} iterations" if wf.engine == "agent"
+                  else f"engine {wf.engine}, model {cfg.bamboo.model}")
+        lines.append(f"  {name}: {wf.description} [{engine}]")
         lines.append(f"    triggers: {triggers}; data sources: {sources}")
         projects = ", ".join(wf.projects) or "none (no project may run it)"
         lines.append(f"    projects: {projects}")

@@ -30,6 +30,7 @@ def test_check_config_summary(capsys: pytest.CaptureFixture[str], monkeypatch: p
     out = capsys.readouterr().out
     assert "workflows: 4" in out
     assert "bamboo-accumulate" in out and "bamboo-diagnose" in out
+    assert "[engine bamboo-accumulate, model gemini-2.5-flash]" in out  # bamboo.model, not the workflow's
     assert "analyze-failures" in out and "review-mr" in out
     assert "example-group/example-project" in out
     assert "data sources: gitlab, testing_farm" in out
