@@ -23,7 +23,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 	bash scripts/check-module-size.sh
 
-serve: install
+serve: install host
 	$(PY) -m hummingbird_agent serve --config config.yaml
 
 test: install host lint
