@@ -41,6 +41,8 @@ _BENIGN = re.compile(
     r"|\|\| (?:true|exit)|ignor(?:e|ing)|\bif\b.*\bthen\b|retry|retrying|warning",
     re.IGNORECASE,
 )
+# A lone lower-camel-case identifier (`handleAPIError`) is a test group's or a function's name, not a diagnostic.
+_IDENTIFIER = re.compile(r"\s*[a-z]+[A-Z]\w*\s*")
 # Lines a CI runner prints after every failed job; evidence of failure, but never its explanation.
 _EPILOGUE = re.compile(
     r"^(?:Done\. Your build exited with|ERROR: Job failed|Cleaning up|Finished: FAILURE"
@@ -66,7 +68,7 @@ def cached_cue_score(cache: dict[str, float], line: str) -> float:
 
 def cue_score(line: str) -> float:
     """Failure evidence of one cleaned line: 0 (none) .. 3 (a diagnostic, a failed test, a crash)."""
-    if not line or len(line) < 3:
+    if not line or len(line) < 3 or _IDENTIFIER.fullmatch(line):
         return 0.0
     strong = _STRONG.search(line) is not None
     if not strong and _MEDIUM.search(line) is None:

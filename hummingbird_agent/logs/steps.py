@@ -31,10 +31,11 @@ _WRAP_UP = re.compile(
     r"|Process exited with code|returned non-zero exit status|Command exited with non-zero status"
 )
 # Lines reporting success or routine progress, whatever words they contain (a passing test named
-# `test_error_page`, the package `libgpg-error-dev` being unpacked, a deprecation notice).
+# `test_error_page`, the package `libgpg-error-dev` being unpacked, a deprecation notice, a test
+# skipped because `cvs not found`).
 _ROUTINE = re.compile(
-    r"\bPASS(?:ED)?\b|[✓✔]|\bok\b|^\s*(?:Unpacking|Selecting|Preparing to|Setting up|Get:\d|Download|Install"
-    r"|Collecting|Requirement)|^>|deprecat",
+    r"\bPASS(?:ED)?\b|[✓✔]|\bok\b|\bskipped\b"
+    r"|^\s*(?:Unpacking|Selecting|Preparing to|Setting up|Get:\d|Download|Install|Collecting|Requirement)|^>|deprecat",
     re.IGNORECASE,
 )
 # Score of a step boundary line, so the streaming scan keeps it (and the lines around it) in view.
@@ -108,8 +109,13 @@ def last_output(text: dict[int, str], step: Step, limit: int) -> tuple[int, int]
 
 def extend(text: dict[int, str], first: int, last: int, step: Step, limit: int) -> int:
     """Grow a block through the rest of its paragraph (to `limit` lines): details follow the error line."""
-    while last + 1 < step.end and last - first + 1 < limit and _plain(text.get(last + 1)):
-        if is_routine(text[last + 1]):
+    while last + 1 < step.end and last - first + 1 < limit:
+        following = text.get(last + 1)
+        if first == last and following is not None and not following.strip() and _plain(text.get(last + 2)):
+            # A lone count line (`1 failing`) is followed, after a blank line, by the failures it counts.
+            last += 1
+            continue
+        if not _plain(following) or is_routine(text[last + 1]):
             break
         last += 1
     return last

@@ -188,3 +188,15 @@ def test_npm_error_lines_explain_the_failure_but_npm_advice_does_not():
     lines = ["$ npm ci", "npm ERR! code ETIMEDOUT", "npm ERR! network request to https://registry.example/x failed",
              "npm ERR! A complete log of this run can be found in:", "ERROR: Job failed: exit code 1"]
     assert covered(excerpt_lines(lines)) == {2, 3}
+
+
+def test_skipped_tests_and_lone_identifiers_are_not_failure_evidence():
+    suite = ["PASS src/handled-error.test.js", "  handleAPIError", "    ✓ reports on 5** errors", "  wrapHandledError"]
+    skips = [f"t95{i}-cvsimport.sh .......... skipped: cvs not found" for i in range(6)]
+    failure = ["  2109 passing (1m)", "  1 failing", "", "  1) Check challenges", "     Error: the string is wrong"]
+    end = ["The command \"npm test\" exited with 1."]
+    log = ["$ npm test"] + suite + FILLER[:30] + skips + FILLER[:30] + failure + end
+    got = covered(excerpt_lines(log))
+    count = log.index("  1 failing") + 1
+    assert {count, count + 2, count + 3} <= got  # the count line and the failure it counts, past the blank
+    assert not got & set(range(1, count - 1))
