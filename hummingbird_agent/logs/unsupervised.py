@@ -8,6 +8,7 @@ failed step that scores close to that step's best, weighted towards the step's e
 from __future__ import annotations
 
 import math
+import re
 
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.cues import cue_score
@@ -20,6 +21,9 @@ _FIRST_SHARE = 0.3
 # Extra weight of a block right before the step's end, decaying over this many lines.
 _STEP_END_WEIGHT = 1.5
 _STEP_END_SCALE = 30.0
+# A shell-traced command (`+ cmd`, `set -x`) right before the error block: the command that failed, shown
+# when the budget has room (an echoed `$ cmd` step line is not: it starts every step).
+_COMMAND_ECHO = re.compile(r"^\++ ?\S")
 
 
 def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> list[tuple[int, int]]:
@@ -49,8 +53,9 @@ def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> l
     if blocks:
         best = max(b.score for b in blocks)
         pick = min((b for b in blocks if b.score >= _FIRST_SHARE * best), key=lambda b: b.first)
-        last = extend(text, pick.first, pick.last, step, cap)
-        return [(pick.first, min(last, pick.first + max_lines - 1))]
+        last = min(extend(text, pick.first, pick.last, step, cap), pick.first + max_lines - 1)
+        traced = last - pick.first + 1 < max_lines and _COMMAND_ECHO.match(text.get(pick.first - 1, ""))
+        return [(pick.first - 1 if traced else pick.first, last)]
     if step.found:
         # No cue word inside the failing step (a size-limit report, a diff): its last output explains it.
         paragraph = last_output(text, step, cap)

@@ -200,3 +200,12 @@ def test_skipped_tests_and_lone_identifiers_are_not_failure_evidence():
     count = log.index("  1 failing") + 1
     assert {count, count + 2, count + 3} <= got  # the count line and the failure it counts, past the blank
     assert not got & set(range(1, count - 1))
+
+
+def test_unsupervised_includes_the_shell_traced_command_right_before_its_error():
+    failure = ["+t/validator --trace2_event_file=/tmp/x.json", "flag provided but not defined: -trace2_event_file"]
+    end = ["Usage of t/validator:", "The command \"ci/run-tests.sh\" exited with 1."]
+    log = ["$ ci/run-tests.sh"] + FILLER[:30] + failure + end
+    got = covered(excerpt_lines(log))
+    assert {32, 33} <= got and 31 not in got
+    assert excerpt_lines(log, max_lines=1).ranges == ((33, 33),)  # the error first when the budget is short
