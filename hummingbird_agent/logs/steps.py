@@ -32,9 +32,9 @@ _WRAP_UP = re.compile(
 )
 # Lines reporting success or routine progress, whatever words they contain (a passing test named
 # `test_error_page`, the package `libgpg-error-dev` being unpacked, a deprecation notice, a test
-# skipped because `cvs not found`).
+# skipped because `cvs not found`, a progress line ending in `[ 72%]` whose failure a later section details).
 _ROUTINE = re.compile(
-    r"\bPASS(?:ED)?\b|[✓✔]|\bok\b|\bskipped\b"
+    r"\bPASS(?:ED)?\b|[✓✔]|\bok\b|\bskipped\b|\[\s*\d+%\]\s*$"
     r"|^\s*(?:Unpacking|Selecting|Preparing to|Setting up|Get:\d|Download|Install|Collecting|Requirement)|^>|deprecat",
     re.IGNORECASE,
 )

@@ -209,3 +209,13 @@ def test_unsupervised_includes_the_shell_traced_command_right_before_its_error()
     got = covered(excerpt_lines(log))
     assert {32, 33} <= got and 31 not in got
     assert excerpt_lines(log, max_lines=1).ranges == ((33, 33),)  # the error first when the budget is short
+
+
+def test_progress_lines_with_a_percentage_are_routine_the_failure_section_explains():
+    progress = [f"tests/test_{i}.py::test_x PASSED [ {i}%]" for i in range(30)]
+    progress[10] = "tests/test_10.py::test_match FAILED [ 10%]"
+    details = ["=== FAILURES ===", "____ test_match ____", "E       fixture 'packages' not found", "",
+               "=== 1 failed, 29 passed in 2.0 seconds ==="]
+    log = ["$ pytest -v"] + progress + [""] + details + ["The command \"pytest -v\" exited with 1."]
+    got = covered(excerpt_lines(log))
+    assert 12 not in got and 35 in got  # the `E` line of the failure section, not the progress line
