@@ -166,6 +166,8 @@ def _signals_set(stop: asyncio.Event) -> Any:
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
+        # add_signal_handler raises NotImplementedError on loops without signal support, RuntimeError or
+        # ValueError off the main thread (tests run the service in a task): then SIGTERM is simply not ours.
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
             loop.add_signal_handler(sig, _on_signal, sig, stop)
             installed.append(sig)

@@ -6,16 +6,11 @@ from collections.abc import AsyncIterator
 
 import pytest_asyncio
 
-from hummingbird_agent.config import SandboxConfig
 from hummingbird_agent.sandbox import PodmanSandbox
-from hummingbird_agent.sandbox.podman import check_podman
-
-MiB = 1024 * 1024
-SANDBOX_CONFIG = SandboxConfig(memory_bytes=512 * MiB, workdir_bytes=64 * MiB)
+from tests.podman_box import MiB, podman_box
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def box() -> AsyncIterator[PodmanSandbox]:
-    await check_podman(SANDBOX_CONFIG)
-    async with PodmanSandbox(SANDBOX_CONFIG, session_id="explorer") as sandbox:
+    async with podman_box("explorer", memory_bytes=512 * MiB, workdir_bytes=64 * MiB) as sandbox:
         yield sandbox

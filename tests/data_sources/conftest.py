@@ -7,20 +7,16 @@ from typing import Any
 
 import pytest_asyncio
 
-from hummingbird_agent.config import SandboxConfig
 from hummingbird_agent.sandbox import PodmanSandbox
-from hummingbird_agent.sandbox.podman import check_podman
 from hummingbird_agent.tools.registry import ToolRegistry
 from hummingbird_agent.tools.spill import Spiller
-
-MiB = 1024 * 1024
-SANDBOX = SandboxConfig(memory_bytes=512 * MiB, workdir_bytes=128 * MiB, pids_limit=64, cpus=1.0)
+from tests.podman_box import MiB, podman_box
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def sandbox() -> AsyncIterator[PodmanSandbox]:
-    await check_podman(SANDBOX)
-    async with PodmanSandbox(SANDBOX, session_id="datasrc") as box:
+    limits = {"memory_bytes": 512 * MiB, "workdir_bytes": 128 * MiB, "pids_limit": 64, "cpus": 1.0}
+    async with podman_box("datasrc", **limits) as box:
         yield box
 
 
