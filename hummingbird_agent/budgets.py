@@ -187,6 +187,13 @@ BAMBOO_REVIEW_SOURCE_CHARS = 2000
 BAMBOO_EMBED_BATCH = 100
 # Causes listed by `bamboo stats`.
 BAMBOO_TOP_CAUSES = 10
+# Learning: existing causes shown to the extraction to reuse by name (the closest ones, then the project's
+# most frequent); a project rarely has more distinct causes in play, and each costs one prompt line.
+BAMBOO_REUSE_CAUSES = 12
+# Learning: cosine of two cause names' embeddings (hashing embedder) from which a newly named cause is
+# merged into the stored one with the same numbers. Chosen on the development split's cause names and
+# their paraphrases: from 0.8 up no two different causes merge (0.75: 2 of 15,576 pairs); 0.85 for margin.
+BAMBOO_CAUSE_MERGE_MIN_SIMILARITY = 0.85
 # Diagnosis (navigator): candidate causes kept after ranking, shown to the LLM and in the result.
 BAMBOO_CANDIDATE_CAUSES = 10
 # Texts of a new failure embedded for the similarity search (its error lines, then excerpts); each

@@ -32,6 +32,8 @@ class CandidateCause:
     similarity: float
     incidents: tuple[str, ...]
     resolutions: tuple[Resolution, ...] = ()
+    score: float = 0.0
+    """How well the cause fits the new failure, 0-1 (the ranking key; low for every candidate = nothing fits)."""
 
     @property
     def match_score(self) -> int:
@@ -43,7 +45,8 @@ class CandidateCause:
         return any(t != "task_feature" for t in self.clue_types)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "match_score": self.match_score,
+        return {"name": self.name, "description": self.description, "score": round(self.score, 3),
+                "match_score": self.match_score,
                 "clue_types": list(self.clue_types), "matched": list(self.matched), "frequency": self.frequency,
                 "confidence": round(self.confidence, 3), "similarity": round(self.similarity, 3),
                 "incidents": list(self.incidents),

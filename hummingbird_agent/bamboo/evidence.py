@@ -127,11 +127,18 @@ class GraphIndex:
         clue_types = tuple(sorted(cause.reached))
         matched = tuple(sorted({n for t, names in cause.reached.items() if t != SIMILAR_CLUE for n in names}))
         return CandidateCause(row.name, row.description, clue_types, matched, row.frequency, row.confidence,
-                              similarity, row.incidents, self.resolutions.get(row.name, ()))
+                              similarity, row.incidents, self.resolutions.get(row.name, ()), similarity)
 
     def novel_leads(self, symptoms: Iterable[str]) -> tuple[str, ...]:
         """Symptoms of the new failure that indicate no known cause (a new kind of incident)."""
         return tuple(s for s in symptoms if not any(c in self.causes for c in self.links.get(("symptom", s), ())))
+
+    def feature_causes(self, feature: str) -> list[str]:
+        """Causes of earlier incidents that share `feature` (e.g. `project=g/app`), most frequent first."""
+        names = set(self.links.get(("task_feature", feature), ()))
+        names.update(c for s in self.feature_symptoms.get(feature, ()) for c in self.links.get(("symptom", s), ()))
+        known = [self.causes[n] for n in names if n in self.causes]
+        return [r.name for r in sorted(known, key=lambda r: (-r.frequency, r.name))]
 
     def failure_lines(self, feature: str, limit: int = budgets.EXCERPT_MAX_EXAMPLES) -> list[str]:
         """Raw error lines of earlier incidents that share `feature` (e.g. `project=g/app`)."""

@@ -6,7 +6,7 @@ Nobody talks to a strategy directly; every node leaves here with its stable id.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node
@@ -51,5 +51,5 @@ class KnowledgeGraphExtractor:
         return await self.strategy.prefetch_hints(incident)
 
     async def extract(self, incident: IncidentInput, doc_hints: Mapping[str, str] | None = None,
-                      feedback: str = "") -> KnowledgeGraph:
-        return normalise(await self.strategy.extract(incident, doc_hints or {}, feedback))
+                      feedback: str = "", existing: Sequence[str] = ()) -> KnowledgeGraph:
+        return normalise(await self.strategy.extract(incident, doc_hints or {}, feedback, existing))

@@ -1,25 +1,32 @@
 """The LLM calls of the knowledge base: one system prompt plus one user text in, one JSON object out.
 
-`TextModel` is the narrow seam; `JsonLLM` adds fence stripping, JSON parsing and a typed error.
+`TextModel` is the narrow seam; `JsonLLM` asks for structured output (a JSON Schema, temperature 0), strips
+fences, parses, asks once more when the answer is not a JSON object, then raises a typed error.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.models import Model, ModelRequest, user_text
 
+log = logging.getLogger(__name__)
+# What every knowledge-base JSON answer is, for providers with structured output; the prompts say the fields.
+JSON_OBJECT: Mapping[str, Any] = {"type": "object"}
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 
 
 class TextModel(Protocol):
-    """What the knowledge base needs from a model: a system prompt and a user text, a text answer."""
+    """What the knowledge base needs from a model: a system prompt and a user text, a text answer
+    (with `schema`: JSON of that schema, through the provider's structured output where it has one)."""
 
-    async def complete(self, system: str, user: str) -> str: ...
+    async def complete(self, system: str, user: str, schema: Mapping[str, Any] | None = None) -> str: ...
 
 
 class ModelReplyError(PermanentError):
@@ -51,9 +58,15 @@ class JsonLLM:
 
     model: TextModel
 
-    async def complete_json(self, system: str, user: str) -> dict[str, Any]:
-        """The parsed answer; typed adapter errors propagate, a non-JSON answer raises ModelReplyError."""
-        return parse_json_object(await self.model.complete(system, user))
+    async def complete_json(self, system: str, user: str,
+                            schema: Mapping[str, Any] = JSON_OBJECT) -> dict[str, Any]:
+        """The parsed answer; typed adapter errors propagate. A malformed answer is asked for once more (a
+        model call is a read), a second one raises ModelReplyError."""
+        try:
+            return parse_json_object(await self.model.complete(system, user, schema))
+        except ModelReplyError as exc:
+            log.warning("model answer malformed, asking once more: %s", exc)
+        return parse_json_object(await self.model.complete(system, user, schema))
 
     async def complete_text(self, system: str, user: str) -> str:
         return (await self.model.complete(system, user)).strip()
@@ -66,6 +79,8 @@ class ModelText:
     model: Model
     model_name: str
 
-    async def complete(self, system: str, user: str) -> str:
-        request = ModelRequest(model=self.model_name, system=system, contents=[user_text(user)], tools_enabled=False)
+    async def complete(self, system: str, user: str, schema: Mapping[str, Any] | None = None) -> str:
+        # Temperature 0: the knowledge base wants the same names for the same incident, not variety.
+        request = ModelRequest(model=self.model_name, system=system, contents=[user_text(user)], tools_enabled=False,
+                               response_schema=schema, temperature=0.0)
         return (await self.model.generate(request)).text

@@ -55,6 +55,10 @@ class ModelRequest:
     contents: Sequence[Content]
     tools: Sequence[ToolDeclaration] = ()
     tools_enabled: bool = True
+    response_schema: Mapping[str, Any] | None = None
+    """JSON Schema of the answer: the provider's structured output (JSON mode) when it has one."""
+    temperature: float | None = None
+    """None keeps the provider's default."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,7 +97,11 @@ def _to_sdk(request: ModelRequest) -> tuple[list[types.Content], types.GenerateC
     config = types.GenerateContentConfig(
         system_instruction=request.system,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        temperature=request.temperature,
     )
+    if request.response_schema is not None:
+        config.response_mime_type = "application/json"
+        config.response_json_schema = dict(request.response_schema)
     if request.tools:
         declarations = [
             types.FunctionDeclaration(name=t.name, description=t.description, parameters_json_schema=dict(t.parameters))

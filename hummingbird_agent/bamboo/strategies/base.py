@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -38,7 +38,9 @@ class ExtractionStrategy(Protocol):
     async def prefetch_hints(self, incident: IncidentInput) -> dict[str, str]: ...
 
     async def extract(self, incident: IncidentInput, doc_hints: Mapping[str, str],
-                      feedback: str = "") -> KnowledgeGraph: ...
+                      feedback: str = "", existing: Sequence[str] = ()) -> KnowledgeGraph:
+        """`existing`: prompt lines of stored causes the model may reuse by name."""
+        ...
 
     def source_navigator(self) -> SourceNavigator | None: ...
 
