@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hummingbird_agent import budgets
+
 NOTHING_SIMILAR = "Nothing similar is known in the knowledge base"
 NO_EXPLORER = "no explorer configured"
 
@@ -79,8 +81,9 @@ class Evidence:
 
     @property
     def known(self) -> bool:
-        """Whether anything specific matched; project-wide facts alone do not make a failure known."""
-        return any(c.specific for c in self.candidates) or bool(self.similar)
+        """Whether a learned cause fits: the best candidate's fit score reaches the bar. Below it the
+        diagnosis says no learned cause fits (project-wide facts alone do not make a failure known)."""
+        return bool(self.candidates) and self.candidates[0].score >= budgets.BAMBOO_KNOWN_MIN_FIT
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,7 +59,9 @@ async def closest_causes(stores: Stores, incident: IncidentInput,
     except AgentError as exc:
         log.warning("existing causes not read; the model names the cause without them: %s", exc)
         return ()
-    names = [c.name for c in index.rank(clues, (), scores, limit)]
+    # Half the list for the closest causes, the rest for the project's own: a cause of the same project
+    # must not be crowded out by look-alikes from others.
+    names = [c.name for c in index.rank(clues, (), scores, limit // 2)]
     for feature in features:
         names += index.feature_causes(feature)
     rows = [index.causes[n] for n in dict.fromkeys(names) if n in index.causes][:limit]
