@@ -6,8 +6,10 @@ other folds are learned (labelled chunk -> failure excerpt, category -> cause, n
 of bench/bamboo_naming.py behind the fake Gemini server and the real Gemini adapter) and the fold's logs are
 diagnosed from the whole log. Scored per test log: the true cause among the ranked causes (a cause node counts
 as the true cause its incidents mostly have). Baselines, all restricted to the same project as the knowledge
-base's project clue: TF-IDF of the whole new log against the learned excerpts, the most frequent learned cause,
-and TF-IDF against the learned whole logs (which the knowledge base does not keep). `novel_auroc`: how well the
+base's project clue: TF-IDF of the new log's failure excerpt (localised as the knowledge base does, with the
+project's learned lines as examples) against the learned excerpts, the same with the whole new log as the query,
+the most frequent learned cause, and whole log against learned whole logs (which the knowledge base does not
+keep). `novel_auroc`: how well the
 top candidate's score separates test logs whose cause was learned from those whose cause never was.
 
     python bench/bamboo_retrieval.py [DATA_DIR] [--folds 5] [--embedder hashing|minilm]
