@@ -58,3 +58,16 @@ async def test_missing_mr_is_a_permanent_error_without_token(client: GitLabClien
     with pytest.raises(PermanentError) as info:
         await client.discussions(1, 999)
     assert "404" in str(info.value) and "bot-token" not in str(info.value)
+
+
+async def test_reads_for_learning_statuses_and_compare(client: GitLabClient, gitlab_server: GitLabServer) -> None:
+    for n in range(130):  # more than one page
+        gitlab_server.add_commit_status(1, "a" * 40, f"job-{n}", "success")
+    gitlab_server.add_compare(1, "a" * 40, "b" * 40, {"ci.yml": "@@ -1 +1 @@\n-a\n+b\n"}, ["Fix CI", "Tidy"])
+    statuses = await client.commit_statuses(1, "a" * 40)
+    assert len(statuses) == 130 and statuses[0]["name"] == "job-0"
+    compare = await client.compare(1, "a" * 40, "b" * 40)
+    assert [d["new_path"] for d in compare["diffs"]] == ["ci.yml"]
+    assert [c["title"] for c in compare["commits"]] == ["Fix CI", "Tidy"] and compare["commit"]["id"] == "b" * 40
+    with pytest.raises(PermanentError, match="compare .*HTTP 404"):
+        await client.compare(1, "a" * 40, "c" * 40)
