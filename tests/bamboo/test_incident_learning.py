@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.incidents import parse_incident
 from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.model import NodeType
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, RepoFiles, StrategyDeps, default_registry
@@ -130,3 +131,5 @@ async def test_the_fix_is_the_evidence_of_the_incidents_resolutions() -> None:
     assert cause.prop("evidence_files") is None
     plain = await ext.extract(IncidentInput("", TASK, {}, {"unit": LOG}))
     assert plain.of_type(NodeType.RESOLUTION)[0].prop("evidence_files") is None
+    line = parse_incident(json.dumps({"task_data": TASK, "fix": FIX}))  # `bamboo populate` lines carry it too
+    assert line.fix == FIX

@@ -4,18 +4,36 @@ from a compare, and the commit a command-triggered analysis records."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import cast
 
+from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator
+from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
+from hummingbird_agent.config import (
+    Config,
+    DataSourcesConfig,
+    GitLabConfig,
+    GitLabSourceConfig,
+    LoadedConfig,
+    WorkflowConfig,
+)
 from hummingbird_agent.data_sources import gitlab as gitlab_source
 from hummingbird_agent.data_sources.direct import ReadTools
+from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.gitlab.markers import SessionMarker, format_marker, parse_markers
 from hummingbird_agent.runner.agent_threads import last_analysis
+from hummingbird_agent.runner.bamboo_executor import BambooAccumulateExecutor
 from hummingbird_agent.runner.execute import _marker
 from hummingbird_agent.runner.fix import fix_section, read_fix
 from hummingbird_agent.runner.job_facts import LogFacts
 from hummingbird_agent.runner.mr_incident import gather_failure, still_failing
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.tools.registry import ToolRegistry
+from tests.bamboo.fakes import EXTRACT, RuleModel, approving
 from tests.servers import GitLabServer
 
 SESSION = "33333333-3333-4333-8333-333333333333"
@@ -85,6 +103,7 @@ def test_green_after_red_learns_only_when_the_failed_jobs_pass() -> None:
              status("lint", "success", 4)]
     assert still_failing(["unit"], after) == []  # retried and passed
     assert still_failing(["unit", "e2e", "docs"], after) == ["e2e", "docs"]  # skipped, and gone
+    assert still_failing(["unit"], [*after, status("unit", "failed", 5)]) == ["unit"]  # failed again
 
 
 def test_the_fix_is_read_from_the_compare_and_capped() -> None:
@@ -121,3 +140,56 @@ def test_a_command_triggered_analysis_records_its_commit_without_deduplicating_o
         "bamboo-accumulate", "analyze-failures")}]}], bot)
     assert found is not None and found.sha == SHA
     assert SessionMarker(id=SESSION, wf="x").commit is None
+
+
+def knowledge(system: str, user: str) -> str:
+    if system.startswith(EXTRACT):
+        return json.dumps({"causes": [{"name": "upstream api timeout"}],
+                           "resolutions": [{"name": "mock the upstream api", "cause": "upstream api timeout"}]})
+    return approving(system, user)
+
+
+async def test_learn_command_reads_the_analysed_commit_and_the_changes_since(tmp_path: Path,
+                                                                              gitlab_server: GitLabServer) -> None:
+    gl = gitlab_server
+    gl.add_project(1, "group/app")
+    gl.add_mr(1, 7, sha=PASSING)
+    gl.add_member(1, gl.bot_user["id"], 30)
+    analysis = SessionMarker(id="44444444-4444-4444-8444-444444444444", wf="analyze-failures", at=SHA)
+    gl.add_discussion(1, 7, f"## Analysis\nThe unit job timed out.\n\n{format_marker(analysis)}", gl.bot_user["id"])
+    gl.add_commit_status(1, SHA, "unit", stage="test", id=801)
+    gl.add_job(1, 801, name="unit", sha=SHA, trace=LOG)
+    sources = DataSourcesConfig(gitlab=GitLabSourceConfig(token_env="READ"))
+    workflow = WorkflowConfig(description="d", prompt="p.md", engine="bamboo-accumulate", data_sources=sources)
+    loaded = LoadedConfig(Config(gitlab=GitLabConfig(url=gl.url), workflows={"bamboo-accumulate": workflow}),
+                          tmp_path / "config.yaml", {"READ": gl.read_token})
+    model = RuleModel(knowledge)
+    llm = JsonLLM(model)
+    strategy = default_registry().create("gitlab_ci", StrategyDeps(llm))
+    accumulator = KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, None)
+    client = GitLabClient(gl.url, gl.bot_token)
+    await client.open()
+    notes: list[str] = []
+
+    async def publish(ok: bool, text: str) -> None:
+        notes.append(text)
+
+    async def save(*_: object) -> None:
+        raise AssertionError("a knowledge-base run keeps no session")
+
+    executor = BambooAccumulateExecutor(loaded, client, accumulator)
+    learn = order("command", sha=PASSING)
+    try:
+        await executor.run(learn, None, publish, save)
+        gl.add_compare(1, SHA, PASSING, {"api/client.py": "@@ -3 +3 @@\n-TIMEOUT = 30\n+TIMEOUT = 90\n"})
+        await executor.run(learn, None, publish, save)
+    finally:
+        await client.aclose()
+    unread, read = notes
+    assert f"Not available: the fix (changes {SHA[:12]}..{PASSING[:12]})" in unread and "HTTP 404" in unread
+    assert f"Fix read from `{SHA[:12]}..{PASSING[:12]}`: 1 changed file(s)" in read
+    system, prompt = model.calls[-3]  # extraction, review, summary of the second run
+    assert system.startswith(EXTRACT)
+    assert "ConnectionError" in prompt  # the analysed commit's failing job, not the MR head's
+    assert "## Changes since the analysed commit\nNot yet confirmed by a passing pipeline" in prompt
+    assert "+TIMEOUT = 90" in prompt
