@@ -49,21 +49,18 @@ class ReadTools:
 
 class WorkflowFiles:
     """Repository files through the GitLab data source a workflow declares (RepoFiles of the strategies).
-    The tools are registered on the first read, so building this does no I/O."""
+    Each read registers the tools afresh (no request is made by that), so no state outlives a read."""
 
     def __init__(self, loaded: LoadedConfig, workflow: str) -> None:
         self._loaded, self._workflow = loaded, workflow
-        self._tools: ReadTools | None = None
 
     async def read(self, project: str, path: str, ref: str) -> str | None:
         """The file's text, or None (logged) when it or the data source is unavailable."""
         if self._workflow not in self._loaded.config.workflows:
             return None
-        if self._tools is None:
-            self._tools = ReadTools.declared(self._loaded, self._workflow, project)
-        gaps = len(self._tools.gaps)
-        text = await self._tools.call("gitlab_get_file_at_ref", project=project, path=path, ref=ref)
+        tools = ReadTools.declared(self._loaded, self._workflow, project)
+        text = await tools.call("gitlab_get_file_at_ref", project=project, path=path, ref=ref)
         if not isinstance(text, str):
-            log.info("%s of %s at %s not read: %s", path, project, ref[:12], "; ".join(self._tools.gaps[gaps:]))
+            log.info("%s of %s at %s not read: %s", path, project, ref[:12], "; ".join(tools.gaps))
             return None
         return text

@@ -27,7 +27,6 @@ from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.gitlab.markers import SessionMarker, format_marker, parse_markers
 from hummingbird_agent.runner.agent_threads import last_analysis
 from hummingbird_agent.runner.bamboo_executor import BambooAccumulateExecutor
-from hummingbird_agent.runner.execute import _marker
 from hummingbird_agent.runner.fix import fix_section, read_fix
 from hummingbird_agent.runner.job_facts import LogFacts
 from hummingbird_agent.runner.mr_incident import gather_failure, still_failing
@@ -126,18 +125,14 @@ def test_the_fix_is_read_from_the_compare_and_capped() -> None:
     assert fix.to_json()["commits"] == f"{SHA[:12]}..{PASSING[:12]}"
 
 
-def test_a_command_triggered_analysis_records_its_commit_without_deduplicating_on_it() -> None:
-    command = _marker(order("command", sha=SHA))
-    assert (command.sha, command.at, command.commit) == (None, SHA, SHA)
-    automatic = _marker(order("pipeline", sha=SHA))
-    assert (automatic.sha, automatic.at) == (SHA, None)
-    assert _marker(order("reply", kind="resume_session")).at is None
+def test_the_commit_a_command_looked_at_is_read_back_from_its_marker() -> None:
+    command = SessionMarker(id=SESSION, wf="analyze-failures", at=SHA)
+    assert (command.sha, command.commit) == (None, SHA)
     body = f"## analysis\n\n{format_marker(command)}"
     assert parse_markers(body) == [command]
     assert parse_markers(body.replace(SHA, "not-a-sha"))[0].at is None
     bot = 9
-    found = last_analysis([{"id": "d1", "notes": [{"author": {"id": bot}, "body": body.replace(
-        "bamboo-accumulate", "analyze-failures")}]}], bot)
+    found = last_analysis([{"id": "d1", "notes": [{"author": {"id": bot}, "body": body}]}], bot)
     assert found is not None and found.sha == SHA
     assert SessionMarker(id=SESSION, wf="x").commit is None
 
