@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from hummingbird_agent.bamboo.citations import FOOTER_TITLE, learned_incident_id
+from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
 from tests.runner.harness import (
     IID,
     MEMBER,
@@ -190,3 +191,16 @@ async def test_learn_by_a_non_member_is_refused(service: Service) -> None:
     service.publish(comment(service, "/hummingbird learn the mirror was down"))
     await service.wait_for(lambda: any("Nothing to learn yet" in b for b in service.bodies()), "nothing to learn")
     assert service.gemini.generate_calls == []
+
+
+async def test_an_analysis_without_its_commit_is_not_learned_on_success(service: Service) -> None:
+    # Written before markers carried the commit of a command-triggered run: what it analysed is unknown.
+    marker = SessionMarker(id="55555555-5555-4555-8555-555555555555", wf="analyze-failures")
+    service.gitlab.add_discussion(PROJECT_ID, IID, f"{FIRST_ANALYSIS}\n\n{format_marker(marker)}",
+                                  service.gitlab.bot_user["id"])
+    fail_build(service.gitlab, SHA, 803, FIRST_LINE)
+    service.gitlab.add_commit_status(PROJECT_ID, "b" * 40, "build", "success", stage="build")
+    service.publish(pipeline_event("success", 506, "b" * 40))
+    await service.wait_for(lambda: service.discussions()[0]["notes"][0]["resolved"], "the thread resolved")
+    await service.settle()
+    assert service.gemini.generate_calls == [] and len(service.bodies()) == 1
