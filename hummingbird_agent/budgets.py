@@ -216,7 +216,7 @@ BAMBOO_LOG_HEAD_LINES = 100
 BAMBOO_ECHOED_COMMANDS = 50
 # Longest failing command kept (characters); it is a Task_Feature name, so long one-liners are cut.
 BAMBOO_COMMAND_MAX_CHARS = 200
-# Testing Farm requests linked from log excerpts kept per incident (each becomes a reference).
+# Testing Farm requests linked from the failing jobs' logs kept per incident (each becomes a reference).
 BAMBOO_MAX_REFERENCES = 10
 # The fix (compare of the analysed and the passing commit): changed files listed, and characters of the
 # diff summary kept as the Resolution's evidence and shown to the extractor. The summary sits inside the
@@ -225,10 +225,10 @@ BAMBOO_FIX_MAX_FILES = 30
 BAMBOO_FIX_SUMMARY_CHARS = 2500
 # Diff lines shown per changed file in that summary (hunk headers and +/- lines only).
 BAMBOO_FIX_FILE_DIFF_LINES = 12
-# The project's CI config read for the failing job's definition (prefetch hint): larger files are not
-# parsed (a generated config of that size is rarely read by a person either), and the hint is cut to
+# The project's CI config read for the failing job's definition (prefetch hint), characters: larger
+# files are not parsed (a generated config of that size is rarely read by a person either), and the hint is cut to
 # this many characters (a job definition is typically 0.2-1 KB).
-BAMBOO_CI_CONFIG_MAX_BYTES = 512 * 1024
+BAMBOO_CI_CONFIG_MAX_CHARS = 512 * 1024
 BAMBOO_CI_HINT_CHARS = 2000
 # Exploration results handed to the extractor as context: at most this many, each cut to this many
 # characters (they sit beside the log excerpts, BAMBOO_PROMPT_LOG_CHARS each).

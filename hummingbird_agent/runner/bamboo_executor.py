@@ -28,14 +28,14 @@ NOTHING_TO_LEARN = ("Nothing to learn yet: this merge request has no `analyze-fa
 
 
 def learn_sources(order: WorkOrder, analysis: AnalysisNote, gathered: Gathered, outcome: str) -> str:
-    """The incident's explanation, most reliable first: the member's own words, the analysis, the outcome
-    and fix, the thread."""
+    """The incident's explanation, most reliable first (the text is clipped at the end): the member's own
+    words, the outcome and fix as GitLab recorded them, the analysis, the thread."""
     parts = [f"Merge request !{order.mr_iid}: {gathered.title}".rstrip(": ")]
     if order.trigger == "command" and order.message:
         parts.append(f"## Explanation by the member who asked to learn it\n{order.message}")
-    parts.append(f"## The agent's analysis of the failure\n{analysis.text}")
     if outcome:
         parts.append(outcome)
+    parts.append(f"## The agent's analysis of the failure\n{analysis.text}")
     if gathered.discussion:
         parts.append(f"## Merge request discussion (members only)\n{gathered.discussion}")
     return "\n\n".join(parts)

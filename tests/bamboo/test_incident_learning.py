@@ -84,6 +84,8 @@ def test_job_definition_is_none_when_it_cannot_be_read() -> None:
     assert job_definition("include: [{local: ci/tests.yml}]\n", "unit") is None  # defined in an include
     assert job_definition("unit: [unclosed\n", "unit") is None
     assert job_definition("- a list\n", "unit") is None
+    assert job_definition("unit: {script: [make]}\n#" + "x" * 600_000, "unit") is None  # too large to parse
+    assert job_definition("unit: {script: [make]}\n", "unit") == "script:\n- make"
     assert job_definition("a: &a [*a]\nunit: {extends: [unit]}\n", "unit") is None  # extends itself
 
 

@@ -62,7 +62,7 @@ def _resolved(config: Mapping[str, Any], name: str, depth: int = 0) -> dict[str,
 def job_definition(text: str, job: str) -> str | None:
     """The definition of `job` (parallel suffixes ignored) in a CI config, or None when the config cannot
     be parsed or does not define it (it may come from an `include`)."""
-    if len(text) > budgets.BAMBOO_CI_CONFIG_MAX_BYTES:
+    if len(text) > budgets.BAMBOO_CI_CONFIG_MAX_CHARS:
         log.info("CI config of %d characters not parsed", len(text))
         return None
     try:
