@@ -76,8 +76,12 @@ class ConfiguredEnricher:
 
     def available_tools(self) -> list[ToolInfo]:
         """For the reviewer: the tools of the last exploration (external servers' appear after their first
-        connect), the knowledge tools before any."""
-        return list(self._seen) or [ToolInfo(t.name, t.description) for t in knowledge_tools.TOOL_DEFS]
+        connect); before any, the knowledge tools and the strategy's own (the panda tools)."""
+        if self._seen:
+            return list(self._seen)
+        extra = self._strategy_clients(IncidentInput()) if self._strategy_clients else ()
+        return ([ToolInfo(t.name, t.description) for t in knowledge_tools.TOOL_DEFS]
+                + [ToolInfo(t.name, t.description) for c in extra for t in c.list_tools() if t.read_only])
 
     async def enrich(self, incident: IncidentInput, issues: Sequence[str], doc_hints: Mapping[str, str]) -> Enrichment:
         if not issues:

@@ -134,3 +134,26 @@ async def test_credentials_never_reach_results_errors_or_logs(panda: PandaServer
     assert TOKEN not in text and PROXY not in text
     # ...while every request did carry the token to the PanDA server.
     assert all(r.header("Authorization") == f"Bearer {TOKEN}" for r in panda.requests)
+
+
+def test_the_reviewer_sees_the_panda_tools_before_any_exploration(panda: PandaServer, tmp_path: Path) -> None:
+    from hummingbird_agent.bamboo.factory import build_explorer, build_panda_support, build_stores
+    from hummingbird_agent.bamboo.llm import JsonLLM
+    from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
+    from hummingbird_agent.config import load_config
+    from tests.bamboo.fakes import RuleModel
+
+    (tmp_path / "config.yaml").write_text(json.dumps({
+        "workflows": {}, "bamboo": {"enabled": True, "explore": True, "extraction_strategy": "panda",
+                                    "embeddings": {"dimensions": 32}, "panda": {"url": panda.api_url}}}))
+    loaded = load_config(tmp_path / "config.yaml", environ={})
+    llm = JsonLLM(RuleModel(lambda system, user: "{}"))
+    strategy = default_registry().create("panda", StrategyDeps(llm, panda=build_panda_support(loaded)))
+    explorer = build_explorer(loaded, llm, build_stores(loaded), "bamboo-accumulate", strategy.task_summary,
+                              strategy.builtin_clients)  # type: ignore[attr-defined]
+    assert explorer is not None
+    names = {t.name for t in explorer.available_tools()}
+    assert {"get_task_jobs_summary", "find_similar_successful_tasks", "knowledge_similar_incidents"} <= names
+    assert not panda.requests  # listing the tools reads nothing from PanDA
+    gitlab = default_registry().create("gitlab_ci", StrategyDeps(llm))
+    assert not hasattr(gitlab, "builtin_clients")  # gitlab_ci keeps its own data-source tools
