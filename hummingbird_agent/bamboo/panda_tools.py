@@ -87,16 +87,16 @@ def get_parent_task(support: PandaSupport, retry_id: int) -> dict[str, Any] | No
 def get_retry_chain(support: PandaSupport, task: Task, max_depth: int = 3) -> list[dict[str, Any]]:
     chain: list[dict[str, Any]] = []
     seen = {task_id(task)}
-    parent = task.get("retryID")
+    parent = task_id({"jediTaskID": task.get("retryID")})
     for _ in range(max(0, min(int(max_depth), budgets.PANDA_RETRY_CHAIN_MAX_DEPTH))):
-        if parent in (None, "", 0) or parent in seen:
+        if not parent or parent in seen:
             break
-        found = get_parent_task(support, int(parent))
+        found = get_parent_task(support, parent)
         if found is None:
             break
         seen.add(task_id(found))
         chain.append(_compact_task(found))
-        parent = found.get("retryID")
+        parent = task_id({"jediTaskID": found.get("retryID")})
     return chain
 
 
