@@ -74,3 +74,16 @@ def test_panda_config_names_env_vars_never_values(tmp_path: Path) -> None:
     loaded = load_config(tmp_path / "config.yaml", environ={"PANDA_ID_TOKEN": "tok-123"})
     assert "tok-123" in loaded.secret_values()  # scrubbed from logs, errors and Sentry events
     assert "tok-123" not in repr(build_panda_support(loaded))
+
+
+def test_log_comparison_tells_a_divergence_from_a_truncation() -> None:
+    from hummingbird_agent.bamboo.panda_logs import compare
+    from tests.servers.panda import FAILED_LOG, GOOD_LOG
+
+    diverged = FAILED_LOG + "2026-11-20 10:00:10 INFO Running step cleanup after signal\n"
+    result = compare(diverged, GOOD_LOG)
+    assert result["truncated"] is False and "Running step RAWtoESD" in result["suspected_step"]
+    assert "Running step cleanup" in result["failed_after_divergence"][-1]
+    assert compare(FAILED_LOG, GOOD_LOG)["truncated"] is True
+    nothing = compare("no markers here\n", GOOD_LOG)
+    assert nothing["suspected_step"] == "" and nothing["steps_matched"] == 0
