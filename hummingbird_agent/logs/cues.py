@@ -45,10 +45,15 @@ _BENIGN = re.compile(
 )
 # A lone lower-camel-case identifier (`handleAPIError`) is a test group's or a function's name, not a diagnostic.
 _IDENTIFIER = re.compile(r"\s*[a-z]+[A-Z]\w*\s*")
-# A count such as `failed 2`, `Errors: 0`, `16 tests`. A line with two or more is a run's summary (`Tests:
-# succeeded 14, failed 2, canceled 0`): it says that something failed, not what, so it is weak evidence
-# and the failure it counts, printed earlier, can be chosen over it.
-_COUNT = re.compile(r"\b[A-Za-z]+:? \d+\b|\b\d+ [A-Za-z]+\b")
+# A count of test or run outcomes (`failed 2`, `Errors: 0`, `16 tests`). A line with two or more is a run's
+# summary (`Tests: succeeded 14, failed 2, canceled 0`): it says that something failed, not what, so it is
+# weak evidence and the failure it counts, printed earlier, can be chosen over it. Other numbers
+# (`expected 200, got 404`, `line 12`) are details of a diagnostic, not counts.
+_OUTCOME = (
+    r"(?:pass(?:ed|ing|es)?|fail(?:ed|ing|ures?)?|errors?|skipped|succeeded|tests?|total|ignored|pending"
+    r"|cancel+ed|aborted|completed|run)"
+)
+_COUNT = re.compile(rf"\b{_OUTCOME}:? \d+\b|\b\d+ {_OUTCOME}\b", re.IGNORECASE)
 _SUMMARY_SCORE = 1.0
 # Lines a CI runner prints after every failed job; evidence of failure, but never its explanation.
 _EPILOGUE = re.compile(

@@ -38,7 +38,10 @@ _STEP_END_SCALE = 30.0
 _COMMAND_ECHO = re.compile(r"^\++ ?\S")
 # Names a failure report repeats: camel-case or dotted identifiers (`testThatUploadFails`,
 # `Foo.Tests.BarCase`) and snake-case ones (`line_selection_works`).
-_NAME = re.compile(r"(?<![\w.])[A-Za-z_][\w.:]*[a-z][A-Z_][\w.:]{6,}|\b[a-z]+_[a-z_]{6,}\b")
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_][\w.:]*[a-z][A-Z_][\w.:]{5,}\w|\b[a-z]+_[a-z_]{6,}\b")
+# A name of a kind of failure (`java.lang.RuntimeException`, `AssertionError`) names no test: other
+# failures print it too.
+_KIND = re.compile(r"(?:Exception|Error|Failure|Failed)$")
 
 
 def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> list[tuple[int, int]]:
@@ -92,7 +95,7 @@ def _first_strong(text: dict[int, str], blocks: list[Block], step: Step, max_lin
     pick = min((b for b in blocks if b.score >= _FIRST_SHARE * best), key=lambda b: b.first)
     chosen = _grown(text, pick, step, max_lines, cap)
     said = " ".join(text.get(n, "") for n in range(pick.first, pick.last + 1))
-    names = set(_NAME.findall(said))
+    names = {name for name in _NAME.findall(said) if not _KIND.search(name)}
     if not names:
         return chosen
     for later in sorted((b for b in blocks if b.first > chosen[1]), key=lambda b: b.first):

@@ -49,6 +49,7 @@ def test_a_run_summary_is_weak_evidence_so_the_failure_it_counts_is_chosen():
     assert cue_score("[info] Tests: succeeded 14, failed 2, canceled 0, ignored 0") <= 1.0
     assert cue_score("[error] Failed: Total 16, Failed 2, Errors 0, Passed 14") <= 1.0
     assert cue_score("Requests over the limit are dropped *** FAILED ***") == 3.0
+    assert cue_score("AssertionError: expected 200, got 404") == 3.0  # numbers of a diagnostic are not counts
     failure = ["[info] - Requests over the limit are dropped *** FAILED ***",
                "[info]   11 did not equal 10 (T.scala:72)"]
     summary = ["[info] Suites: completed 4, aborted 0", "[info] Tests: succeeded 14, failed 2, canceled 0",
@@ -104,3 +105,12 @@ def test_a_failure_header_grows_across_blank_lines_into_its_indented_details():
     log += ["The command \"jest\" exited with 1."]
     got = covered(excerpt_lines(log))
     assert set(range(32, 32 + len(failure))) <= got
+
+
+def test_a_later_block_naming_only_the_same_exception_class_is_not_a_report_of_the_same_failure():
+    cause = ["java.lang.IllegalStateException: config file missing", "", ""]
+    later = ["ERROR: shutdown hook saw java.lang.IllegalStateException", "    pool-1 stopped", "    pool-2 stopped",
+             "    pool-3 stopped", "    pool-4 stopped", "", ""]
+    log = ["$ java -jar app.jar"] + FILLER[:10] + cause + FILLER[:40] + later + FILLER[:40]
+    log += ["The command \"java -jar app.jar\" exited with 1."]
+    assert covered(excerpt_lines(log)) == {12}
