@@ -11,8 +11,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hummingbird_agent.logs.signature import signature
-
 # A following line belongs to the block when it is indented, a stack frame, a caret or a `|` gutter
 # (compiler snippets), a `+`/`-` diff line (assertion output), or continues a bracketed tool prefix.
 _CONTINUATION = re.compile(r"^(?:\s+\S|\s*(?:at |File |\^|\||\+|-|~|>|Caused by|\.\.\.)|\[(?:ERROR|FAIL))")
@@ -38,7 +36,7 @@ class Shape:
     end_scale: float = 150.0  # lines from the end over which that extra weight decays
     keep_ratio: float = 0.5  # other blocks kept when their score reaches this share of the best
     bridge: int = 0  # continuation lines (stack frames, indented details) allowed between cue lines
-    distinct: bool = False  # a block's evidence counts each line signature once (a repeated line adds nothing)
+    distinct: bool = False  # a block's evidence counts each line once up to its digits (a repeat adds nothing)
 
 
 def end_prior(total: int, shape: Shape) -> Callable[[int], float]:
@@ -65,8 +63,13 @@ def build_blocks(
     return blocks
 
 
+# Numbers and hex ids (line numbers, counters, commits, addresses): lines that differ only in these are
+# the same complaint. One regex, not `signature`'s ten, because a log may be all error lines.
+_VOLATILE = re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{7,}\b|\d+")
+
+
 def _evidence(scores: dict[int, float], text: dict[int, str], first: int, last: int, distinct: bool) -> float:
-    """Sum of the lines' scores (each capped at 3); with `distinct`, the best score of each signature once.
+    """Sum of the lines' scores (each capped at 3); with `distinct`, the best score of each line shape once.
 
     A tool that prints one complaint per file or per retry (`unmappable character`, a logger's `ERROR:
     Stream 3 bad state`) then weighs like one complaint, not like a wall of errors.
@@ -77,7 +80,7 @@ def _evidence(scores: dict[int, float], text: dict[int, str], first: int, last: 
     for n in range(first, last + 1):
         value = min(scores.get(n, 0.0), 3.0)
         if value > 0:
-            key = signature(text.get(n, ""))
+            key = _VOLATILE.sub("", text.get(n, ""))
             best[key] = max(best.get(key, 0.0), value)
     return sum(best.values())
 
