@@ -28,6 +28,12 @@ def test_without_runner_step_marks_the_end_block_and_the_last_lines_are_shown_no
     assert not got & set(range(21, 21 + len(early)))
 
 
+def test_without_step_marks_or_cue_words_the_last_lines_are_shown():
+    log = FILLER[:100]
+    assert excerpt_lines(log).ranges == ((100 - budgets.EXCERPT_UNANCHORED_TAIL_LINES + 1, 100),)
+    assert excerpt_lines(log, max_lines=4).ranges == ((97, 100),)
+
+
 def test_with_runner_step_marks_no_tail_is_added():
     log = ["$ make"] + FILLER[:40] + ["src/a.c:3:1: error: expected ';'", "", ""] + FILLER[:30]
     log += ["The command \"make\" exited with 2.", "", "Done. Your build exited with 1."]
