@@ -57,16 +57,16 @@ def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> l
     shape = Shape(distinct=True)
     blocks = build_blocks(inside, text, lambda last: _step_prior(step, last), shape)
     cap = min(max_lines, budgets.EXCERPT_PARAGRAPH_LINES)
-    if not step.found:
-        ranges = [_grown(text, max(blocks, key=lambda b: (b.score, b.last)), step, cap, cap)] if blocks else []
+    if not step.found and blocks:
+        first, last = _grown(text, max(blocks, key=lambda b: (b.score, b.last)), step, cap, cap)
         # The log's last lines in the room the pick leaves: when cut, a tail keeps its end.
-        room = min(budgets.EXCERPT_UNANCHORED_TAIL_LINES, max_lines - sum(b - a + 1 for a, b in ranges))
-        tail = [(max(1, view.total_lines - room + 1), view.total_lines)] if room > 0 and view.total_lines else []
-        return fit(ranges + tail, max_lines)
+        room = min(budgets.EXCERPT_UNANCHORED_TAIL_LINES, max_lines - (last - first + 1))
+        tail = [(max(1, view.total_lines - room + 1), view.total_lines)] if room > 0 else []
+        return fit([(first, last)] + tail, max_lines)
     if blocks:
         return [_first_strong(text, blocks, step, max_lines, cap)]
     # No cue word inside the failing step (a size-limit report, a diff): its last output explains it.
-    paragraph = last_output(text, step, cap)
+    paragraph = last_output(text, step, cap) if step.found else None
     if paragraph is not None:
         return [paragraph]
     fallback = Shape(distinct=True)

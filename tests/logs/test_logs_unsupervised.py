@@ -28,10 +28,10 @@ def test_without_runner_step_marks_the_end_block_and_the_last_lines_are_shown_no
     assert not got & set(range(21, 21 + len(early)))
 
 
-def test_without_step_marks_or_cue_words_the_last_lines_are_shown():
-    log = FILLER[:100]
-    assert excerpt_lines(log).ranges == ((100 - budgets.EXCERPT_UNANCHORED_TAIL_LINES + 1, 100),)
-    assert excerpt_lines(log, max_lines=4).ranges == ((97, 100),)
+def test_without_step_marks_the_last_lines_fill_the_room_the_pick_leaves():
+    log = FILLER[:50] + ["error: disk quota exceeded", "", ""] + FILLER[:47]
+    assert excerpt_lines(log, max_lines=4).ranges == ((51, 51), (98, 100))
+    assert excerpt_lines(FILLER[:100]).ranges == ()  # no evidence, no guess: the caller keeps head and tail
 
 
 def test_with_runner_step_marks_no_tail_is_added():
