@@ -74,6 +74,10 @@ EXCERPT_EXAMPLES_MAX_LINES = 400
 # Lines an unsupervised excerpt grows to through the paragraph of its error block. LogChunks'
 # labelled failure chunks have a median of 6 lines and 80 % are 21 lines or fewer.
 EXCERPT_PARAGRAPH_LINES = 21
+# Last lines of the log shown with the unsupervised pick when no CI runner marked the failing step (the
+# pick is then a guess): the end of a failed log is where the failure usually is. 15 lines are the
+# baseline bench/cidiff_eval.py compares with; with a paragraph pick they stay within EXCERPT_MAX_LINES.
+EXCERPT_UNANCHORED_TAIL_LINES = 15
 # Bytes read and scanned at a time. Large enough that the per-block Python work is amortised, small
 # enough that a block plus its split lines stays a few MB of the < 100 MB the localiser may use.
 EXCERPT_READ_BLOCK_BYTES = 1024 * 1024
