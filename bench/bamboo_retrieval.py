@@ -13,7 +13,7 @@ keep). `novel_auroc`: how well the
 top candidate's score separates test logs whose cause was learned from those whose cause never was.
 
     python bench/bamboo_retrieval.py [DATA_DIR] [--folds 5] [--embedder hashing|minilm]
-    # DATA_DIR defaults to $LOGCHUNKS_DIR, else ../shared/eval/logchunks-dev; ends with one JSON line
+    # DATA_DIR defaults to $LOGCHUNKS_DIR; prints a line per fold, ends with one JSON line
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ from hummingbird_agent.models.gemini import GeminiModel  # noqa: E402
 from tests.servers import GeminiServer  # noqa: E402
 
 Row = dict[str, Any]
-DEFAULT_DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "eval" / "logchunks-dev"
 
 
 def read_examples(root: Path) -> list[Row]:
@@ -218,8 +217,7 @@ async def run(root: Path, k: int, embedder: str) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("data", nargs="?", type=Path,
-                        default=Path(os.environ.get("LOGCHUNKS_DIR") or DEFAULT_DATA))
+    parser.add_argument("data", nargs="?", type=Path, default=Path(os.environ.get("LOGCHUNKS_DIR") or "."))
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--embedder", default="hashing", choices=("hashing", "minilm"))
     args = parser.parse_args()

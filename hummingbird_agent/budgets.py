@@ -57,6 +57,8 @@ MODEL_RETRY_MAX_DELAY_S = 30.0
 # GitLab rejects note bodies over 1,000,000 characters; we truncate below that with a visible marker
 # so the session marker and footer always fit.
 NOTE_MAX_CHARS = 999_000
+# A workflow with `action: none` logs its result (INFO) cut to this many characters; the session keeps it whole.
+LOG_RESULT_MAX_CHARS = 4000
 
 # --- build-log excerpts ---------------------------------------------------------------------------
 # Default size of an excerpt. 60 numbered lines of a typical log are ~5 KB: the spill preview shows
@@ -72,6 +74,10 @@ EXCERPT_EXAMPLES_MAX_LINES = 400
 # Lines an unsupervised excerpt grows to through the paragraph of its error block. LogChunks'
 # labelled failure chunks have a median of 6 lines and 80 % are 21 lines or fewer.
 EXCERPT_PARAGRAPH_LINES = 21
+# Last lines of the log shown with the unsupervised pick when no CI runner marked the failing step (the
+# pick is then a guess): the end of a failed log is where the failure usually is. 15 lines are the
+# baseline bench/cidiff_eval.py compares with; with a paragraph pick they stay within EXCERPT_MAX_LINES.
+EXCERPT_UNANCHORED_TAIL_LINES = 15
 # Bytes read and scanned at a time. Large enough that the per-block Python work is amortised, small
 # enough that a block plus its split lines stays a few MB of the < 100 MB the localiser may use.
 EXCERPT_READ_BLOCK_BYTES = 1024 * 1024
@@ -101,6 +107,11 @@ SANDBOX_EXEC_TIMEOUT_S = 120.0
 # After a command's own `timeout -s KILL` should have fired, the host waits this long more before
 # killing the exec session itself (covers a wedged exec transport).
 SANDBOX_KILL_GRACE_S = 5.0
+# Sweeps of leftover processes after the last command in flight returns: `kill -KILL -1` is repeated
+# until it finds nothing (a fork bomb forks while the kill walks the table), at most this many times,
+# pausing when the pids limit refused the exec itself.
+SANDBOX_SWEEP_ATTEMPTS = 8
+SANDBOX_SWEEP_RETRY_S = 0.2
 # Bound of one streaming operation (stream_exec, read_file_iter, archive): 100 MB takes ~1 s here,
 # a 1 GB archive well under a minute; the bound only catches a wedged transport.
 SANDBOX_STREAM_TIMEOUT_S = 600.0
@@ -218,6 +229,34 @@ BAMBOO_INCIDENT_MAX_JOBS = 3
 # BAMBOO_SIMILAR_INCIDENTS + BAMBOO_CANDIDATE_CAUSES' incidents per call; a note cites the first ones).
 BAMBOO_CITED_INCIDENTS_MAX = 10
 
+# --- knowledge base: what an incident records, and the fix it learns from ------------------------
+# Log lines searched for the runner's `Using ... executor with image X` preamble (it comes within the
+# first ~20 lines; a long custom preamble still fits).
+BAMBOO_LOG_HEAD_LINES = 100
+# Echoed or traced commands (`$ cmd`, `+ cmd`) remembered while a log streams, the last ones win; the
+# failing command is the last one before the excerpt, so only the tail matters.
+BAMBOO_ECHOED_COMMANDS = 50
+# Longest failing command kept (characters); it is a Task_Feature name, so long one-liners are cut.
+BAMBOO_COMMAND_MAX_CHARS = 200
+# Testing Farm requests linked from the failing jobs' logs kept per incident (each becomes a reference).
+BAMBOO_MAX_REFERENCES = 10
+# The fix (compare of the analysed and the passing commit): changed files listed, and characters of the
+# diff summary kept as the Resolution's evidence and shown to the extractor. The summary sits inside the
+# incident's discussion text, which BAMBOO_PROMPT_EMAIL_CHARS clips, so it stays well below that.
+BAMBOO_FIX_MAX_FILES = 30
+BAMBOO_FIX_SUMMARY_CHARS = 2500
+# Diff lines shown per changed file in that summary (hunk headers and +/- lines only).
+BAMBOO_FIX_FILE_DIFF_LINES = 12
+# The project's CI config read for the failing job's definition (prefetch hint), characters: larger
+# files are not parsed (a generated config of that size is rarely read by a person either), and the hint is cut to
+# this many characters (a job definition is typically 0.2-1 KB).
+BAMBOO_CI_CONFIG_MAX_CHARS = 512 * 1024
+BAMBOO_CI_HINT_CHARS = 2000
+# Exploration results handed to the extractor as context: at most this many, each cut to this many
+# characters (they sit beside the log excerpts, BAMBOO_PROMPT_LOG_CHARS each).
+BAMBOO_EXPLORATION_HINTS = 8
+BAMBOO_EXPLORATION_HINT_CHARS = 1500
+
 # --- knowledge base exploration (ContextEnricher, MCP) ---------------------------------------------
 # Connecting to one external MCP server (spawn or HTTP, initialize, list_tools); a stdio server that
 # needs longer is counted as failed and contributes no tools. Measured: stdio ~0.6 s, HTTP ~0.05 s.
@@ -257,6 +296,17 @@ TOOL_BYTES_PER_TOKEN = 4
 PROCEDURE_TOOLS_MAX = 25
 PROCEDURE_TOOL_NAME_MAX_CHARS = 60
 
+# --- GitLab (bot token) ----------------------------------------------------------------------------
+# One API request of the bot's client (connect and read). Notes and discussion pages answer in well under
+# a second; the bound keeps a hung proxy from holding a worker thread (and shutdown) for long.
+GITLAB_REQUEST_TIMEOUT_S = 20.0
+# Tries of a read or idempotent PUT on 429/5xx/timeouts, and of a note POST (each repeat only after the
+# bot's own note was looked for and not found). Backoff doubles from the base: 1 + 2 s between three
+# tries, so an outage fails a handler in under a minute and it is retried by the queue instead.
+GITLAB_ATTEMPTS = 3
+GITLAB_RETRY_BASE_S = 1.0
+GITLAB_RETRY_MAX_DELAY_S = 8.0
+
 # --- data sources ---------------------------------------------------------------------------------
 # Connect/read timeout of one data-source HTTP request (GitLab read token, Kubernetes, Kubearchive,
 # Testing Farm). A read timeout applies between bytes, so long streamed pages are not cut by it.
@@ -287,3 +337,50 @@ JOB_LOG_PREVIEW_WINDOW_BYTES = 8 * 1024 * 1024
 # Part size of the multipart upload of sandbox.tar.gz to S3. S3's minimum part is 5 MiB; 8 MiB keeps
 # peak memory of one save at one part (plus one STREAM_CHUNK_BYTES read) whatever the archive size.
 S3_PART_BYTES = 8 * 1024 * 1024
+
+# --- PanDA tools (panda strategy) --------------------------------------------------------------
+# Retries of a 5xx answer or a read timeout of a PanDA GET (urllib3 Retry; every PanDA call is a read).
+PANDA_MAX_RETRIES = 2
+PANDA_RETRY_BACKOFF_S = 0.5
+# Seconds per PanDA request (connect and read); a slow server fails one tool call, not the exploration
+# (EXPLORE_CODE_TIMEOUT_S bounds the whole run).
+PANDA_HTTP_TIMEOUT_S = 20.0
+# Characters of one job log or linked log read from PanDA; payload.stdout files reach hundreds of MB, the
+# tools summarise the head and tail, and a tool result is capped at EXPLORE_RESULT_MAX_BYTES anyway.
+PANDA_LOG_MAX_CHARS = 2 * 1024 * 1024
+# Linked log files (<a href> in errorDialog) fetched per call (seed: up to 5).
+PANDA_LINKED_LOGS = 5
+# Characters of one linked log kept in the tool result (5 of them stay under EXPLORE_RESULT_MAX_BYTES).
+PANDA_LINKED_LOG_CHARS = 12000
+# Ancestors followed by get_retry_chain at most (the argument is clamped to this), and errorDialog chars each.
+PANDA_RETRY_CHAIN_MAX_DEPTH = 10
+PANDA_ERROR_DIALOG_CHARS = 500
+# Jobs summary: distinct top error diagnostics and failed PandaIDs listed (seed: 10 and 20).
+PANDA_TOP_ERRORS = 10
+PANDA_FAILED_JOB_IDS = 20
+# Job descriptions asked per request (PanDA's own cap is 5500); scout/failed job details listed at most.
+PANDA_JOBS_PER_REQUEST = 500
+PANDA_MAX_SCOUT_JOBS = 20
+# Candidate tasks scanned by find_similar_successful_tasks (its n_tasks is clamped to this) and the look-back
+# windows (days) before the failed task's modificationTime, or before now without one (seed: 14 and 30).
+PANDA_SIMILAR_MAX_TASKS = 200
+PANDA_SIMILAR_WINDOW_DAYS = 14
+PANDA_SIMILAR_FALLBACK_DAYS = 30
+# Job-log summary: error lines and tail lines kept; comparison: lines past the divergence (seed: ~50, ~150).
+PANDA_LOG_ERROR_LINES = 30
+PANDA_LOG_TAIL_LINES = 50
+PANDA_LOG_DIVERGENCE_LINES = 150
+# Offline documentation/source index: files larger than this are skipped (generated or vendored data),
+# source files are cut into chunks of this many lines, and a search returns at most this many hits.
+PANDA_INDEX_MAX_FILE_BYTES = 2 * 1024 * 1024
+PANDA_SOURCE_CHUNK_LINES = 40
+PANDA_SEARCH_MAX_RESULTS = 20
+# Characters of one search hit's snippet (seed: doc sections truncated to 500 chars).
+PANDA_SNIPPET_CHARS = 500
+# CLI help text returned by fetch_cli_options.
+PANDA_CLI_HELP_CHARS = 16000
+# Prefetch hints of the panda strategy: doc sections and source snippets read for the error, and the
+# characters of all of them together (they sit beside BAMBOO_PROMPT_LOG_CHARS of logs in the prompt).
+PANDA_HINT_DOCS = 3
+PANDA_HINT_SOURCES = 2
+PANDA_HINT_TOTAL_CHARS = 3000

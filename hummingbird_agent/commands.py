@@ -61,7 +61,7 @@ def run_workflow(args: argparse.Namespace) -> int:
     from hummingbird_agent.runner.cli_post import make_poster
 
     loaded = load(args.config)
-    return run_command(loaded, args, register_selected, make_poster(loaded) if args.post else None)
+    return run_command(loaded, args, register_selected, make_poster(loaded, args.workflow) if args.post else None)
 
 
 def bamboo(args: argparse.Namespace) -> int:
@@ -69,7 +69,9 @@ def bamboo(args: argparse.Namespace) -> int:
 
     loaded = load(args.config)
     if args.bamboo_command == "populate":
-        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries)
+        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.strategy)
+    if args.bamboo_command in ("index-docs", "index-source"):
+        return kb.index_command(loaded, args.bamboo_command.removeprefix("index-"), args.dir)
     if args.bamboo_command == "stats":
         return kb.stats_command(loaded)
     return kb.analyze_command(loaded, args.incident, args.json)
