@@ -177,7 +177,7 @@ class MergeLog(logging.Handler):
             self.merges.append((str(record.args[0]), str(record.args[1])))  # type: ignore[index]
 
 
-async def run(root: Path, k: int, embedder: str) -> dict[str, Any]:
+async def run(root: Path, k: int, embedder: str, only: int = 0) -> dict[str, Any]:
     merges = MergeLog()
     causes_log = logging.getLogger("hummingbird_agent.bamboo.causes")
     causes_log.addHandler(merges)
@@ -191,7 +191,7 @@ async def run(root: Path, k: int, embedder: str) -> dict[str, Any]:
         server.responder = naming
         model = GeminiModel("bench", base_url=server.url, retries=0)
         try:
-            for number, (learn, test) in enumerate(folds_of(rows, k)):
+            for number, (learn, test) in enumerate(folds_of(rows, k)[: only or k]):
                 kb = await run_fold(learn, test, logs, model, embedder)
                 figures = fold_figures(learn, test, kb, baselines(learn, test, logs))
                 per_fold.append(figures)
@@ -209,7 +209,8 @@ async def run(root: Path, k: int, embedder: str) -> dict[str, Any]:
         out[f"{metric}_worst_fold"] = round(worst, 3)
     for new, stored in sorted(set(merges.merges))[:25]:
         print(f"merged: {new!r} -> {stored!r}", file=sys.stderr)
-    out.update({"folds": k, "embedder": embedder, "names_reused": naming.calls.get("reused", 0),
+    out.update({"folds": k, "folds_run": len(per_fold), "embedder": embedder,
+                "names_reused": naming.calls.get("reused", 0),
                 "names_merged": len(merges.merges),
                 "seconds": round(time.monotonic() - started, 1)})
     return out
@@ -220,12 +221,13 @@ def main() -> int:
     parser.add_argument("data", nargs="?", type=Path, default=Path(os.environ.get("LOGCHUNKS_DIR") or "."))
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--embedder", default="hashing", choices=("hashing", "minilm"))
+    parser.add_argument("--only-folds", type=int, default=0, help="run the first N folds only (a quick look)")
     args = parser.parse_args()
     if not (args.data / "index.jsonl").is_file():
         print(f"usage: python bench/bamboo_retrieval.py DATA_DIR (a LogChunks-layout folder with index.jsonl; "
               f"{args.data} has none)", file=sys.stderr)
         return 2
-    print(json.dumps(asyncio.run(run(args.data, args.folds, args.embedder))))
+    print(json.dumps(asyncio.run(run(args.data, args.folds, args.embedder, args.only_folds))))
     return 0
 
 
