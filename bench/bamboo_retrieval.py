@@ -177,7 +177,7 @@ class MergeLog(logging.Handler):
             self.merges.append((str(record.args[0]), str(record.args[1])))  # type: ignore[index]
 
 
-async def run(root: Path, k: int, embedder: str, only: int = 0) -> dict[str, Any]:
+async def run(root: Path, k: int, embedder: str, only: int = 0, fold: int | None = None) -> dict[str, Any]:
     merges = MergeLog()
     causes_log = logging.getLogger("hummingbird_agent.bamboo.causes")
     causes_log.addHandler(merges)
@@ -191,7 +191,9 @@ async def run(root: Path, k: int, embedder: str, only: int = 0) -> dict[str, Any
         server.responder = naming
         model = GeminiModel("bench", base_url=server.url, retries=0)
         try:
-            for number, (learn, test) in enumerate(folds_of(rows, k)[: only or k]):
+            chosen = list(enumerate(folds_of(rows, k)))[: only or k] if fold is None else [
+                (fold, folds_of(rows, k)[fold])]
+            for number, (learn, test) in chosen:
                 kb = await run_fold(learn, test, logs, model, embedder)
                 figures = fold_figures(learn, test, kb, baselines(learn, test, logs))
                 per_fold.append(figures)
@@ -222,12 +224,13 @@ def main() -> int:
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--embedder", default="hashing", choices=("hashing", "minilm"))
     parser.add_argument("--only-folds", type=int, default=0, help="run the first N folds only (a quick look)")
+    parser.add_argument("--fold", type=int, help="run this fold only (0-based)")
     args = parser.parse_args()
     if not (args.data / "index.jsonl").is_file():
         print(f"usage: python bench/bamboo_retrieval.py DATA_DIR (a LogChunks-layout folder with index.jsonl; "
               f"{args.data} has none)", file=sys.stderr)
         return 2
-    print(json.dumps(asyncio.run(run(args.data, args.folds, args.embedder, args.only_folds))))
+    print(json.dumps(asyncio.run(run(args.data, args.folds, args.embedder, args.only_folds, args.fold))))
     return 0
 
 
