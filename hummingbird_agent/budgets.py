@@ -165,6 +165,13 @@ EMBEDDED_POLL_INTERVAL_S = 0.05
 EMBEDDED_BUSY_TIMEOUT_S = 5.0
 # Router/worker pause after a failed queue call, so an outage does not become a hot loop.
 TRANSPORT_ERROR_BACKOFF_S = 1.0
+# After SHUTDOWN_GRACE_S: how long cancelled handlers get to unwind before their messages are released
+# anyway (a handler blocked in a thread cannot be interrupted). Small against the grace.
+CANCEL_WAIT_S = 2.0
+# After the event loop ended: how long blocking calls still running in threads (SDK retries) may take
+# before the process exits without them; the messages they served were already released. Together
+# with CANCEL_WAIT_S this is the few seconds shutdown may overrun SHUTDOWN_GRACE_S.
+EXIT_THREAD_JOIN_S = 3.0
 
 # --- knowledge base (Bamboo) ---------------------------------------------------------------------
 # Reviewer rejections answered by a re-extraction before the best result is stored with a warning

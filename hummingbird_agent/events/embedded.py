@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sqlite3
 import time
 import uuid
@@ -17,6 +18,8 @@ from hummingbird_agent.events.envelope import fifo_problem
 from hummingbird_agent.events.protocols import BatchResult, OutgoingMessage, ReceivedMessage
 from hummingbird_agent.lifecycle import ClientState
 
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -26,7 +29,8 @@ CREATE TABLE IF NOT EXISTS messages (
     group_id TEXT,
     receive_count INTEGER NOT NULL DEFAULT 0,
     visible_at REAL NOT NULL,
-    receipt TEXT UNIQUE
+    receipt TEXT UNIQUE,
+    sent_at REAL
 );
 CREATE INDEX IF NOT EXISTS messages_by_queue ON messages (queue, visible_at);
 CREATE TABLE IF NOT EXISTS dedup (
@@ -54,17 +58,31 @@ class EmbeddedStore:
         self.clock = clock
         self.state = ClientState.UNOPENED
         self._db: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] = (0, 0)
         self._wakeups: dict[str, asyncio.Event] = {}
 
-    def open(self) -> None:
+    def open(self, *, create: bool = True) -> None:
+        """Open (creating the file when `create`); raises OSError or ConfigError-worthy sqlite errors."""
+        if not create and not self.path.exists():
+            raise FileNotFoundError(2, "no such file", str(self.path))
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=budgets.EMBEDDED_BUSY_TIMEOUT_S, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        # WAL + NORMAL survives a process crash (kill -9); only an OS crash may lose the last commits.
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(_SCHEMA)
-        self._db = db
+        self._connect()
         self.state = ClientState.OPEN
+
+    def _connect(self) -> None:
+        db = sqlite3.connect(self.path, timeout=budgets.EMBEDDED_BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL survives a process crash (kill -9); only an OS crash may lose the last commits.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            if "sent_at" not in {row[1] for row in db.execute("PRAGMA table_info(messages)")}:
+                db.execute("ALTER TABLE messages ADD COLUMN sent_at REAL")  # stores created before it existed
+            stat = os.stat(self.path)
+        except BaseException:
+            db.close()
+            raise
+        self._db, self._identity = db, (stat.st_dev, stat.st_ino)
 
     def close(self) -> None:
         if self._db is not None:
@@ -72,15 +90,53 @@ class EmbeddedStore:
         self._db = None
         self.state = ClientState.CLOSED
 
+    def _file_problem(self) -> str | None:
+        """Why the file at `path` cannot hold our commits: missing, read-only or not an SQLite file."""
+        try:
+            stat = os.stat(self.path)
+            with open(self.path, "rb") as f:
+                header = f.read(len(_SQLITE_HEADER))
+        except FileNotFoundError:
+            return "the file is missing (deleted while serving?)"
+        except OSError as exc:
+            return f"cannot read it ({exc.strerror})"
+        # Mode bits as well as access(): root may write a read-only file, but an operator who made it
+        # read-only means it not to change.
+        if not os.access(self.path, os.W_OK) or not stat.st_mode & 0o222:
+            return "the file is read-only"
+        if header and header != _SQLITE_HEADER:
+            return "the file is not an SQLite database (corrupt)"
+        if (stat.st_dev, stat.st_ino) != self._identity:
+            return "the file was replaced"
+        return None
+
+    def _usable(self, *, reopen: bool = True) -> sqlite3.Connection:
+        """The connection, after checking the file is still the one it writes to; with `reopen`, a
+        restored file is opened here, so the store recovers without a restart."""
+        if self.state is not ClientState.OPEN:
+            raise TransientError(f"embedded queue store {self.path} is not open")
+        problem = self._file_problem()
+        if reopen and problem == "the file was replaced":
+            # Restored (or recreated) by the operator: drop the stale connection, use the new file.
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            with contextlib.suppress(OSError, sqlite3.Error):
+                self._connect()
+            problem = None if self._db is not None else "cannot open the restored file"
+        if problem is not None or self._db is None:
+            raise TransientError(f"embedded queue store {self.path}: {problem}")
+        return self._db
+
     def queue(self, name: str, *, fifo: bool, dead_letter: str | None = None, max_receives: int = 0) -> EmbeddedQueue:
         return EmbeddedQueue(self, name, fifo=fifo, dead_letter=dead_letter, max_receives=max_receives)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT: receives of several processes never hand out the same message."""
-        if self._db is None:
-            raise TransientError(f"embedded queue store {self.path} is not open")
-        db = self._db
+        """BEGIN IMMEDIATE ... COMMIT: receives of several processes never hand out the same message.
+        The file is checked before and after: a commit into a deleted or replaced file raises, so
+        nothing is acknowledged that a restart would not find."""
+        db = self._usable()
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -90,7 +146,8 @@ class EmbeddedStore:
                 raise
             db.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise TransientError(f"embedded queue {self.path.name}: {exc}") from exc
+            raise TransientError(f"embedded queue store {self.path}: SQLite error: {exc}") from exc
+        self._usable(reopen=False)
 
     def wakeup(self, queue: str) -> asyncio.Event:
         return self._wakeups.setdefault(queue, asyncio.Event())
@@ -176,8 +233,8 @@ class EmbeddedQueue:
         message_id = str(uuid.uuid4())
         group = message.group_id if self.fifo else None
         db.execute(
-            "INSERT INTO messages (queue, message_id, body, group_id, visible_at) VALUES (?, ?, ?, ?, ?)",
-            (self.name, message_id, message.body, group, now),
+            "INSERT INTO messages (queue, message_id, body, group_id, visible_at, sent_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (self.name, message_id, message.body, group, now, now),
         )
         if self.fifo and message.dedup_id:
             db.execute(
@@ -209,7 +266,7 @@ class EmbeddedQueue:
 
     async def ping(self) -> None:
         with self._store.transaction() as db:
-            db.execute("SELECT 1").fetchone()
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
 
     def counts(self) -> tuple[int, int]:
         """(visible, in flight) message counts, for tests, benchmarks and operators."""
