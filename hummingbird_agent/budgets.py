@@ -165,6 +165,11 @@ EMBEDDED_POLL_INTERVAL_S = 0.05
 EMBEDDED_BUSY_TIMEOUT_S = 5.0
 # Router/worker pause after a failed queue call, so an outage does not become a hot loop.
 TRANSPORT_ERROR_BACKOFF_S = 1.0
+# `queue peek` / `queue redrive` on SQS: how long received messages stay hidden while the tool looks
+# at them (released at once afterwards); long enough that one run sees each message once.
+ADMIN_HOLD_S = 120
+# `queue peek`: messages shown when --max is not given.
+ADMIN_PEEK_DEFAULT = 10
 # After SHUTDOWN_GRACE_S: how long cancelled handlers get to unwind before their messages are released
 # anyway (a handler blocked in a thread cannot be interrupted). Small against the grace.
 CANCEL_WAIT_S = 2.0

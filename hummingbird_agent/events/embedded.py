@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import sqlite3
 import time
@@ -62,11 +63,15 @@ class EmbeddedStore:
         self._wakeups: dict[str, asyncio.Event] = {}
 
     def open(self, *, create: bool = True) -> None:
-        """Open (creating the file when `create`); raises OSError or ConfigError-worthy sqlite errors."""
+        """Open (creating the file when `create`); OSError when the file cannot be opened or created,
+        TransientError when it is no SQLite database."""
         if not create and not self.path.exists():
-            raise FileNotFoundError(2, "no such file", str(self.path))
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(self.path))
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._connect()
+        try:
+            self._connect()
+        except sqlite3.Error as exc:
+            raise TransientError(f"embedded queue store {self.path}: SQLite error: {exc}") from exc
         self.state = ClientState.OPEN
 
     def _connect(self) -> None:
@@ -188,9 +193,9 @@ class EmbeddedQueue:
             rows = db.execute(_SELECT_AVAILABLE, {"q": self.name, "now": now, "n": max_messages}).fetchall()
             for seq, message_id, body, group_id, count in rows:
                 if self._max_receives and self._dead_letter and count >= self._max_receives:
+                    # The receive count moves along (as on SQS): the operator sees how often it was tried.
                     db.execute(
-                        "UPDATE messages SET queue = ?, receive_count = 0, receipt = NULL, visible_at = ?"
-                        " WHERE seq = ?",
+                        "UPDATE messages SET queue = ?, receipt = NULL, visible_at = ? WHERE seq = ?",
                         (self._dead_letter, now, seq),
                     )
                     continue
