@@ -8,9 +8,11 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
+from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
+from hummingbird_agent import budgets
 from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
 from hummingbird_agent.lifecycle import ClientState
 
@@ -50,7 +52,14 @@ class AwsClient:
         self.state = ClientState.UNOPENED
 
     async def start(self) -> None:
-        creator = get_session().create_client(self._service, region_name=self._region, endpoint_url=self._endpoint_url)
+        config = AioConfig(
+            connect_timeout=budgets.AWS_CONNECT_TIMEOUT_S,
+            read_timeout=budgets.AWS_READ_TIMEOUT_S,
+            retries={"mode": "standard", "max_attempts": budgets.AWS_MAX_ATTEMPTS},
+        )
+        creator = get_session().create_client(
+            self._service, region_name=self._region, endpoint_url=self._endpoint_url, config=config
+        )
         self.client = await self._stack.enter_async_context(creator)
         # Emitted after every attempt, before botocore decides whether to retry it.
         self.client.meta.events.register(f"needs-retry.{self._service}", log_failed_attempt)

@@ -127,6 +127,12 @@ SANDBOX_POOL_CLAIM_WAIT_S = 10.0
 SANDBOX_POOL_POLL_S = 0.5
 
 # --- event transport ---------------------------------------------------------------------------
+# SQS and S3 calls (botocore): connect timeout, seconds (a reachable endpoint answers in well under 1 s);
+# read timeout, seconds, above the 20 s long poll (LONG_POLL_WAIT_S) so a receive is never cut short;
+# attempts per call including the first (botocore "standard" mode: jittered backoff, at most 20 s).
+AWS_CONNECT_TIMEOUT_S = 5
+AWS_READ_TIMEOUT_S = 40
+AWS_MAX_ATTEMPTS = 4
 # SQS hard limit for ReceiveMessage / SendMessageBatch / DeleteMessageBatch entries; the embedded
 # queue uses the same so both backends batch alike.
 QUEUE_BATCH_MAX = 10

@@ -71,7 +71,7 @@ class SqsAdmin:
             try:
                 handle = await dead.start_move_task(dead_attrs["QueueArn"], target_attrs["QueueArn"])
             except AgentError as exc:
-                logger.info("StartMessageMoveTask unavailable (%s); moving messages one by one", exc)
+                logger.warning("StartMessageMoveTask unavailable (%s); moving messages one by one", exc)
             else:
                 return f"started an SQS move task from {dead.name} to {target.name} (task {handle}); see `queue stats`"
         moved, failed = await redrive_by_copy(dead, target, ids)

@@ -5,6 +5,7 @@ running handlers finish within the grace period, then cancels them and makes the
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 from collections.abc import Sequence
@@ -243,9 +244,12 @@ class Worker:
             "worker: %d handlers cancelled after the %.0f s grace period; releasing %d messages",
             len(pending), grace, len(unfinished),
         )
-        # A handler that swallows the cancellation (or is blocked in a thread) is not waited for.
+        # A handler that swallows the cancellation (or is blocked in a thread) is not waited for, nor a
+        # queue that does not answer: those messages come back after their visibility timeout instead.
         await asyncio.wait(pending, timeout=budgets.CANCEL_WAIT_S)
-        await self._set_visibility([m.receipt for m in unfinished], 0)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(budgets.CANCEL_WAIT_S):
+                await self._set_visibility([m.receipt for m in unfinished], 0)
         self._inflight.clear()
 
 
