@@ -55,7 +55,7 @@ class AwsClient:
         config = AioConfig(
             connect_timeout=budgets.AWS_CONNECT_TIMEOUT_S,
             read_timeout=budgets.AWS_READ_TIMEOUT_S,
-            retries={"mode": "standard", "max_attempts": budgets.AWS_MAX_ATTEMPTS},
+            retries={"mode": "standard", "total_max_attempts": budgets.AWS_MAX_ATTEMPTS},
         )
         creator = get_session().create_client(
             self._service, region_name=self._region, endpoint_url=self._endpoint_url, config=config

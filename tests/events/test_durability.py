@@ -29,14 +29,14 @@ READY = re.compile(r"listening on (http://[\d.]+:\d+)")
 
 @contextlib.asynccontextmanager
 async def ingress_service(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, **queues: Any
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, role: str = "ingress", waiting: str | None = None, **queues: Any
 ) -> AsyncIterator[ClientSession]:
-    """`serve --role ingress` in-process (webhook -> ingress queue, nothing consumes it)."""
+    """`serve --role ingress` in-process (webhook -> ingress queue, nothing consumes it), or another role."""
     doc = {"queues": {"embedded_path": "queue.sqlite", **queues}, "webhook": {"port": 0}, "workflows": {}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(doc))
     loaded = load_config(tmp_path / "config.yaml", ENV)
     stop = asyncio.Event()
-    task = asyncio.create_task(run_service(loaded, "ingress", log_only_handler, stop))
+    task = asyncio.create_task(run_service(loaded, role, log_only_handler, stop, worker_waiting=waiting))
     await wait_for(lambda: READY.search(caplog.text) or task.done(), what="serve ready")
     found = READY.search(caplog.text)
     assert found, caplog.text
@@ -159,3 +159,12 @@ async def test_sqs_send_failure_refuses_webhooks_and_logs_once(
         assert (await readyz(http))[0] == 200
     bodies = sqs.boto.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
     assert [decode_sns_message(m["Body"]).body["n"] for m in bodies] == [4]
+
+
+async def test_a_worker_only_process_waiting_for_secrets_is_unready(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with ingress_service(tmp_path, caplog, role="worker", waiting="HB_BOT_TOKEN not set") as http:
+        assert await readyz(http) == (503, "HB_BOT_TOKEN not set")
+    assert "worker started" not in caplog.text
