@@ -60,6 +60,7 @@ class EmbeddedStore:
         self.state = ClientState.UNOPENED
         self._db: sqlite3.Connection | None = None
         self._identity: tuple[int, int] = (0, 0)
+        self._fd: int | None = None  # the file the connection writes, for header checks without open()
         self._wakeups: dict[str, asyncio.Event] = {}
 
     def open(self, *, create: bool = True) -> None:
@@ -83,24 +84,29 @@ class EmbeddedStore:
             db.executescript(_SCHEMA)
             if "sent_at" not in {row[1] for row in db.execute("PRAGMA table_info(messages)")}:
                 db.execute("ALTER TABLE messages ADD COLUMN sent_at REAL")  # stores created before it existed
-            stat = os.stat(self.path)
+            fd = os.open(self.path, os.O_RDONLY)
         except BaseException:
             db.close()
             raise
-        self._db, self._identity = db, (stat.st_dev, stat.st_ino)
+        stat = os.fstat(fd)
+        self._db, self._fd, self._identity = db, fd, (stat.st_dev, stat.st_ino)
 
-    def close(self) -> None:
+    def _disconnect(self) -> None:
         if self._db is not None:
             self._db.close()
-        self._db = None
+        if self._fd is not None:
+            os.close(self._fd)
+        self._db = self._fd = None
+
+    def close(self) -> None:
+        self._disconnect()
         self.state = ClientState.CLOSED
 
     def _file_problem(self) -> str | None:
-        """Why the file at `path` cannot hold our commits: missing, read-only or not an SQLite file."""
+        """Why the file at `path` cannot hold our commits: missing, read-only, replaced or not an SQLite
+        file. A few system calls, no open(): it runs around every transaction."""
         try:
             stat = os.stat(self.path)
-            with open(self.path, "rb") as f:
-                header = f.read(len(_SQLITE_HEADER))
         except FileNotFoundError:
             return "the file is missing (deleted while serving?)"
         except OSError as exc:
@@ -109,10 +115,11 @@ class EmbeddedStore:
         # read-only means it not to change.
         if not os.access(self.path, os.W_OK) or not stat.st_mode & 0o222:
             return "the file is read-only"
+        if (stat.st_dev, stat.st_ino) != self._identity or self._fd is None:
+            return "the file was replaced"
+        header = os.pread(self._fd, len(_SQLITE_HEADER), 0)
         if header and header != _SQLITE_HEADER:
             return "the file is not an SQLite database (corrupt)"
-        if (stat.st_dev, stat.st_ino) != self._identity:
-            return "the file was replaced"
         return None
 
     def _usable(self, *, reopen: bool = True) -> sqlite3.Connection:
@@ -123,9 +130,7 @@ class EmbeddedStore:
         problem = self._file_problem()
         if reopen and problem == "the file was replaced":
             # Restored (or recreated) by the operator: drop the stale connection, use the new file.
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+            self._disconnect()
             with contextlib.suppress(OSError, sqlite3.Error):
                 self._connect()
             problem = None if self._db is not None else "cannot open the restored file"
