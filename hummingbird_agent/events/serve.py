@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Coroutine
@@ -244,6 +245,7 @@ def run_to_exit(main: Coroutine[Any, Any, int]) -> int:
     if stuck:
         logger.warning("exiting without %d blocking calls still running: %s", len(stuck), ", ".join(stuck))
         logging.shutdown()
+        sys.stdout.flush()
         os._exit(code)
     return code
 
