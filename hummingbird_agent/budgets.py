@@ -138,6 +138,12 @@ SANDBOX_POOL_CLAIM_WAIT_S = 10.0
 SANDBOX_POOL_POLL_S = 0.5
 
 # --- event transport ---------------------------------------------------------------------------
+# SQS and S3 calls (botocore): connect timeout, seconds (a reachable endpoint answers in well under 1 s);
+# read timeout, seconds, above the 20 s long poll (LONG_POLL_WAIT_S) so a receive is never cut short;
+# attempts per call including the first (botocore "standard" mode: jittered backoff, at most 20 s).
+AWS_CONNECT_TIMEOUT_S = 5
+AWS_READ_TIMEOUT_S = 40
+AWS_MAX_ATTEMPTS = 4
 # SQS hard limit for ReceiveMessage / SendMessageBatch / DeleteMessageBatch entries; the embedded
 # queue uses the same so both backends batch alike.
 QUEUE_BATCH_MAX = 10
@@ -176,6 +182,18 @@ EMBEDDED_POLL_INTERVAL_S = 0.05
 EMBEDDED_BUSY_TIMEOUT_S = 5.0
 # Router/worker pause after a failed queue call, so an outage does not become a hot loop.
 TRANSPORT_ERROR_BACKOFF_S = 1.0
+# `queue peek` / `queue redrive` on SQS: how long received messages stay hidden while the tool looks
+# at them (released at once afterwards); long enough that one run sees each message once.
+ADMIN_HOLD_S = 120
+# `queue peek`: messages shown when --max is not given.
+ADMIN_PEEK_DEFAULT = 10
+# After SHUTDOWN_GRACE_S: how long cancelled handlers get to unwind before their messages are released
+# anyway (a handler blocked in a thread cannot be interrupted). Small against the grace.
+CANCEL_WAIT_S = 2.0
+# After the event loop ended: how long blocking calls still running in threads (SDK retries) may take
+# before the process exits without them; the messages they served were already released. Together
+# with CANCEL_WAIT_S this is the few seconds shutdown may overrun SHUTDOWN_GRACE_S.
+EXIT_THREAD_JOIN_S = 3.0
 
 # --- knowledge base (Bamboo) ---------------------------------------------------------------------
 # Reviewer rejections answered by a re-extraction before the best result is stored with a warning
