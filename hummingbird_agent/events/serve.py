@@ -11,11 +11,10 @@ from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import web
-
 from hummingbird_agent import budgets
 from hummingbird_agent.config import LoadedConfig, QueuesConfig
 from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.events.edge import EdgeLimits, HttpEdge
 from hummingbird_agent.events.embedded import EmbeddedStore
 from hummingbird_agent.events.protocols import Continuations, Event, Handler, Queue
 from hummingbird_agent.events.router import router_loop
@@ -102,7 +101,7 @@ def worker_settings(queues: QueuesConfig) -> WorkerSettings:
     )
 
 
-async def _start_http(loaded: LoadedConfig, role: str, transport: Transport) -> tuple[web.AppRunner, str]:
+async def _start_http(loaded: LoadedConfig, role: str, transport: Transport) -> HttpEdge:
     hook = loaded.config.webhook
     ingress = None
     if hook.enabled and role in ("ingress", "all") and transport.ingress is not None:
@@ -112,15 +111,12 @@ async def _start_http(loaded: LoadedConfig, role: str, transport: Transport) -> 
         ledger = DedupLedger(budgets.WEBHOOK_DEDUP_WINDOW_S, budgets.WEBHOOK_DEDUP_MAX_KEYS)
         ingress = WebhookIngress(transport.ingress, secret, hook.max_body_bytes, ledger)
     queues = [q for q in (transport.ingress, transport.work) if q is not None]
-    runner = web.AppRunner(build_app(queues, ingress, hook.path), access_log=None)
-    await runner.setup()
+    edge = HttpEdge(build_app(queues, ingress, hook.path), EdgeLimits())
     try:
-        await web.TCPSite(runner, hook.host, hook.port).start()
+        await edge.start(hook.host, hook.port)
     except OSError as exc:
-        await runner.cleanup()
         raise ConfigError(f"webhook: cannot listen on {hook.host}:{hook.port} ({exc.strerror})") from None
-    host, port = runner.addresses[0][:2]
-    return runner, f"http://{host}:{port}"
+    return edge
 
 
 async def run_service(loaded: LoadedConfig, role: str, handler: Handler, stop: asyncio.Event | None = None) -> int:
@@ -131,13 +127,13 @@ async def run_service(loaded: LoadedConfig, role: str, handler: Handler, stop: a
     queues = loaded.config.queues
     with _signals_set(stop):
         async with open_transport(loaded, role) as transport:
-            runner, url = await _start_http(loaded, role, transport)
+            edge = await _start_http(loaded, role, transport)
             try:
                 loops = _loops(role, transport, handler, queues, stop)
-                logger.info("serve ready: role=%s transport=%s listening on %s", role, transport.description, url)
+                logger.info("serve ready: role=%s transport=%s listening on %s", role, transport.description, edge.url)
                 await asyncio.gather(stop.wait(), *loops)
             finally:
-                await runner.cleanup()
+                await edge.aclose()
     logger.info("serve stopped: role=%s", role)
     return 0
 
