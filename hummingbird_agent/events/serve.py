@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.config import LoadedConfig, QueuesConfig
+from hummingbird_agent.config import ROLE_QUEUE_URLS, LoadedConfig, QueuesConfig, check_role
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.events.edge import EdgeLimits, HttpEdge
 from hummingbird_agent.events.embedded import EmbeddedStore
@@ -46,7 +46,8 @@ class Transport:
 
 def _needs(role: str) -> tuple[bool, bool]:
     """(ingress queue needed, work queue needed) for a role."""
-    return role in ("router", "ingress", "all"), role in ("router", "worker", "all")
+    urls = ROLE_QUEUE_URLS[role]
+    return "ingress_url" in urls, "work_url" in urls
 
 
 @contextlib.asynccontextmanager
@@ -60,13 +61,8 @@ async def open_transport(loaded: LoadedConfig, role: str) -> AsyncIterator[Trans
     # The SDK adapter is imported only when the SQS backend is chosen.
     from hummingbird_agent.events.sqs import sqs_client
 
+    check_role(loaded, role)
     need_ingress, need_work = _needs(role)
-    for needed, key, url in (
-        (need_ingress, "ingress_url", queues.ingress_url),
-        (need_work, "work_url", queues.work_url),
-    ):
-        if needed and not url:
-            raise ConfigError(f"queues.{key} is required for role {role!r} with the sqs backend")
     async with sqs_client(queues.region, queues.endpoint_url) as client:
         ingress = client.queue(queues.ingress_url) if need_ingress and queues.ingress_url else None
         work = client.queue(queues.work_url) if need_work and queues.work_url else None
