@@ -64,7 +64,7 @@ class RateLimitedLog:
         """Log the events counted since the previous line, if any."""
         self._scheduled = False
         if self._pending:
-            logger.warning("%s: %d time(s) since the previous line (last: %s)", self._what, self._pending, self._detail)
+            logger.warning("%s: %d since the previous line (last: %s)", self._what, self._pending, self._detail)
             self._next_line_at = self._clock() + self._interval_s
         self._pending = 0
 
@@ -77,7 +77,8 @@ class ConnectionGuard:
         self.max_connections = max_connections
         self._idle: OrderedDict[asyncio.BaseTransport, None] = OrderedDict()
         self._busy: dict[asyncio.BaseTransport, int] = {}
-        self._shed = RateLimitedLog("webhook edge at its connection cap, connections closed", log_interval_s)
+        what = f"webhook edge at its cap of {max_connections} connections, connections closed"
+        self._shed = RateLimitedLog(what, log_interval_s)
 
     @property
     def open_connections(self) -> int:
@@ -181,7 +182,9 @@ class HttpEdge:
             app, access_log=None, keepalive_timeout=limits.header_timeout_s, auto_decompress=False
         )
         self._server: asyncio.Server | None = None
-        self._accept_log = RateLimitedLog("webhook edge cannot accept connections", limits.log_interval_s)
+        self._accept_log = RateLimitedLog(
+            "webhook edge cannot accept connections, failed accepts", limits.log_interval_s
+        )
         self._previous_handler: Any = None
         self.url = ""
 

@@ -65,6 +65,6 @@ def test_repeated_events_make_one_line_per_interval_with_the_count(caplog: pytes
     log.flush()
     lines = [r.getMessage() for r in caplog.records]
     assert lines == [
-        "edge trouble: 1 time(s) since the previous line (last: [Errno 24] Too many open files)",
-        "edge trouble: 500 time(s) since the previous line (last: [Errno 24] Too many open files)",
+        "edge trouble: 1 since the previous line (last: [Errno 24] Too many open files)",
+        "edge trouble: 500 since the previous line (last: [Errno 24] Too many open files)",
     ]

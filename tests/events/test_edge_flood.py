@@ -152,7 +152,7 @@ def test_running_out_of_file_handles_is_one_log_line_and_recovers(served: Served
     waiting = []
     for _ in range(20):
         waiting.append(socket.create_connection(served.address, timeout=5))  # queued by the kernel
-    served.wait_for(re.compile(r"cannot accept connections: \d+ time\(s\).*Too many open files"))
+    served.wait_for(re.compile(r"cannot accept connections, failed accepts: \d+ since .*Too many open files"))
     time.sleep(3)  # asyncio retries accept() every second, 128 attempts at a time
     resource.prlimit(pid, resource.RLIMIT_NOFILE, (NOFILE, NOFILE))
     assert served.get("/healthz", timeout_s=10) == 200
