@@ -77,8 +77,7 @@ class ConnectionGuard:
         self.max_connections = max_connections
         self._idle: OrderedDict[asyncio.BaseTransport, None] = OrderedDict()
         self._busy: dict[asyncio.BaseTransport, int] = {}
-        what = f"webhook edge at its cap of {max_connections} connections, connections closed"
-        self._shed = RateLimitedLog(what, log_interval_s)
+        self._shed = RateLimitedLog("webhook edge at its connection cap, connections closed", log_interval_s)
 
     @property
     def open_connections(self) -> int:
@@ -88,11 +87,11 @@ class ConnectionGuard:
         """Register a new connection; False (and the transport is aborted) when it cannot be kept."""
         if self.open_connections >= self.max_connections:
             if not self._idle:
-                self._shed.hit("all connections busy; new connection refused")
+                self._shed.hit(f"cap {self.max_connections}; all busy, the new connection was closed")
                 transport.abort()
                 return False
             oldest, _ = self._idle.popitem(last=False)
-            self._shed.hit("oldest idle connection evicted")
+            self._shed.hit(f"cap {self.max_connections}; the oldest idle connection was closed")
             oldest.abort()
         self._idle[transport] = None
         return True
@@ -174,7 +173,7 @@ class HttpEdge:
 
     def __init__(self, app: web.Application, limits: EdgeLimits) -> None:
         self._limits = limits
-        self.guard = ConnectionGuard(connection_cap(limits.max_connections), limits.log_interval_s)
+        self.guard = ConnectionGuard(limits.max_connections, limits.log_interval_s)
         app.middlewares.append(self.guard.middleware)
         # keepalive_timeout closes a connection that has not sent a complete request head in time, from
         # connect and after each response. Bodies are decoded by the handler, after its token check.
@@ -190,6 +189,7 @@ class HttpEdge:
 
     async def start(self, host: str, port: int) -> None:
         """Listen on host:port; OSError (address in use, bad host) propagates after cleaning up."""
+        self.guard.max_connections = connection_cap(self._limits.max_connections)
         await self._runner.setup()
         loop = asyncio.get_running_loop()
         server = self._runner.server
