@@ -57,6 +57,8 @@ MODEL_RETRY_MAX_DELAY_S = 30.0
 # GitLab rejects note bodies over 1,000,000 characters; we truncate below that with a visible marker
 # so the session marker and footer always fit.
 NOTE_MAX_CHARS = 999_000
+# A workflow with `action: none` logs its result (INFO) cut to this many characters; the session keeps it whole.
+LOG_RESULT_MAX_CHARS = 4000
 
 # --- build-log excerpts ---------------------------------------------------------------------------
 # Default size of an excerpt. 60 numbered lines of a typical log are ~5 KB: the spill preview shows
@@ -101,6 +103,11 @@ SANDBOX_EXEC_TIMEOUT_S = 120.0
 # After a command's own `timeout -s KILL` should have fired, the host waits this long more before
 # killing the exec session itself (covers a wedged exec transport).
 SANDBOX_KILL_GRACE_S = 5.0
+# Sweeps of leftover processes after the last command in flight returns: `kill -KILL -1` is repeated
+# until it finds nothing (a fork bomb forks while the kill walks the table), at most this many times,
+# pausing when the pids limit refused the exec itself.
+SANDBOX_SWEEP_ATTEMPTS = 8
+SANDBOX_SWEEP_RETRY_S = 0.2
 # Bound of one streaming operation (stream_exec, read_file_iter, archive): 100 MB takes ~1 s here,
 # a 1 GB archive well under a minute; the bound only catches a wedged transport.
 SANDBOX_STREAM_TIMEOUT_S = 600.0
@@ -262,6 +269,17 @@ TOOL_BYTES_PER_TOKEN = 4
 # signatures are cut and suffixed with a hash).
 PROCEDURE_TOOLS_MAX = 25
 PROCEDURE_TOOL_NAME_MAX_CHARS = 60
+
+# --- GitLab (bot token) ----------------------------------------------------------------------------
+# One API request of the bot's client (connect and read). Notes and discussion pages answer in well under
+# a second; the bound keeps a hung proxy from holding a worker thread (and shutdown) for long.
+GITLAB_REQUEST_TIMEOUT_S = 20.0
+# Tries of a read or idempotent PUT on 429/5xx/timeouts, and of a note POST (each repeat only after the
+# bot's own note was looked for and not found). Backoff doubles from the base: 1 + 2 s between three
+# tries, so an outage fails a handler in under a minute and it is retried by the queue instead.
+GITLAB_ATTEMPTS = 3
+GITLAB_RETRY_BASE_S = 1.0
+GITLAB_RETRY_MAX_DELAY_S = 8.0
 
 # --- data sources ---------------------------------------------------------------------------------
 # Connect/read timeout of one data-source HTTP request (GitLab read token, Kubernetes, Kubearchive,

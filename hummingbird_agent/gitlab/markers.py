@@ -15,8 +15,12 @@ from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.sessions.base import validate_session_id
 
 MARKER_TAG = "hummingbird-session"
+# Help, error and refusal replies carry no session; this marker only records the user note they answer,
+# so a post that failed after GitLab stored it can be recognised instead of posted twice.
+REPLY_TAG = "hummingbird-reply"
 # `<!-- hummingbird-session {"id": "...", "wf": "...", "sha": "..."} -->`, or the legacy plain-UUID form.
 _MARKER_RE = re.compile(r"<!--\s*" + MARKER_TAG + r"[:\s]\s*(?P<payload>[^\n]*?)\s*-->")
+_REPLY_RE = re.compile(r"<!--\s*" + REPLY_TAG + r"\s+\{\"re\":(?P<re>\d+)\}\s*-->")
 _TRANSCRIPT_RE = re.compile(r"<details>\s*<summary>\s*Agent transcript.*?</details>", re.S | re.I)
 _FOOTER_RE = re.compile(r"\n-{3,}\n<sub>.*?</sub>\s*$", re.S)
 
@@ -63,6 +67,15 @@ def format_marker(marker: SessionMarker) -> str:
     return f"<!-- {MARKER_TAG} {json.dumps(payload, separators=(',', ':'))} -->"
 
 
+def format_reply_marker(note_id: int) -> str:
+    return f'<!-- {REPLY_TAG} {{"re":{int(note_id)}}} -->'
+
+
+def answers_note(body: str, note_id: int) -> bool:
+    """Whether `body` carries the reply marker of an answer to note `note_id`."""
+    return any(int(m.group("re")) == note_id for m in _REPLY_RE.finditer(body or ""))
+
+
 def parse_markers(body: str) -> list[SessionMarker]:
     """Every well-formed marker in a note body, in order; malformed ones are ignored."""
     found = []
@@ -94,6 +107,6 @@ def _parse_payload(payload: str) -> SessionMarker | None:
 def strip_agent_note(body: str) -> str:
     """The review text of an agent note without transcript blocks, footer and markers (for the model)."""
     text = _TRANSCRIPT_RE.sub("", body or "")
-    text = _MARKER_RE.sub("", text)
+    text = _REPLY_RE.sub("", _MARKER_RE.sub("", text))
     text = _FOOTER_RE.sub("", text.rstrip() + "\n")
     return text.strip()
