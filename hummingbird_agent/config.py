@@ -233,7 +233,8 @@ def _is_file(loaded: LoadedConfig, relative: str) -> bool:
 def _check_files(loaded: LoadedConfig) -> None:
     for name, wf in loaded.config.workflows.items():
         if not _is_file(loaded, wf.prompt):
-            raise ConfigError(f"{loaded.path.name}: workflows.{name}.prompt: file not found: {wf.prompt!r}")
+            shown = wf.prompt.encode("unicode_escape").decode("ascii")  # one line, whatever the name holds
+            raise ConfigError(f"{loaded.path.name}: workflows.{name}.prompt: file not found: {shown}")
     script = loaded.config.model.script
     if loaded.config.model.provider == "scripted" and not (script and _is_file(loaded, script)):
         raise ConfigError(f"{loaded.path.name}: model.script: a scripted model needs an existing turns file")

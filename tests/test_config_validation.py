@@ -83,8 +83,8 @@ CASES: dict[str, tuple[str | bytes, str]] = {
     "sqs_without_urls": ("queues: {backend: sqs}\n" + WORKFLOW, "queues.ingress_url is required"),
     "s3_without_bucket": ("sessions: {backend: s3}\n" + WORKFLOW, "sessions: s3_bucket is required"),
     "neo4j_without_uri": ("bamboo: {graph: {backend: neo4j}}\n" + WORKFLOW, "bamboo.graph: uri is required"),
-    "nul_in_prompt_path": (WORKFLOW.replace("prompt.md", '"prompt\\0.md"'), "prompt: file not found: 'prompt\\x00.md'"),
-    "newline_in_prompt_path": (WORKFLOW.replace("prompt.md", '"a\\nb.md"'), "file not found: 'a\\nb.md'"),
+    "nul_in_prompt_path": (WORKFLOW.replace("prompt.md", '"prompt\\0.md"'), "prompt: file not found: prompt\\x00.md"),
+    "newline_in_prompt_path": (WORKFLOW.replace("prompt.md", '"a\\nb.md"'), "file not found: a\\nb.md"),
     "unknown_key": ("webhook: {colour: blue}\n" + WORKFLOW, "webhook.colour: unknown key"),
 }
 # Cases whose one line appears only for a role (check-config and serve are run with that role).
