@@ -185,6 +185,7 @@ class HttpEdge:
             "webhook edge cannot accept connections, failed accepts", limits.log_interval_s
         )
         self._previous_handler: Any = None
+        self._accept_failed = False
         self.url = ""
 
     async def start(self, host: str, port: int) -> None:
@@ -208,7 +209,11 @@ class HttpEdge:
 
     def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
         if context.get("message") == _ACCEPT_FAILED:
+            self._accept_failed = True
             self._accept_log.hit(str(context.get("exception") or "unknown error"))
+        elif self._server is None and "_start_serving" in repr(context.get("handle")):
+            # asyncio's accept retry, scheduled before we closed the listening socket, finds it closed.
+            logger.debug("webhook edge: accept retry after close ignored")
         elif self._previous_handler is not None:
             self._previous_handler(loop, context)
         else:
@@ -217,8 +222,10 @@ class HttpEdge:
     async def aclose(self) -> None:
         if self._server is not None:
             self._server.close()
-            asyncio.get_running_loop().set_exception_handler(self._previous_handler)
             self._server = None
+            if self._accept_failed:  # let asyncio's pending accept retries (1 s after a failure) run into us
+                await asyncio.sleep(asyncio.constants.ACCEPT_RETRY_DELAY)
+            asyncio.get_running_loop().set_exception_handler(self._previous_handler)
         await self._runner.cleanup()
         self.guard.close()
         self._accept_log.flush()
