@@ -216,6 +216,23 @@ class GitLabClient:
                     return PostedNote(str(discussion["id"]), int(note["id"]))
         return None
 
+    # --- reads for learning from a fix (the learning decision is made before any note) -------------
+    async def commit_statuses(self, project_id: int | str, sha: str) -> list[dict[str, Any]]:
+        """Every CI status of a commit (GitLab jobs and external statuses), all pages."""
+        def fetch(gl: gitlab.Gitlab) -> list[dict[str, Any]]:
+            commit = gl.projects.get(project_id, lazy=True).commits.get(sha, lazy=True)
+            return [s.asdict() for s in commit.statuses.list(iterator=True, all=True, per_page=100, **_ONCE)]
+
+        return await self._call(f"GET /projects/{project_id}/repository/commits/{sha[:12]}/statuses", fetch)
+
+    async def compare(self, project_id: int | str, from_sha: str, to_sha: str) -> dict[str, Any]:
+        """GET /repository/compare: the commits and file diffs from `from_sha` to `to_sha`."""
+        def fetch(gl: gitlab.Gitlab) -> dict[str, Any]:
+            return dict(gl.projects.get(project_id, lazy=True).repository_compare(from_sha, to_sha, **_ONCE))
+
+        return await self._call(f"GET /projects/{project_id}/repository/compare {from_sha[:12]}...{to_sha[:12]}",
+                                fetch)
+
 
 def _author_id(note: Mapping[str, Any]) -> int | None:
     author = note.get("author") or {}

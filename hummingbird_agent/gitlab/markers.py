@@ -19,9 +19,12 @@ MARKER_TAG = "hummingbird-session"
 # so a post that failed after GitLab stored it can be recognised instead of posted twice.
 REPLY_TAG = "hummingbird-reply"
 # `<!-- hummingbird-session {"id": "...", "wf": "...", "sha": "..."} -->`, or the legacy plain-UUID form.
+# An automatic run records its commit as `sha` (SHA dedup reads it); a command-triggered run as `at`,
+# which dedup ignores (a member may ask again for the same commit) but learning reads.
 _MARKER_RE = re.compile(r"<!--\s*" + MARKER_TAG + r"[:\s]\s*(?P<payload>[^\n]*?)\s*-->")
 _REPLY_RE = re.compile(r"<!--\s*" + REPLY_TAG + r"\s+\{\"re\":(?P<re>\d+)\}\s*-->")
 _TRANSCRIPT_RE = re.compile(r"<details>\s*<summary>\s*Agent transcript.*?</details>", re.S | re.I)
+_HEX = re.compile(r"[0-9a-f]{7,64}")
 _FOOTER_RE = re.compile(r"\n-{3,}\n<sub>.*?</sub>\s*$", re.S)
 
 
@@ -34,6 +37,13 @@ class SessionMarker:
     sha: str | None = None
     re: int | None = None
     """For answers to a reply: the id of the user note answered (a redelivered reply is answered once)."""
+    at: str | None = None
+    """For command-triggered runs: the commit the run looked at (not used for SHA dedup)."""
+
+    @property
+    def commit(self) -> str | None:
+        """The commit the run looked at, however it was triggered."""
+        return self.sha or self.at
 
     @property
     def legacy(self) -> bool:
@@ -63,6 +73,8 @@ def format_marker(marker: SessionMarker) -> str:
         payload["sha"] = marker.sha
     if marker.re is not None:
         payload["re"] = marker.re
+    if marker.at:
+        payload["at"] = marker.at
     # `--` cannot appear inside an HTML comment; JSON of ids, names and hex SHAs never contains it.
     return f"<!-- {MARKER_TAG} {json.dumps(payload, separators=(',', ':'))} -->"
 
@@ -95,12 +107,13 @@ def _parse_payload(payload: str) -> SessionMarker | None:
         return None
     if not isinstance(data, dict) or not is_session_id(data.get("id")):
         return None
-    wf, sha, re_ = data.get("wf"), data.get("sha"), data.get("re")
+    wf, sha, re_, at = data.get("wf"), data.get("sha"), data.get("re"), data.get("at")
     return SessionMarker(
         id=data["id"].lower(),
         wf=wf if isinstance(wf, str) and wf else None,
         sha=sha if isinstance(sha, str) and sha else None,
         re=re_ if isinstance(re_, int) and not isinstance(re_, bool) else None,
+        at=at if isinstance(at, str) and _HEX.fullmatch(at) else None,
     )
 
 

@@ -34,9 +34,11 @@ async def handle_continuation(deps: Deps, order: WorkOrder) -> None:
 
 
 def _marker(order: WorkOrder) -> SessionMarker:
+    new_command = order.kind == "new_session" and not order.automatic
     return SessionMarker(
         id=order.session_id, wf=order.workflow, sha=order.sha if order.automatic else None,
         re=order.note_id if order.kind == "resume_session" else None,
+        at=order.sha if new_command else None,
     )
 
 

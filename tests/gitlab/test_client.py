@@ -100,3 +100,16 @@ async def test_a_refused_permanent_write_is_not_retried(client: GitLabClient, gi
     with pytest.raises(PermanentError, match="403"):
         await client.post_note_once(1, 7, "mine", discussion_id=None, internal=False, is_mine=lambda body: True)
     assert len(gitlab_server.requests_to(r"/discussions$", "POST")) == 1
+
+
+async def test_reads_for_learning_statuses_and_compare(client: GitLabClient, gitlab_server: GitLabServer) -> None:
+    for n in range(130):  # more than one page
+        gitlab_server.add_commit_status(1, "a" * 40, f"job-{n}", "success")
+    gitlab_server.add_compare(1, "a" * 40, "b" * 40, {"ci.yml": "@@ -1 +1 @@\n-a\n+b\n"}, ["Fix CI", "Tidy"])
+    statuses = await client.commit_statuses(1, "a" * 40)
+    assert len(statuses) == 130 and statuses[0]["name"] == "job-0"
+    compare = await client.compare(1, "a" * 40, "b" * 40)
+    assert [d["new_path"] for d in compare["diffs"]] == ["ci.yml"]
+    assert [c["title"] for c in compare["commits"]] == ["Fix CI", "Tidy"] and compare["commit"]["id"] == "b" * 40
+    with pytest.raises(PermanentError, match="compare .*HTTP 404"):
+        await client.compare(1, "a" * 40, "c" * 40)
