@@ -44,6 +44,8 @@ CASES: dict[str, tuple[str | bytes, str]] = {
     "empty_env": ("webhook: {secret_env: ''}\n" + WORKFLOW, f"webhook.secret_env: {ENV_NAME_ERROR}"),
     "digit_first_env": ("bamboo: {pseudonym_salt_env: 1SALT}\n" + WORKFLOW,
                         f"bamboo.pseudonym_salt_env: {ENV_NAME_ERROR}"),
+    "secret_in_panda_env": (f"bamboo: {{panda: {{token_env: '{SECRET}'}}}}\n" + WORKFLOW,
+                            f"bamboo.panda.token_env: {ENV_NAME_ERROR}"),
     "spaced_env": ("bamboo: {graph: {password_env: 'NEO4J PASSWORD'}}\n" + WORKFLOW, ENV_NAME_ERROR),
     "complex_key_list": ("? [a, b]\n: 1\n" + WORKFLOW, "config.yaml:1:3: a key must be a plain value"),
     "complex_key_mapping": (WORKFLOW + "    ? {a: 1}\n    : 2\n", "config.yaml:5:7: a key must be a plain value"),
