@@ -173,6 +173,23 @@ WEBHOOK_DEDUP_MAX_KEYS = 100_000
 WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
 # Largest decompressed event body (gzip bomb guard); far above WEBHOOK_MAX_BODY_BYTES.
 ENVELOPE_MAX_DECODED_BYTES = 16 * 1024 * 1024
+# Deepest JSON nesting of a webhook body. GitLab bodies nest about 5 levels (changes.labels.previous.*);
+# a deeper body is refused with 400 before it is parsed, so parsing never meets Python's recursion limit.
+WEBHOOK_MAX_JSON_DEPTH = 64
+# HTTP edge (webhook, /healthz, /readyz). A client must send a complete request head within this time of
+# connecting (or of its previous response, for keep-alive); slow-header clients are closed.
+WEBHOOK_HEADER_TIMEOUT_S = 10.0
+# An authenticated webhook's body must arrive within this time (1 MiB takes well under a second); else 408.
+WEBHOOK_BODY_TIMEOUT_S = 30.0
+# Open connections of the HTTP edge. At the cap a new connection evicts the oldest one that is not inside a
+# request handler (slow clients go first), else it is closed at once. Never more than half the process's
+# file-handle limit (RLIMIT_NOFILE), so queue, sessions, sandboxes and API clients keep theirs.
+WEBHOOK_MAX_CONNECTIONS = 512
+# Listen backlog: connections the kernel queues before we accept them (the queued-accepts cap).
+WEBHOOK_LISTEN_BACKLOG = 128
+# At most one log line per this interval for repeated edge trouble (accept failures such as running out of
+# file handles, evicted connections); the line carries the count since the previous one.
+EDGE_ERROR_LOG_INTERVAL_S = 60.0
 # On SIGTERM: how long in-flight handlers may finish (the deployment's terminationGracePeriod, 900 s).
 SHUTDOWN_GRACE_S = 900.0
 # Embedded queue: how often an idle long poll re-reads SQLite for messages sent by another process

@@ -22,7 +22,7 @@ def _config_arg(parser: argparse.ArgumentParser) -> None:
 def _cmd_check_config(args: argparse.Namespace) -> int:
     from hummingbird_agent.commands import check_config
 
-    return check_config(args.config)
+    return check_config(args.config, args.role)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -76,10 +76,14 @@ def _add_queue(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(func=_cmd_queue)
 
 
+def _role_arg(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--role", choices=["router", "worker", "ingress", "all"], default="all", help=help_text)
+
+
 def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("serve", help="run the service (router, worker, webhook ingress)")
     _config_arg(p)
-    p.add_argument("--role", choices=["router", "worker", "ingress", "all"], default="all", help="what to run")
+    _role_arg(p, "what to run")
     p.set_defaults(func=_cmd_serve)
 
 
@@ -138,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(sub)
     check = sub.add_parser("check-config", help="validate config.yaml and summarise it")
     _config_arg(check)
+    _role_arg(check, "also check what `serve --role ROLE` needs (the sqs queue URLs)")
     check.set_defaults(func=_cmd_check_config)
     _add_excerpt(sub)
     _add_bamboo(sub)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from hummingbird_agent.config import LoadedConfig, default_config_path, load_config, required_env_names
+from hummingbird_agent.config import LoadedConfig, check_role, default_config_path, load_config, required_env_names
 from hummingbird_agent.observability import Redactor, setup_logging, setup_sentry
 
 
@@ -20,8 +20,10 @@ def start_process(loaded: LoadedConfig) -> Redactor:
     return redact
 
 
-def check_config(config_path: str | None) -> int:
+def check_config(config_path: str | None, role: str = "all") -> int:
+    """Validate the file and what `serve --role <role>` needs (the same checks serve runs); print a summary."""
     loaded = load(config_path)
+    check_role(loaded, role)
     print(render_summary(loaded))
     return 0
 
@@ -51,6 +53,7 @@ def serve(config_path: str | None, role: str) -> int:
     from hummingbird_agent.runner.service import serve as serve_service
 
     loaded = load(config_path)
+    check_role(loaded, role)
     redact = start_process(loaded)
     return serve_service(loaded, role, redact)
 

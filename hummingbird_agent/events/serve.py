@@ -16,11 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import web
-
 from hummingbird_agent import budgets
-from hummingbird_agent.config import LoadedConfig, QueuesConfig
+from hummingbird_agent.config import ROLE_QUEUE_URLS, LoadedConfig, QueuesConfig, check_role
 from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.events.edge import EdgeLimits, HttpEdge
 from hummingbird_agent.events.embedded import EmbeddedStore
 from hummingbird_agent.events.protocols import Continuations, Event, Handler, Queue
 from hummingbird_agent.events.router import router_loop
@@ -53,7 +52,8 @@ class Transport:
 
 def _needs(role: str) -> tuple[bool, bool]:
     """(ingress queue needed, work queue needed) for a role."""
-    return role in ("router", "ingress", "all"), role in ("router", "worker", "all")
+    urls = ROLE_QUEUE_URLS[role]
+    return "ingress_url" in urls, "work_url" in urls
 
 
 @contextlib.asynccontextmanager
@@ -78,13 +78,8 @@ async def _open_backend(loaded: LoadedConfig, role: str) -> AsyncIterator[Transp
     # The SDK adapter is imported only when the SQS backend is chosen.
     from hummingbird_agent.events.sqs import sqs_client
 
+    check_role(loaded, role)
     need_ingress, need_work = _needs(role)
-    for needed, key, url in (
-        (need_ingress, "ingress_url", queues.ingress_url),
-        (need_work, "work_url", queues.work_url),
-    ):
-        if needed and not url:
-            raise ConfigError(f"queues.{key} is required for role {role!r} with the sqs backend")
     async with sqs_client(queues.region, queues.endpoint_url) as client:
         ingress = client.queue(queues.ingress_url) if need_ingress and queues.ingress_url else None
         work = client.queue(queues.work_url) if need_work and queues.work_url else None
@@ -119,9 +114,7 @@ def worker_settings(queues: QueuesConfig) -> WorkerSettings:
     )
 
 
-async def _start_http(
-    loaded: LoadedConfig, role: str, transport: Transport, waiting: str | None
-) -> tuple[web.AppRunner, str]:
+async def _start_http(loaded: LoadedConfig, role: str, transport: Transport, waiting: str | None) -> HttpEdge:
     hook = loaded.config.webhook
     ingress = None
     if hook.enabled and role in ("ingress", "all") and transport.ingress is not None:
@@ -131,16 +124,12 @@ async def _start_http(
         ledger = DedupLedger(budgets.WEBHOOK_DEDUP_WINDOW_S, budgets.WEBHOOK_DEDUP_MAX_KEYS)
         ingress = WebhookIngress(transport.ingress, secret, hook.max_body_bytes, ledger)
     queues = [q for q in (transport.ingress, transport.work) if q is not None]
-    app = build_app(queues, ingress, hook.path, waiting, waiting_unready=role == "worker")
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
+    edge = HttpEdge(build_app(queues, ingress, hook.path, waiting, waiting_unready=role == "worker"), EdgeLimits())
     try:
-        await web.TCPSite(runner, hook.host, hook.port).start()
+        await edge.start(hook.host, hook.port)
     except OSError as exc:
-        await runner.cleanup()
         raise ConfigError(f"webhook: cannot listen on {hook.host}:{hook.port} ({exc.strerror})") from None
-    host, port = runner.addresses[0][:2]
-    return runner, f"http://{host}:{port}"
+    return edge
 
 
 async def run_service(
@@ -166,13 +155,13 @@ async def run_service(
                        waiting)
     with _signals_set(stop):
         async with open_transport(loaded, role) as transport:
-            runner, url = await _start_http(loaded, role, transport, waiting)
+            edge = await _start_http(loaded, role, transport, waiting)
             try:
                 loops = _loops(role, transport, None if waiting else handler, queues, stop)
-                logger.info("serve ready: role=%s transport=%s listening on %s", role, transport.description, url)
+                logger.info("serve ready: role=%s transport=%s listening on %s", role, transport.description, edge.url)
                 await asyncio.gather(stop.wait(), *loops)
             finally:
-                await runner.cleanup()
+                await edge.aclose()
     logger.info("serve stopped: role=%s", role)
     return 0
 
