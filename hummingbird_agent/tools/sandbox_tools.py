@@ -102,6 +102,8 @@ def sandbox_tools(registry: ToolRegistry) -> list[ToolDef]:
         ToolDef(
             "sandbox_exec",
             f"Run a shell command (sh -c) in the sandbox, working directory {WORKDIR}. No network. "
+            "Each command starts from a clean process table: background processes do not survive it "
+            f"(files under {WORKDIR} do). No new namespaces (unshare fails). "
             "Returns exit_code, stdout and stderr; large streams are saved to files and previewed.",
             {
                 "type": "object",
