@@ -101,6 +101,11 @@ SANDBOX_EXEC_TIMEOUT_S = 120.0
 # After a command's own `timeout -s KILL` should have fired, the host waits this long more before
 # killing the exec session itself (covers a wedged exec transport).
 SANDBOX_KILL_GRACE_S = 5.0
+# Sweeps of leftover processes after the last command in flight returns: `kill -KILL -1` is repeated
+# until it finds nothing (a fork bomb forks while the kill walks the table), at most this many times,
+# pausing when the pids limit refused the exec itself.
+SANDBOX_SWEEP_ATTEMPTS = 8
+SANDBOX_SWEEP_RETRY_S = 0.2
 # Bound of one streaming operation (stream_exec, read_file_iter, archive): 100 MB takes ~1 s here,
 # a 1 GB archive well under a minute; the bound only catches a wedged transport.
 SANDBOX_STREAM_TIMEOUT_S = 600.0
