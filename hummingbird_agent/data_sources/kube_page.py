@@ -150,6 +150,10 @@ class PageScanner:
         out: list[RawItem] = []
         try:
             while True:
+                if self._pos > len(self._text) // 2:
+                    # Keep the buffer behind the cursor short: a value cut by the buffer's end makes the
+                    # decoder's error count newlines from the buffer's start (O(buffer) per chunk otherwise).
+                    self._append(b"", final=False)
                 item = self._step()
                 if item is not None:
                     out.append(item)
