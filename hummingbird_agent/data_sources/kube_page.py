@@ -86,7 +86,6 @@ class PageScanner:
         self._pos = 0  # index in _text where the walk resumes
         self._offset = 0  # byte offset of _text[0] in the stream
         self._state = _START
-        self._key = ""  # the page key whose value comes next
         self._retry_len = 0  # characters after _pos needed before a cut value is tried again
         self._final = False
         self._error: TruncatedPage | None = None
