@@ -21,6 +21,8 @@ from hummingbird_agent import budgets
 
 _WS = re.compile(r"[ \t\n\r]*")
 _COMMA = re.compile(r"[ \t\n\r]*,")
+# What a number cut by the buffer's end may still be followed by (`1` of `12`, `0` of `0.5e3`).
+_NUMBER_TAIL = re.compile(r"[0-9.eE+-]*\Z")
 # A value cut by the end of the buffer makes raw_decode fail this close to it (the longest is a cut
 # literal such as `fals`, or a number cut before its exponent digits), or with "Unterminated string".
 _CUT_SLACK_CHARS = 8
@@ -259,6 +261,9 @@ class PageScanner:
             raise _NeedMore from None
         except (ValueError, RecursionError) as exc:  # NaN/Infinity, or nesting deeper than the decoder's stack
             raise self._malformed(start, f"invalid value ({type(exc).__name__})") from None
+        if not self._final and type(obj) in (int, float) and _NUMBER_TAIL.match(text, end):
+            self._retry_len = end - start + 1  # a number at the buffer's end may go on in the next chunk
+            raise _NeedMore
         self._pos, self._retry_len = end, 0
         return obj
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hummingbird_agent.data_sources.kube_page import MalformedPage, PageScanner, TruncatedPage
 
@@ -121,3 +123,20 @@ def test_an_offset_counts_bytes_not_characters() -> None:
 @pytest.mark.parametrize("bad", [b'[{"items": []}]', b'{"items": [], }', b'{"items": [1,]}', b'{"items" [1]}'])
 def test_a_malformed_page_structure_is_an_error(bad: bytes) -> None:
     scan_until_error(bad, 1)
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(items=st.lists(_JSON, max_size=6), step=st.integers(1, 64), ascii_only=st.booleans())
+def test_any_valid_page_in_any_chunking_gives_back_its_items_exactly(items: list, step: int,
+                                                                     ascii_only: bool) -> None:
+    texts = [json.dumps(item, ensure_ascii=ascii_only) for item in items]
+    data = ('{"metadata": {"continue": "t"}, "items": [' + ", ".join(texts) + "]}").encode()
+    got, token = scan(data, step)
+    assert [item.raw.decode() for item in got] == texts and token == "t"
