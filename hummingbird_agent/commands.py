@@ -69,7 +69,19 @@ def bamboo(args: argparse.Namespace) -> int:
 
     loaded = load(args.config)
     if args.bamboo_command == "populate":
-        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries)
+        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.strategy)
+    if args.bamboo_command in ("index-docs", "index-source"):
+        return kb.index_command(loaded, args.bamboo_command.removeprefix("index-"), args.dir)
     if args.bamboo_command == "stats":
         return kb.stats_command(loaded)
     return kb.analyze_command(loaded, args.incident, args.json)
+
+
+def queue(args: argparse.Namespace) -> int:
+    from hummingbird_agent.events.queue_tool import QueueRequest, queue_tool
+
+    # Only what this subcommand has and the operator gave; QueueRequest holds the defaults.
+    names = {"queue": "queue", "source": "source", "limit": "max", "yes": "yes", "as_json": "json"}
+    given = {key: getattr(args, name) for key, name in names.items() if getattr(args, name, None)}
+    request = QueueRequest(action=args.queue_command, ids=frozenset(getattr(args, "id", [])), **given)
+    return queue_tool(load(args.config), request)

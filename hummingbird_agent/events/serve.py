@@ -6,8 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
-from collections.abc import AsyncIterator, Awaitable
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +24,7 @@ from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.events.embedded import EmbeddedStore
 from hummingbird_agent.events.protocols import Continuations, Event, Handler, Queue
 from hummingbird_agent.events.router import router_loop
+from hummingbird_agent.events.watch import OutageLog, WatchedQueue
 from hummingbird_agent.events.webhook import DedupLedger, WebhookIngress, build_app
 from hummingbird_agent.events.worker import WorkerSettings, poll_loop
 
@@ -52,7 +58,18 @@ def _needs(role: str) -> tuple[bool, bool]:
 
 @contextlib.asynccontextmanager
 async def open_transport(loaded: LoadedConfig, role: str) -> AsyncIterator[Transport]:
-    """Open the configured backend's queues for `role`; closed again on exit."""
+    """Open the configured backend's queues for `role`, each watched by one OutageLog; closed on exit."""
+    outages = OutageLog()
+    async with _open_backend(loaded, role) as raw:
+        yield Transport(
+            WatchedQueue(raw.ingress, outages) if raw.ingress is not None else None,
+            WatchedQueue(raw.work, outages) if raw.work is not None else None,
+            raw.description,
+        )
+
+
+@contextlib.asynccontextmanager
+async def _open_backend(loaded: LoadedConfig, role: str) -> AsyncIterator[Transport]:
     queues = loaded.config.queues
     if queues.backend == "embedded":
         async with _embedded(loaded, queues) as transport:
@@ -102,7 +119,9 @@ def worker_settings(queues: QueuesConfig) -> WorkerSettings:
     )
 
 
-async def _start_http(loaded: LoadedConfig, role: str, transport: Transport) -> tuple[web.AppRunner, str]:
+async def _start_http(
+    loaded: LoadedConfig, role: str, transport: Transport, waiting: str | None
+) -> tuple[web.AppRunner, str]:
     hook = loaded.config.webhook
     ingress = None
     if hook.enabled and role in ("ingress", "all") and transport.ingress is not None:
@@ -112,7 +131,8 @@ async def _start_http(loaded: LoadedConfig, role: str, transport: Transport) -> 
         ledger = DedupLedger(budgets.WEBHOOK_DEDUP_WINDOW_S, budgets.WEBHOOK_DEDUP_MAX_KEYS)
         ingress = WebhookIngress(transport.ingress, secret, hook.max_body_bytes, ledger)
     queues = [q for q in (transport.ingress, transport.work) if q is not None]
-    runner = web.AppRunner(build_app(queues, ingress, hook.path), access_log=None)
+    app = build_app(queues, ingress, hook.path, waiting, waiting_unready=role == "worker")
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, hook.host, hook.port).start()
@@ -123,17 +143,32 @@ async def _start_http(loaded: LoadedConfig, role: str, transport: Transport) -> 
     return runner, f"http://{host}:{port}"
 
 
-async def run_service(loaded: LoadedConfig, role: str, handler: Handler, stop: asyncio.Event | None = None) -> int:
-    """Run `role` until `stop` is set or SIGTERM/SIGINT arrives; returns the exit code (0)."""
+async def run_service(
+    loaded: LoadedConfig,
+    role: str,
+    handler: Handler,
+    stop: asyncio.Event | None = None,
+    *,
+    worker_waiting: str | None = None,
+) -> int:
+    """Run `role` until `stop` is set or SIGTERM/SIGINT arrives; returns the exit code (0).
+
+    `worker_waiting` (why the handler cannot run, e.g. a missing secret) keeps the worker from
+    receiving at all, so waiting events keep their receive counts and never reach the dead-letter
+    queue; router and webhook keep accepting, /readyz says why."""
     if role not in ROLES:
         raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     stop = stop or asyncio.Event()
     queues = loaded.config.queues
+    waiting = worker_waiting if role in ("worker", "all") else None
+    if waiting:
+        logger.warning("worker not receiving: %s; events stay queued until it is fixed and the service restarts",
+                       waiting)
     with _signals_set(stop):
         async with open_transport(loaded, role) as transport:
-            runner, url = await _start_http(loaded, role, transport)
+            runner, url = await _start_http(loaded, role, transport, waiting)
             try:
-                loops = _loops(role, transport, handler, queues, stop)
+                loops = _loops(role, transport, None if waiting else handler, queues, stop)
                 logger.info("serve ready: role=%s transport=%s listening on %s", role, transport.description, url)
                 await asyncio.gather(stop.wait(), *loops)
             finally:
@@ -143,7 +178,7 @@ async def run_service(loaded: LoadedConfig, role: str, handler: Handler, stop: a
 
 
 def _loops(
-    role: str, transport: Transport, handler: Handler, queues: QueuesConfig, stop: asyncio.Event
+    role: str, transport: Transport, handler: Handler | None, queues: QueuesConfig, stop: asyncio.Event
 ) -> list[Awaitable[Any]]:
     loops: list[Awaitable[Any]] = []
     if role in ("router", "all") and transport.ingress is not None and transport.work is not None:
@@ -156,7 +191,7 @@ def _loops(
                 visibility_timeout_s=queues.visibility_timeout_s,
             )
         )
-    if role in ("worker", "all") and transport.work is not None:
+    if role in ("worker", "all") and transport.work is not None and handler is not None:
         loops.append(poll_loop(transport.work, handler, stop, worker_settings(queues)))
     return loops
 
@@ -185,4 +220,39 @@ def _on_signal(sig: signal.Signals, stop: asyncio.Event) -> None:
 
 def serve(loaded: LoadedConfig, role: str, handler: Handler = log_only_handler) -> int:
     """Synchronous entry point for the CLI: runs run_service() in a fresh event loop; returns the exit code."""
-    return asyncio.run(run_service(loaded, role, handler))
+    return run_to_exit(run_service(loaded, role, handler))
+
+
+def run_to_exit(main: Coroutine[Any, Any, int]) -> int:
+    """Like asyncio.run(main), but the exit does not wait for blocking calls still running in threads
+    (asyncio.run and the interpreter join them, however long an SDK keeps retrying): after
+    budgets.EXIT_THREAD_JOIN_S the process exits with main's code and without them."""
+    executor = ThreadPoolExecutor(thread_name_prefix="blocking")
+    loop = asyncio.new_event_loop()
+    loop.set_default_executor(executor)
+    try:
+        code = loop.run_until_complete(main)
+        loop.run_until_complete(_cancel_leftovers())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+        loop.close()
+    deadline = time.monotonic() + budgets.EXIT_THREAD_JOIN_S
+    others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+    for thread in others:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    stuck = [t.name for t in others if t.is_alive()]
+    if stuck:
+        logger.warning("exiting without %d blocking calls still running: %s", len(stuck), ", ".join(stuck))
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(code)
+    return code
+
+
+async def _cancel_leftovers() -> None:
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=budgets.CANCEL_WAIT_S)

@@ -129,7 +129,8 @@ class WebhookIngress:
             problem = str(exc)
         if problem:
             self._ledger.release(key)
-            logger.warning("webhook not queued (GitLab will retry): %s", problem)
+            # The queue's outage is logged once where it is watched (events.watch), not per webhook.
+            logger.debug("webhook not queued (GitLab will retry): %s", problem)
             return _reject(503, "queue unavailable, retry later")
         logger.info("webhook queued: %s %s", event_type, key)
         return web.json_response({"status": "queued", "event_type": event_type}, status=202)
@@ -139,8 +140,12 @@ def build_app(
     queues: Sequence[Queue],
     ingress: WebhookIngress | None,
     path: str,
+    waiting: str | None = None,
+    waiting_unready: bool = False,
 ) -> web.Application:
-    """The aiohttp app: /healthz, /readyz (pings `queues`), and the webhook route when `ingress` is given."""
+    """The aiohttp app: /healthz, /readyz (pings `queues`), and the webhook route when `ingress` is given.
+    `waiting` says why the worker does not receive; it makes /readyz 503 when `waiting_unready` (a
+    worker-only process), else it is reported beside a 200 (the webhook and router still serve)."""
 
     async def healthz(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -151,7 +156,9 @@ def build_app(
                 await queue.ping()
             except AgentError as exc:
                 return web.json_response({"status": "unready", "reason": str(exc)}, status=503)
-        return web.json_response({"status": "ready"})
+        if waiting and waiting_unready:
+            return web.json_response({"status": "unready", "reason": waiting}, status=503)
+        return web.json_response({"status": "ready"} | ({"worker": waiting} if waiting else {}))
 
     app = web.Application()
     app.router.add_get("/healthz", healthz)
