@@ -211,6 +211,12 @@ CANCEL_WAIT_S = 2.0
 # with CANCEL_WAIT_S this is the few seconds shutdown may overrun SHUTDOWN_GRACE_S.
 EXIT_THREAD_JOIN_S = 3.0
 
+# --- trust gate ----------------------------------------------------------------------------------
+# A non-member's `/hummingbird` comment or reply is refused with one note per user per MR in this
+# window; later attempts are only logged (otherwise anyone who can comment could make the bot spam).
+# Checked against the bot's own refusal notes on the MR, so it holds across restarts and replicas.
+REFUSAL_NOTE_INTERVAL_S = 3600.0
+
 # --- knowledge base (Bamboo) ---------------------------------------------------------------------
 # Reviewer rejections answered by a re-extraction before the best result is stored with a warning
 # (seed: `--max-retries`, default 2); a run may override it.

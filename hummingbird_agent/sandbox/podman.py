@@ -14,6 +14,7 @@ import uuid
 from hummingbird_agent import budgets
 from hummingbird_agent.config import SandboxConfig
 from hummingbird_agent.errors import ConfigError, SandboxError
+from hummingbird_agent.sandbox import seccomp
 from hummingbird_agent.sandbox._core import SandboxBase
 from hummingbird_agent.sandbox.base import SANDBOX_UID, WORKDIR
 
@@ -33,7 +34,7 @@ def run_argv(config: SandboxConfig, name: str) -> list[str]:
         "--network=none", "--read-only", "--read-only-tmpfs=false", "--ipc=none",
         f"--tmpfs={WORKDIR}:rw,size={config.workdir_bytes},U,mode=0700,nosuid,nodev",
         f"--user={user}", f"--workdir={WORKDIR}", f"--env=HOME={WORKDIR}", f"--env=TMPDIR={WORKDIR}",
-        "--cap-drop=ALL", "--security-opt=no-new-privileges",
+        "--cap-drop=ALL", "--security-opt=no-new-privileges", f"--security-opt=seccomp={seccomp.profile_path()}",
         f"--memory={config.memory_bytes}", f"--memory-swap={config.memory_bytes}",
         f"--pids-limit={config.pids_limit}", f"--cpus={config.cpus}",
         f"--timeout={int(budgets.SANDBOX_MAX_LIFETIME_S)}",
