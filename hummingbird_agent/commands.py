@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from hummingbird_agent.config import LoadedConfig, default_config_path, load_config, required_env_names
+from hummingbird_agent.model_targets import knowledge_target, workflow_target
 from hummingbird_agent.observability import Redactor, setup_logging, setup_sentry
 
 
@@ -34,8 +35,10 @@ def render_summary(loaded: LoadedConfig) -> str:
         triggers = ", ".join(wf.triggers) or "command only"
         sources = ", ".join(wf.data_sources.declared()) or "none"
         # Knowledge-base engines use bamboo.model, not the workflow's model and iteration budget.
-        engine = (f"model {wf.model}, max {wf.max_iterations} iterations" if wf.engine == "agent"
-                  else f"engine {wf.engine}, model {cfg.bamboo.model}")
+        target = workflow_target(cfg, name) if wf.engine == "agent" else knowledge_target(cfg)
+        model = f"model {target.connection.provider}/{target.name}"
+        engine = (f"{model}, max {wf.max_iterations} iterations" if wf.engine == "agent"
+                  else f"engine {wf.engine}, {model}")
         lines.append(f"  {name}: {wf.description} [{engine}]")
         lines.append(f"    triggers: {triggers}; data sources: {sources}")
         projects = ", ".join(wf.projects) or "none (no project may run it)"

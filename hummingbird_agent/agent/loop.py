@@ -123,7 +123,8 @@ class AgentLoop:
         s = self.state
         request = ModelRequest(
             model=self.model_name,
-            system=self.prompt.render(warning, s.iteration, self.budget),
+            system=self.prompt.stable(),
+            system_suffix=self.prompt.suffix(warning, s.iteration, self.budget),
             contents=s.contents,
             tools=self.registry.declarations(),
             tools_enabled=warning is not WarningKind.FINAL_TURN,

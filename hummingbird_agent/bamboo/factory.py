@@ -16,6 +16,7 @@ from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.model_targets import knowledge_target
 from hummingbird_agent.models import Model
 
 # Tool-selection vectors live beside the incidents' collection, not in it (counts and searches stay clean).
@@ -83,7 +84,7 @@ def build_explorer(loaded: LoadedConfig, llm: JsonLLM, stores: Stores | None, wo
 
 def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None) -> KnowledgeAccumulator:
     cfg = loaded.config.bamboo
-    llm = JsonLLM(ModelText(model, cfg.model))
+    llm = JsonLLM(ModelText(model, knowledge_target(loaded.config).name))
     salt = (loaded.secret(cfg.pseudonym_salt_env) or "").encode()
     strategy = default_registry().create(cfg.extraction_strategy, StrategyDeps(llm, salt))
     explorer = build_explorer(loaded, llm, stores, ACCUMULATE_WORKFLOW, strategy.task_summary)
