@@ -19,6 +19,7 @@ from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, 
 from hummingbird_agent.models.contents import read_model_turn, with_call_ids
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.transport import tls_context
 
 log = logging.getLogger(__name__)
 PROVIDER = "anthropic"
@@ -42,7 +43,8 @@ class ClaudeModel:
     """The Model protocol over Anthropic Messages. Holds one SDK client; close it with `aclose()`."""
 
     def __init__(self, settings: ClaudeSettings, retry: RetryPolicy | None = None) -> None:
-        http = anthropic.DefaultAsyncHttpxClient(verify=settings.ca_bundle) if settings.ca_bundle else None
+        context = tls_context(settings.ca_bundle)
+        http = anthropic.DefaultAsyncHttpxClient(verify=context) if context else None
         common: dict[str, Any] = {"base_url": settings.base_url, "max_retries": 0, "http_client": http,
                                   "timeout": budgets.MODEL_CALL_TIMEOUT_S}
         if settings.vertex_project:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ from hummingbird_agent.models.base import ModelRequest, ModelResponse, Usage
 from hummingbird_agent.models.contents import read_model_turn, wire_contents
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.transport import tls_context
 
 log = logging.getLogger(__name__)
 PROVIDER = "gemini"
@@ -54,8 +54,8 @@ def gemini_client(settings: GeminiSettings) -> tuple[genai.Client, httpx.AsyncCl
                                 # One attempt per SDK call: retries are ours, so they are typed and bounded.
                                 retry_options=types.HttpRetryOptions(attempts=1))
     http: httpx.AsyncClient | None = None
-    if settings.ca_bundle:
-        context = ssl.create_default_context(cafile=settings.ca_bundle)
+    context = tls_context(settings.ca_bundle)
+    if context is not None:
         http = httpx.AsyncClient(verify=context)
         options.httpx_async_client = http
         options.httpx_client = httpx.Client(verify=context)

@@ -19,6 +19,7 @@ from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, 
 from hummingbird_agent.models.contents import read_model_turn, with_call_ids
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.transport import tls_context
 
 log = logging.getLogger(__name__)
 PROVIDER = "openai"
@@ -38,7 +39,8 @@ class OpenAIModel:
     """The Model protocol over Chat Completions. Holds one SDK client; close it with `aclose()`."""
 
     def __init__(self, settings: OpenAISettings, retry: RetryPolicy | None = None) -> None:
-        http = openai.DefaultAsyncHttpxClient(verify=settings.ca_bundle) if settings.ca_bundle else None
+        context = tls_context(settings.ca_bundle)
+        http = openai.DefaultAsyncHttpxClient(verify=context) if context else None
         self._client = openai.AsyncOpenAI(api_key=settings.api_key or NO_KEY, base_url=settings.base_url,
                                           max_retries=0, timeout=budgets.MODEL_CALL_TIMEOUT_S, http_client=http)
         self._retry = retry or RetryPolicy()

@@ -103,16 +103,16 @@ def knowledge_model(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool_result(service: Service, call: int) -> Any:
-    part = service.gemini.generate_calls[call].body["contents"][-1]["parts"][0]
+    part = service.model.generate_calls[call].body["contents"][-1]["parts"][0]
     return part["functionResponse"]["response"]["result"]
 
 
 def texts(service: Service) -> str:
-    return "\n".join(json.dumps(c.body) for c in service.gemini.generate_calls)
+    return "\n".join(json.dumps(c.body) for c in service.model.generate_calls)
 
 
 async def analyse(service: Service, pipeline: int, sha: str, line: str, answer: str, notes: int) -> dict[str, Any]:
-    expect_turns(service.gemini, function_call_turn(
+    expect_turns(service.model, function_call_turn(
         "knowledge_candidate_causes", {"error_lines": [line], "project": PROJECT}), text_turn(answer))
     service.publish(pipeline_event("failed", pipeline, sha))
     await service.wait_for(lambda: len(service.final_notes()) == notes, f"analysis of pipeline {pipeline}")
@@ -128,8 +128,8 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
     service.gitlab.add_discussion(PROJECT_ID, IID, EXPLANATION, MEMBER)
     service.gitlab.add_discussion(PROJECT_ID, IID, OUTSIDER_TEXT, OUTSIDER)
 
-    calls = len(service.gemini.generate_calls)
-    service.gemini.script(knowledge_model, knowledge_model, knowledge_model)
+    calls = len(service.model.generate_calls)
+    service.model.script(knowledge_model, knowledge_model, knowledge_model)
     service.publish(pipeline_event("success", 502, "b" * 40))
     await service.wait_for(lambda: any(b.startswith("**Learned**") for b in service.bodies()), "the learned note")
     incident = learned_incident_id(PROJECT, IID, analysis_marker.id)
@@ -138,14 +138,14 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
     assert incident in learned and CAUSE in learned and FIX in learned and "did not approve" not in learned
     assert thread["notes"][0]["resolved"] is True
     assert "Reply to this thread" not in learned
-    extraction = json.dumps(service.gemini.generate_calls[calls].body)
+    extraction = json.dumps(service.model.generate_calls[calls].body)
     assert "Error: connect ETIMEDOUT" in extraction and "The `build` job failed" in extraction
     assert EXPLANATION in extraction
     assert "OUTSIDER-SAYS" not in texts(service)  # a non-member's text never reaches a model
 
     service.publish(pipeline_event("success", 503, "b" * 40))  # already learned: nothing more
     await service.settle()
-    assert len(service.gemini.generate_calls) == calls + 3
+    assert len(service.model.generate_calls) == calls + 3
 
     fail_build(service.gitlab, "c" * 40, 802, SECOND_LINE)
     second = await analyse(service, 504, "c" * 40, SECOND_LINE, SECOND_ANALYSIS, 3)
@@ -155,7 +155,7 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
     assert body.startswith(SECOND_ANALYSIS) and FOOTER_TITLE in body
     assert f"`{incident}` ([!{IID}]({service.gitlab.url}/{PROJECT}/-/merge_requests/{IID}))" in body
 
-    service.gemini.script(knowledge_model, knowledge_model, knowledge_model)
+    service.model.script(knowledge_model, knowledge_model, knowledge_model)
     service.publish(comment(service, "/hummingbird bamboo-diagnose"))
     await service.wait_for(lambda: any(b.startswith("## Knowledge-base diagnosis") for b in service.bodies()),
                            "the diagnosis note")
@@ -171,4 +171,4 @@ async def test_learn_by_a_non_member_is_refused(service: Service) -> None:
     await service.wait_for(lambda: any("`learn [explanation]`" in b for b in service.bodies()), "help lists learn")
     service.publish(comment(service, "/hummingbird learn the mirror was down"))
     await service.wait_for(lambda: any("Nothing to learn yet" in b for b in service.bodies()), "nothing to learn")
-    assert service.gemini.generate_calls == []
+    assert service.model.generate_calls == []

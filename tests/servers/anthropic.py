@@ -39,8 +39,9 @@ class AnthropicServer(ScriptedModelServer):
 
     def _messages(self, req: Request, model: str | None = None) -> Response:
         wire = req.json() or {}
-        self.generate_calls.append(ModelCall(model or wire.get("model", ""), gemini_view(wire), wire))
-        turn = self.next_turn(wire)
+        view = gemini_view(wire)
+        self.generate_calls.append(ModelCall(model or wire.get("model", ""), view, wire))
+        turn = self.next_turn(view)
         reply = turn if "content" in turn and "candidates" not in turn else self._reply(turn, wire)
         reply.setdefault("model", model or wire.get("model"))
         resp = json_response(reply)

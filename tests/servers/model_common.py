@@ -67,17 +67,17 @@ class ScriptedModelServer(FakeHTTPServer):
 
     def script(self, *turns: Turn) -> None:
         """Append model turns: Gemini-shaped responses (tests/servers/gemini.py builders), the provider's
-        own response dicts, or callables(wire_body) -> either."""
+        own response dicts, or callables(gemini_view_of_the_request) -> either."""
         self.turns.extend(turns)
 
-    def next_turn(self, wire: dict[str, Any]) -> dict[str, Any]:
+    def next_turn(self, view: dict[str, Any]) -> dict[str, Any]:
         if not self.turns:
             message = f"scripted {self.name} server: no model turns left ({self.served} served)"
             self.errors.append(message)
             raise HTTPError(500, message)
         turn = self.turns.popleft()
         self.served += 1
-        return turn(wire) if callable(turn) else json.loads(json.dumps(turn))
+        return turn(view) if callable(turn) else json.loads(json.dumps(turn))
 
 
 PROVIDERS = ("gemini", "anthropic", "openai")

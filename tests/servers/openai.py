@@ -40,8 +40,9 @@ class OpenAIServer(ScriptedModelServer):
 
     def _chat(self, req: Request) -> Response:
         wire = req.json() or {}
-        self.generate_calls.append(ModelCall(wire.get("model", ""), gemini_view(wire), wire))
-        turn = self.next_turn(wire)
+        view = gemini_view(wire)
+        self.generate_calls.append(ModelCall(wire.get("model", ""), view, wire))
+        turn = self.next_turn(view)
         reply = turn if "choices" in turn else self._reply(turn, wire)
         reply.setdefault("model", wire.get("model"))
         resp = json_response(reply)
