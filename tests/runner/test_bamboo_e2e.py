@@ -1,6 +1,6 @@
-"""The knowledge base in the running service (moto + fake GitLab + scripted Gemini + Podman): a failed
-pipeline is analysed, fixed and passes, the failure is learned automatically, and the next similar
-failure's analysis note cites it; `/hummingbird learn` by a non-member is refused."""
+"""The knowledge base in the running service (moto + fake GitLab + scripted Gemini or OpenAI-compatible
+server + Podman): a failed pipeline is analysed, fixed and passes, the failure is learned automatically, and
+the next similar failure's analysis note cites it; `/hummingbird learn` by a non-member is refused."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from tests.runner.harness import (
     start_service,
 )
 from tests.servers import GeminiServer, GitLabServer, MotoServer
+from tests.servers.openai import OpenAIServer
 from tests.servers.gemini import function_call_turn, text_turn
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(300)]
@@ -64,12 +65,15 @@ def configure(tmp_path: Path) -> Any:
     return tweak
 
 
-@pytest.fixture
-async def service(tmp_path: Path, gitlab_server: GitLabServer, gemini_server: GeminiServer,
+@pytest.fixture(params=["gemini", "openai"])
+async def service(request: pytest.FixtureRequest, tmp_path: Path, gitlab_server: GitLabServer,
                   moto_server: MotoServer) -> AsyncIterator[Service]:
     seed_gitlab(gitlab_server)
-    async with start_service(tmp_path, gitlab_server, gemini_server, moto_server, tweak=configure(tmp_path)) as run:
-        yield run
+    with (GeminiServer if request.param == "gemini" else OpenAIServer)() as model:
+        async with start_service(tmp_path, gitlab_server, model, moto_server, tweak=configure(tmp_path),
+                                 provider=request.param) as run:
+            yield run
+    assert not model.errors, model.errors
 
 
 def fail_build(gitlab: GitLabServer, sha: str, job_id: int, line: str) -> None:
