@@ -61,7 +61,7 @@ class ModelConfig(_Model):
     """`gemini`, `anthropic` or `openai` (see ModelConnection); `scripted` replays turns from `script` (demos,
     replays, tests)."""
     name: str | None = None
-    """Model of workflows that name none; default gemini-2.5-pro / claude-sonnet-4-5 / gpt-4.1."""
+    """Model of workflows that name none; default gemini-2.5-pro / claude-sonnet-5 / gpt-4.1."""
     api_key_env: str | None = None
     """Env var holding the API key; default GEMINI_API_KEY / ANTHROPIC_API_KEY / OPENAI_API_KEY."""
     base_url: str | None = None
@@ -296,6 +296,10 @@ class BambooConfig(_Model):
     model: str | None = None
     """Model of extraction, review and diagnosis calls (LLM_MODEL overrides); default gemini-2.5-flash /
     claude-haiku-4-5 / gpt-4.1-mini."""
+    base_url: str | None = None
+    """Endpoint of the knowledge base's provider when it is not the `model` section's one."""
+    api_key_env: str | None = None
+    """Env var of that provider's key when it is not the `model` section's one."""
     max_review_retries: int = Field(budgets.BAMBOO_MAX_REVIEW_RETRIES, ge=0)
     """Re-extractions after reviewer rejections; when the last one is rejected too, the best result is stored
     with a warning (`bamboo populate --max-retries` overrides it per run)."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from hummingbird_agent.config_schema import Config, ModelConfig, ModelConnection, WorkflowModel
 
 DEFAULT_KEY_ENV = {"gemini": "GEMINI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
-DEFAULT_MODEL = {"gemini": "gemini-2.5-pro", "anthropic": "claude-sonnet-4-5", "openai": "gpt-4.1",
+DEFAULT_MODEL = {"gemini": "gemini-2.5-pro", "anthropic": "claude-sonnet-5", "openai": "gpt-4.1",
                  "scripted": "scripted"}
 DEFAULT_KB_MODEL = {"gemini": "gemini-2.5-flash", "anthropic": "claude-haiku-4-5", "openai": "gpt-4.1-mini",
                     "scripted": "scripted"}
@@ -45,7 +45,18 @@ class Connection:
         """What this connection lacks to start, as one phrase; None when it can start."""
         if not self.needs_key() or secret(self.key_env):
             return None
-        return f"the {self.provider} API key: environment variable {self.key_env} is not set"
+        return f"environment variable {self.key_env} is not set (the {self.provider} API key)"
+
+    def describe(self) -> str:
+        """One phrase for check-config: provider, where, and how it authenticates."""
+        where = f"Vertex AI {self.vertex_project}/{self.vertex_location or 'global'}" if self.vertex else (
+            self.base_url or "the provider's API")
+        if self.vertex:
+            auth = f"service account {self.credentials_file}" if self.credentials_file else "Application Default " \
+                "Credentials"
+        else:
+            auth = f"key in {self.key_env}" if self.needs_key() else "no API key"
+        return f"{self.provider} at {where} ({auth})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +93,8 @@ def workflow_target(config: Config, workflow: str) -> ModelTarget:
 def knowledge_target(config: Config) -> ModelTarget:
     """The model of the knowledge base's calls (LLM_PROVIDER / LLM_MODEL arrive as bamboo.provider/model)."""
     base = base_connection(config.model)
-    connection = _overlay(base, ModelConnection(provider=config.bamboo.provider))
+    kb = config.bamboo
+    connection = _overlay(base, ModelConnection(provider=kb.provider, base_url=kb.base_url, api_key_env=kb.api_key_env))
     return ModelTarget(connection, config.bamboo.model or DEFAULT_KB_MODEL[connection.provider])
 
 

@@ -35,7 +35,7 @@ def build_adapter(loaded: LoadedConfig, connection: Connection) -> Model:
     """The adapter of one connection; ConfigError (one line) when its key is missing."""
     problem = connection.missing(loaded.secret)
     if problem:
-        raise ConfigError(f"model: {problem}")
+        raise ConfigError(f"model.api_key_env: {problem}")
     key = loaded.secret(connection.key_env) if connection.key_env else None
     credentials = str(loaded.resolve(connection.credentials_file)) if connection.credentials_file else None
     if connection.provider == "anthropic":

@@ -28,8 +28,8 @@ from tests.runner.harness import (
     start_service,
 )
 from tests.servers import GeminiServer, GitLabServer, MotoServer
-from tests.servers.openai import OpenAIServer
 from tests.servers.gemini import function_call_turn, text_turn
+from tests.servers.openai import OpenAIServer
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(300)]
 
