@@ -37,7 +37,7 @@ from hummingbird_agent.config_schema import (
     WorkflowConfig,
 )
 from hummingbird_agent.errors import ConfigError
-from hummingbird_agent.model_targets import all_targets
+from hummingbird_agent.model_targets import all_targets, embedding_connection
 
 __all__ = [
     "BambooConfig",
@@ -146,6 +146,10 @@ def required_env_names(config: Config) -> list[str]:
             names.append(sources.gitlab.token_env)
         if sources.konflux:
             names.append(sources.konflux.kubeconfig_env)
+    embeddings = config.bamboo.embeddings
+    if config.bamboo.enabled and embeddings.provider in ("gemini", "openai"):
+        connection = embedding_connection(config)
+        names += [connection.key_env] if connection.needs_key() else []
     if config.bamboo.enabled and config.bamboo.graph.backend == "neo4j":
         names += [config.bamboo.graph.user_env, config.bamboo.graph.password_env]
     return list(dict.fromkeys(names))

@@ -98,6 +98,14 @@ def knowledge_target(config: Config) -> ModelTarget:
     return ModelTarget(connection, config.bamboo.model or DEFAULT_KB_MODEL[connection.provider])
 
 
+def embedding_connection(config: Config) -> Connection:
+    """The endpoint of `bamboo.embeddings` (provider gemini or openai): the `model` section's when it is the
+    same provider, else that provider's defaults; its own base_url / api_key_env override either."""
+    cfg = config.bamboo.embeddings
+    over = ModelConnection(provider=cfg.provider, base_url=cfg.base_url, api_key_env=cfg.api_key_env)  # type: ignore[arg-type]
+    return _overlay(base_connection(config.model), over)
+
+
 def all_targets(config: Config) -> list[ModelTarget]:
     """Every model the service may call, workflows first, in a stable order."""
     targets = [workflow_target(config, name) for name in config.workflows]

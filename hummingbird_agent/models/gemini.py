@@ -90,6 +90,17 @@ class GeminiModel:
 
         return _from_sdk(await with_retries(PROVIDER, self._retry, call), request.model)
 
+    async def embed(self, model: str, texts: list[str], dimensions: int | None) -> list[list[float]]:
+        """Embedding vectors of `texts`, in order (the knowledge base's Gemini / Vertex AI embedder)."""
+        config = types.EmbedContentConfig(output_dimensionality=dimensions)
+
+        async def call() -> types.EmbedContentResponse:
+            with mapped_errors():
+                return await self._client.aio.models.embed_content(model=model, contents=texts, config=config)
+
+        response = await with_retries(PROVIDER, self._retry, call)
+        return [list(e.values or []) for e in response.embeddings or []]
+
     async def aclose(self) -> None:
         await self._client.aio.aclose()
         if self._http is not None:
