@@ -64,6 +64,11 @@ class JsonLLM:
     async def complete_text(self, system: str, user: str) -> str:
         return (await self.model.complete(system, user)).strip()
 
+    async def context_window(self) -> int | None:
+        """The model's served context window when its server reports one (Ollama), else None."""
+        probe = getattr(self.model, "context_window", None)
+        return await probe() if probe is not None else None
+
 
 @dataclass(frozen=True, slots=True)
 class ModelText:
@@ -77,3 +82,7 @@ class ModelText:
         request = ModelRequest(model=self.model_name, system=system, contents=[user_text(user)], tools_enabled=False,
                                json_output=json_output, response_schema=response_schema)
         return (await self.model.generate(request)).text
+
+    async def context_window(self) -> int | None:
+        probe = getattr(self.model, "context_window", None)
+        return await probe(self.model_name) if probe is not None else None

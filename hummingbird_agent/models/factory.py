@@ -22,6 +22,11 @@ class RoutedModel:
     async def generate(self, request: ModelRequest) -> ModelResponse:
         return await self.routes.get(request.model, self.default).generate(request)
 
+    async def context_window(self, name: str) -> int | None:
+        """The window the server of `name` reports (a local Ollama model), None when it does not say."""
+        probe = getattr(self.for_name(name), "context_window", None)
+        return await probe(name) if probe is not None else None
+
     def for_name(self, name: str) -> Model:
         """The adapter serving model `name`."""
         return self.routes.get(name, self.default)

@@ -8,10 +8,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 import openai
 
 from hummingbird_agent import budgets
@@ -44,6 +46,8 @@ class OpenAIModel:
         self._client = openai.AsyncOpenAI(api_key=settings.api_key or NO_KEY, base_url=settings.base_url,
                                           max_retries=0, timeout=budgets.MODEL_CALL_TIMEOUT_S, http_client=http)
         self._retry = retry or RetryPolicy()
+        self._settings = settings
+        self._windows: dict[str, int | None] = {}
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         body = wire_request(request)
@@ -64,6 +68,14 @@ class OpenAIModel:
 
         raw = await with_retries(PROVIDER, self._retry, call)
         return [list(item.embedding) for item in sorted(raw.data, key=lambda d: d.index)]
+
+    async def context_window(self, model: str) -> int | None:
+        """The context window an Ollama server serves `model` with (/api/ps, else /api/show's num_ctx), or
+        None when the server does not say (OpenAI, vLLM, an unloaded model): callers keep their default."""
+        if model not in self._windows and self._settings.base_url:
+            self._windows[model] = await ollama_context_window(self._settings.base_url, model,
+                                                               tls_context(self._settings.ca_bundle))
+        return self._windows.get(model)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -167,3 +179,29 @@ def _usage(raw: Any) -> Usage:
     cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
     return Usage(prompt_tokens=raw.prompt_tokens or 0, candidate_tokens=raw.completion_tokens or 0,
                  cached_tokens=cached)
+
+
+async def ollama_context_window(base_url: str, model: str, context: Any) -> int | None:
+    root = re.sub(r"/v1/?$", "", base_url.rstrip("/"))
+    try:
+        async with httpx.AsyncClient(timeout=budgets.MODEL_CONTEXT_PROBE_TIMEOUT_S, verify=context or True) as http:
+            running = await http.get(f"{root}/api/ps")
+            if running.status_code == 200:
+                for entry in running.json().get("models") or []:
+                    if model in (entry.get("name"), entry.get("model")) and entry.get("context_length"):
+                        return int(entry["context_length"])
+            shown = await http.post(f"{root}/api/show", json={"model": model})
+            if shown.status_code == 200:
+                return _num_ctx(shown.json())
+    except (httpx.HTTPError, ValueError, TypeError) as exc:
+        log.info("no context window from %s: %s", root, type(exc).__name__)
+    return None
+
+
+def _num_ctx(show: dict[str, Any]) -> int | None:
+    """num_ctx from the model's parameters (what Ollama serves), else the trained context length."""
+    match = re.search(r"^num_ctx\s+(\d+)", str(show.get("parameters") or ""), re.MULTILINE)
+    if match:
+        return int(match.group(1))
+    lengths = [v for k, v in (show.get("model_info") or {}).items() if k.endswith(".context_length")]
+    return int(lengths[0]) if lengths else None

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
 from hummingbird_agent.cli import main
 from hummingbird_agent.config import load_config
 from hummingbird_agent.errors import ConfigError
@@ -105,3 +106,19 @@ def test_run_against_an_ollama_style_server_with_no_api_key(tmp_path: Path) -> N
         [call] = ollama.generate_calls
         assert call.model == "llama3.1:8b"
         assert ollama.requests[0].header("Authorization") == "Bearer no-key"  # no key exists to leak
+
+
+@pytest.mark.parametrize(("served", "expected"), [(8192, 8192), (None, None)])
+async def test_the_knowledge_base_reads_an_ollama_models_context_window(
+        tmp_path: Path, served: int | None, expected: int | None) -> None:
+    with OpenAIServer(api_key=None, context_window=served) as ollama:
+        path = write_config(tmp_path, {"provider": "openai", "base_url": f"{ollama.url}/v1"},
+                            bamboo={"enabled": True, "model": "llama3.1:8b"})
+        model = build_model(load_config(path, {}))
+        try:
+            llm = JsonLLM(ModelText(model, "llama3.1:8b"))
+            assert await llm.context_window() == expected
+            other = JsonLLM(ModelText(model, "qwen2.5:7b"))  # not running: /api/show's num_ctx
+            assert await other.context_window() == expected
+        finally:
+            await model.aclose()
