@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ from google.genai import types
 
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import PermanentError
-from hummingbird_agent.models.base import ModelRequest, ModelResponse, Usage
+from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, Usage
 from hummingbird_agent.models.contents import read_model_turn, wire_contents
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
@@ -79,9 +79,26 @@ class GeminiModel:
     def __init__(self, settings: GeminiSettings, retry: RetryPolicy | None = None) -> None:
         self._client, self._http = gemini_client(settings)
         self._retry = retry or RetryPolicy()
+        # id(canonical message) -> (that message, its SDK object); the message is held so its id stays unique.
+        self._converted: dict[int, tuple[Content, types.Content]] = {}
+
+    def _sdk_contents(self, contents: Sequence[Content]) -> list[types.Content]:
+        if len(self._converted) > budgets.MODEL_SDK_CONTENT_CACHE:
+            self._converted.clear()
+        out = []
+        for content in contents:
+            hit = self._converted.get(id(content))
+            if hit is None or hit[0] is not content:
+                try:
+                    hit = (content, types.Content.model_validate(wire_contents([content])[0]))
+                except ValueError as exc:
+                    raise PermanentError(f"conversation history is not valid Gemini contents: {exc}") from None
+                self._converted[id(content)] = hit
+            out.append(hit[1])
+        return out
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
-        contents, config = _to_sdk(request)
+        contents, config = self._sdk_contents(request.contents), _config(request)
 
         async def call() -> types.GenerateContentResponse:
             with mapped_errors():
@@ -120,11 +137,7 @@ def mapped_errors() -> Iterator[None]:
         raise ModelUnavailable(f"Gemini API unreachable: {type(exc).__name__}") from exc
 
 
-def _to_sdk(request: ModelRequest) -> tuple[list[types.Content], types.GenerateContentConfig]:
-    try:
-        contents = [types.Content.model_validate(c) for c in wire_contents(request.contents)]
-    except ValueError as exc:
-        raise PermanentError(f"conversation history is not valid Gemini contents: {exc}") from None
+def _config(request: ModelRequest) -> types.GenerateContentConfig:
     config = types.GenerateContentConfig(
         system_instruction=request.full_system,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
@@ -141,7 +154,7 @@ def _to_sdk(request: ModelRequest) -> tuple[list[types.Content], types.GenerateC
         config.response_mime_type = "application/json"
     if request.response_schema is not None:
         config.response_json_schema = dict(request.response_schema)
-    return contents, config
+    return config
 
 
 def _from_sdk(raw: types.GenerateContentResponse, requested: str) -> ModelResponse:

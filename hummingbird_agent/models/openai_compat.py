@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import openai
+from openai.types.chat import ChatCompletion
 
 from hummingbird_agent import budgets
 from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, Usage
@@ -54,7 +55,9 @@ class OpenAIModel:
 
         async def call() -> Any:
             with mapped_errors():
-                return await self._client.chat.completions.create(**body)
+                # The SDK's low-level post: `create()` re-walks every message through its TypedDict transform
+                # on each call (most of this adapter's CPU on a long history); the body is already wire-shaped.
+                return await self._client.post("/chat/completions", body=body, cast_to=ChatCompletion)
 
         return _from_wire(await with_retries(PROVIDER, self._retry, call), request.model)
 
