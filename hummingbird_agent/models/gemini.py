@@ -132,9 +132,19 @@ def mapped_errors() -> Iterator[None]:
     except genai_errors.APIError as exc:
         message = f"Gemini API error {exc.code} {exc.status or ''}: {(exc.message or '')[:_MESSAGE_MAX_CHARS]}"
         headers = getattr(exc.response, "headers", None) or {}
-        raise classify_status(exc.code, message, parse_retry_after(headers.get("retry-after"))) from exc
+        retry_after = parse_retry_after(headers.get("retry-after")) or _retry_info(exc.details)
+        raise classify_status(exc.code, message, retry_after) from exc
     except _TRANSPORT_ERRORS as exc:
         raise ModelUnavailable(f"Gemini API unreachable: {type(exc).__name__}") from exc
+
+
+def _retry_info(details: Any) -> float | None:
+    """The delay of a google.rpc.RetryInfo detail ("retryDelay": "37s"): how Gemini says when to retry a 429."""
+    error = details.get("error") if isinstance(details, dict) else None
+    for detail in (error or {}).get("details") or []:
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("RetryInfo"):
+            return parse_retry_after(str(detail.get("retryDelay", "")).removesuffix("s") or None)
+    return None
 
 
 def _config(request: ModelRequest) -> types.GenerateContentConfig:

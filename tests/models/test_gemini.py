@@ -9,6 +9,7 @@ import pytest
 
 from hummingbird_agent.errors import PermanentError, TransientError
 from hummingbird_agent.models import GeminiModel, ModelRequest, ToolCall, ToolDeclaration, Usage, tool_message
+from hummingbird_agent.models.errors import ModelRateLimited
 from hummingbird_agent.models.gemini import GeminiSettings
 from hummingbird_agent.models.retry import RetryPolicy
 from tests.servers.gemini import GeminiServer, function_call_turn, model_turn, text_turn, usage
@@ -130,3 +131,14 @@ async def test_an_unreachable_server_is_transient(gemini_server: GeminiServer) -
             await model.generate(request([{"role": "user", "parts": [{"text": "go"}]}]))
     finally:
         await model.aclose()
+
+
+async def test_a_429_waits_the_retry_info_delay_gemini_sends(gemini_server: GeminiServer) -> None:
+    body = gemini_server.error_body(429, "Resource has been exhausted")
+    body["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "3600s"}]
+    gemini_server.fail_next(1, 429, body=body)
+    model = make_model(gemini_server)
+    with pytest.raises(ModelRateLimited) as raised:
+        await model.generate(request([{"role": "user", "parts": [{"text": "hi"}]}]))
+    await model.aclose()
+    assert raised.value.retry_after_s == 3600 and len(gemini_server.requests) == 1  # beyond the cap: not retried

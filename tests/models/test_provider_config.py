@@ -122,3 +122,14 @@ async def test_the_knowledge_base_reads_an_ollama_models_context_window(
             assert await other.context_window() == expected
         finally:
             await model.aclose()
+
+
+def test_the_local_only_example_needs_no_model_key(capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["check-config", "--config", str(REPO / "config.local-ollama.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "model: openai at http://127.0.0.1:11434/v1 (no API key)" in out and "missing:" not in out
+    assert "queues: embedded; sessions: local; sandbox: podman" in out
+    missing = next(line for line in out.splitlines() if line.startswith("missing env vars"))
+    assert "OPENAI_API_KEY" not in missing
