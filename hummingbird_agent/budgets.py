@@ -52,8 +52,9 @@ MODEL_CALL_TIMEOUT_S = 300.0
 # Cap of one backoff delay: with MODEL_MAX_RETRIES = 5 and base 1 s the waits are 1+2+4+8+16 = 31 s,
 # so a model that is still unavailable after about half a minute ends the run with a failure result.
 MODEL_RETRY_MAX_DELAY_S = 30.0
-# A provider's Retry-After is honoured up to this many seconds; a longer wait ends the attempts at once
-# (the queue redelivers the event later) instead of holding a worker slot for minutes.
+# A provider's Retry-After is honoured up to this many seconds; a longer wait ends the attempts at once (the
+# run ends with a failure note) instead of holding a worker slot for minutes. Above MODEL_RETRY_MAX_DELAY_S
+# because a provider's own figure is better than our backoff guess.
 MODEL_RETRY_AFTER_MAX_S = 60.0
 # Output tokens one Claude / OpenAI-compatible call may produce (Anthropic requires the cap). A note is far
 # shorter (NOTE_MAX_CHARS is a GitLab limit, not a target); 8192 fits every current Claude and GPT model.
