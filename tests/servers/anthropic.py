@@ -22,6 +22,8 @@ class AnthropicServer(ScriptedModelServer):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.cached_prefixes: set[str] = set()
+        self.bearer: str | None = None
+        """Claude on Vertex AI: the OAuth access token its rawPredict requests must carry."""
         self.route("POST", r"/v1/messages", self._messages)
         self.route("POST", r"(?:/v1)?/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/"
                            r"(?P<model>[^/:]+):rawPredict", self._messages)
@@ -30,7 +32,11 @@ class AnthropicServer(ScriptedModelServer):
         return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
 
     def authorize(self, req: Request) -> Response | None:
-        if self.api_key is None or req.path.startswith(("/projects", "/v1/projects")):
+        if req.path.startswith(("/projects", "/v1/projects")):
+            if self.bearer is not None and req.header("Authorization") == f"Bearer {self.bearer}":
+                return None
+            return self.error(401, "Request had invalid authentication credentials.")
+        if self.api_key is None:
             return None
         # The SDK sends the key as x-api-key (older releases) or as a Bearer token (2.x).
         if self.api_key in (req.header("x-api-key"), (req.header("Authorization") or "").removeprefix("Bearer ")):
