@@ -4,6 +4,7 @@ the knowledge base's provider), routed by model name; or the scripted replay."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import ConfigError
@@ -43,6 +44,8 @@ def build_adapter(loaded: LoadedConfig, connection: Connection) -> Model:
         raise ConfigError(f"model.api_key_env: {problem}")
     key = loaded.secret(connection.key_env) if connection.key_env else None
     credentials = str(loaded.resolve(connection.credentials_file)) if connection.credentials_file else None
+    if credentials and not Path(credentials).is_file():
+        raise ConfigError(f"model.credentials_file: file not found: {connection.credentials_file}")
     if connection.provider == "anthropic":
         from hummingbird_agent.models.claude import ClaudeModel, ClaudeSettings
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from hummingbird_agent.agent import AgentLoop, Budget, SystemPrompt
 from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
+from hummingbird_agent.config import SandboxConfig
 from hummingbird_agent.errors import TransientError
 from hummingbird_agent.models import ModelRequest, ToolDeclaration, tool_message, user_text
 from hummingbird_agent.models.errors import (
@@ -19,6 +21,9 @@ from hummingbird_agent.models.errors import (
     ModelOverloaded,
     ModelRateLimited,
 )
+from hummingbird_agent.sandbox import PodmanSandbox
+from hummingbird_agent.sandbox.lazy import LazySandbox
+from hummingbird_agent.tools import Spiller, ToolRegistry
 from tests.models.conftest import Provider
 from tests.servers.gemini import empty_turn, function_call_turn, model_turn, text_turn, usage
 
@@ -148,3 +153,14 @@ async def test_text_and_calls_in_one_turn(provider: Provider) -> None:
     assert response.text == "Let me look." and [c.name for c in response.calls] == ["sandbox_exec"] * 2
     ids = [c.call_id for c in response.calls]
     assert provider.name == "gemini" or len(set(ids)) == 2
+
+
+async def test_the_loop_nudges_after_an_empty_turn_and_reports_who_answered(provider: Provider) -> None:
+    provider.server.script(empty_turn(), text_turn("answer after the nudge"))
+    registry = ToolRegistry(Spiller(LazySandbox(PodmanSandbox(SandboxConfig()))))  # never started: no tool call
+    prompt = SystemPrompt("BASE", "", "# Workflow")
+    result = await AgentLoop(provider.model, "test-model", registry, prompt, Budget(5)).run([user_text("{}")])
+    assert (result.status, result.final_text) == ("completed", "answer after the nudge")
+    assert result.provider == provider.name and result.model
+    first, second = (json.dumps(c.body) for c in provider.calls)
+    assert "Your last response was empty" in second and "Your last response was empty" not in first
