@@ -334,3 +334,50 @@ JOB_LOG_PREVIEW_WINDOW_BYTES = 8 * 1024 * 1024
 # Part size of the multipart upload of sandbox.tar.gz to S3. S3's minimum part is 5 MiB; 8 MiB keeps
 # peak memory of one save at one part (plus one STREAM_CHUNK_BYTES read) whatever the archive size.
 S3_PART_BYTES = 8 * 1024 * 1024
+
+# --- PanDA tools (panda strategy) --------------------------------------------------------------
+# Retries of a 5xx answer or a read timeout of a PanDA GET (urllib3 Retry; every PanDA call is a read).
+PANDA_MAX_RETRIES = 2
+PANDA_RETRY_BACKOFF_S = 0.5
+# Seconds per PanDA request (connect and read); a slow server fails one tool call, not the exploration
+# (EXPLORE_CODE_TIMEOUT_S bounds the whole run).
+PANDA_HTTP_TIMEOUT_S = 20.0
+# Characters of one job log or linked log read from PanDA; payload.stdout files reach hundreds of MB, the
+# tools summarise the head and tail, and a tool result is capped at EXPLORE_RESULT_MAX_BYTES anyway.
+PANDA_LOG_MAX_CHARS = 2 * 1024 * 1024
+# Linked log files (<a href> in errorDialog) fetched per call (seed: up to 5).
+PANDA_LINKED_LOGS = 5
+# Characters of one linked log kept in the tool result (5 of them stay under EXPLORE_RESULT_MAX_BYTES).
+PANDA_LINKED_LOG_CHARS = 12000
+# Ancestors followed by get_retry_chain at most (the argument is clamped to this), and errorDialog chars each.
+PANDA_RETRY_CHAIN_MAX_DEPTH = 10
+PANDA_ERROR_DIALOG_CHARS = 500
+# Jobs summary: distinct top error diagnostics and failed PandaIDs listed (seed: 10 and 20).
+PANDA_TOP_ERRORS = 10
+PANDA_FAILED_JOB_IDS = 20
+# Job descriptions asked per request (PanDA's own cap is 5500); scout/failed job details listed at most.
+PANDA_JOBS_PER_REQUEST = 500
+PANDA_MAX_SCOUT_JOBS = 20
+# Candidate tasks scanned by find_similar_successful_tasks (its n_tasks is clamped to this) and the look-back
+# windows (days) before the failed task's modificationTime, or before now without one (seed: 14 and 30).
+PANDA_SIMILAR_MAX_TASKS = 200
+PANDA_SIMILAR_WINDOW_DAYS = 14
+PANDA_SIMILAR_FALLBACK_DAYS = 30
+# Job-log summary: error lines and tail lines kept; comparison: lines past the divergence (seed: ~50, ~150).
+PANDA_LOG_ERROR_LINES = 30
+PANDA_LOG_TAIL_LINES = 50
+PANDA_LOG_DIVERGENCE_LINES = 150
+# Offline documentation/source index: files larger than this are skipped (generated or vendored data),
+# source files are cut into chunks of this many lines, and a search returns at most this many hits.
+PANDA_INDEX_MAX_FILE_BYTES = 2 * 1024 * 1024
+PANDA_SOURCE_CHUNK_LINES = 40
+PANDA_SEARCH_MAX_RESULTS = 20
+# Characters of one search hit's snippet (seed: doc sections truncated to 500 chars).
+PANDA_SNIPPET_CHARS = 500
+# CLI help text returned by fetch_cli_options.
+PANDA_CLI_HELP_CHARS = 16000
+# Prefetch hints of the panda strategy: doc sections and source snippets read for the error, and the
+# characters of all of them together (they sit beside BAMBOO_PROMPT_LOG_CHARS of logs in the prompt).
+PANDA_HINT_DOCS = 3
+PANDA_HINT_SOURCES = 2
+PANDA_HINT_TOTAL_CHARS = 3000

@@ -88,6 +88,12 @@ def _add_bamboo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     pop.add_argument("file", metavar="FILE.jsonl")
     pop.add_argument("--dry-run", action="store_true", help="extract and review, write nothing")
     pop.add_argument("--max-retries", type=int, default=None, metavar="N", help="reviewer retry limit for this run")
+    pop.add_argument("--strategy", default=None, metavar="NAME",
+                     help="extraction strategy for this run (gitlab_ci, panda); default bamboo.extraction_strategy")
+    for kind, what in (("docs", "PanDA documentation (.md .rst .txt .html)"), ("source", "PanDA source (.py)")):
+        index = bsub.add_parser(f"index-{kind}", help=f"index a folder of {what} for the panda tools, offline")
+        _config_arg(index)
+        index.add_argument("dir", metavar="DIR")
     stats = bsub.add_parser("stats", help="counts per node and edge type, top causes")
     _config_arg(stats)
     analyze = bsub.add_parser("analyze", help="diagnose one incident")

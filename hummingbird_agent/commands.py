@@ -88,7 +88,9 @@ def bamboo(args: argparse.Namespace) -> int:
 
     loaded = load(args.config)
     if args.bamboo_command == "populate":
-        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries)
+        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.strategy)
+    if args.bamboo_command in ("index-docs", "index-source"):
+        return kb.index_command(loaded, args.bamboo_command.removeprefix("index-"), args.dir)
     if args.bamboo_command == "stats":
         return kb.stats_command(loaded)
     return kb.analyze_command(loaded, args.incident, args.json)

@@ -152,6 +152,8 @@ def required_env_names(config: Config) -> list[str]:
         names += [connection.key_env] if connection.needs_key() else []
     if config.bamboo.enabled and config.bamboo.graph.backend == "neo4j":
         names += [config.bamboo.graph.user_env, config.bamboo.graph.password_env]
+    if config.bamboo.enabled and config.bamboo.panda.token_env:
+        names.append(config.bamboo.panda.token_env)
     return list(dict.fromkeys(names))
 
 

@@ -285,6 +285,32 @@ class EmbeddingsConfig(_Model):
     """Vector size."""
 
 
+_ENV_NAME = r"^[A-Z_][A-Z0-9_]*$"
+
+
+class PandaConfig(_Model):
+    """The panda strategy's PanDA access and offline indexes; credentials are named env vars, never values."""
+
+    url: str | None = None
+    """PanDA server API base, e.g. https://pandaserver.cern.ch:25443/api/v1; None: no PanDA server tools."""
+    log_url: str | None = None
+    """Base serving job logs as <log_url>/<PandaID>/<file> (payload.stdout); None: no job-log tools."""
+    token_env: str | None = Field(None, pattern=_ENV_NAME)
+    """Env var holding the user's OIDC ID token (sent as a Bearer header)."""
+    auth_vo: str | None = None
+    """The VO sent as the Origin header with the OIDC token (PanDA's PANDA_AUTH_VO)."""
+    x509_proxy_env: str | None = Field(None, pattern=_ENV_NAME)
+    """Env var holding the path of the user's X.509 proxy file (client certificate and key)."""
+    ca_path_env: str | None = Field(None, pattern=_ENV_NAME)
+    """Env var holding a CA bundle file or directory to verify the server; unset: the system's."""
+    timeout_s: float = Field(budgets.PANDA_HTTP_TIMEOUT_S, gt=0)
+    """Seconds per PanDA request."""
+    index_dir: str = "var/panda_index"
+    """Where `bamboo index-docs/index-source` store the offline indexes, relative to the config file."""
+    cli_help_dir: str | None = None
+    """Folder of prun.txt / pathena.txt (their --help text) for fetch_cli_options, relative to the config."""
+
+
 class BambooConfig(_Model):
     enabled: bool = False
     """Turn the knowledge base on."""
@@ -316,6 +342,7 @@ class BambooConfig(_Model):
     graph: GraphStoreConfig = GraphStoreConfig()
     vectors: VectorStoreConfig = VectorStoreConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
+    panda: PandaConfig = PandaConfig()
 
 
 class Config(_Model):

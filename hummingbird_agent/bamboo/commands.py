@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import sys
 from collections import Counter
@@ -12,9 +13,9 @@ from typing import TextIO
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.incidents import iter_incidents, read_lines
-from hummingbird_agent.bamboo.strategies.base import IncidentInput
+from hummingbird_agent.bamboo.strategies.base import IncidentInput, default_registry
 from hummingbird_agent.config import LoadedConfig
-from hummingbird_agent.errors import AgentError
+from hummingbird_agent.errors import AgentError, ConfigError
 
 log = logging.getLogger(__name__)
 
@@ -124,14 +125,31 @@ async def stats(stores: Stores, out: TextIO | None = None) -> int:
     return 0
 
 
-def populate_command(loaded: LoadedConfig, path: str, dry_run: bool, max_retries: int | None) -> int:
-    """`bamboo populate FILE.jsonl`: build the model, stores and accumulator from config, then run."""
+def with_strategy(loaded: LoadedConfig, strategy: str) -> LoadedConfig:
+    """`loaded` with another extraction strategy; ConfigError (one line) when it is not registered."""
+    if strategy.lower() not in default_registry().names():
+        raise ConfigError(f"--strategy {strategy!r} is not registered (registered: "
+                          f"{', '.join(default_registry().names())})")
+    bamboo = loaded.config.bamboo.model_copy(update={"extraction_strategy": strategy.lower()})
+    return dataclasses.replace(loaded, config=loaded.config.model_copy(update={"bamboo": bamboo}))
+
+
+def populate_command(loaded: LoadedConfig, path: str, dry_run: bool, max_retries: int | None,
+                     strategy: str | None = None) -> int:
+    """`bamboo populate FILE.jsonl [--strategy NAME]`: build the model, stores and accumulator from config,
+    then run."""
     from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
     from hummingbird_agent.models import build_model
 
     if max_retries is not None and max_retries < 0:
         print("error: --max-retries must be 0 or more", file=sys.stderr)
         return 2
+    if strategy:
+        try:
+            loaded = with_strategy(loaded, strategy)
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     read_lines(path)  # an unreadable file is one error line before anything opens
     stores = None if dry_run else build_stores(loaded)
     model = build_model(loaded)
@@ -176,3 +194,19 @@ def analyze_command(loaded: LoadedConfig, path: str, as_json: bool) -> int:
         return 0
 
     return asyncio.run(run())
+
+
+def index_command(loaded: LoadedConfig, kind: str, folder: str) -> int:
+    """`bamboo index-docs DIR` / `bamboo index-source DIR`: build the offline PanDA index under
+    bamboo.panda.index_dir (replacing the previous one)."""
+    from hummingbird_agent.bamboo import panda_index
+    from hummingbird_agent.bamboo.factory import panda_index as index_of
+
+    target = index_of(loaded, kind).path
+    try:
+        counts = panda_index.build(folder, kind, target)
+    except (ConfigError, OSError) as exc:
+        print(f"error: index-{kind}: {exc}", file=sys.stderr)
+        return 2
+    print(f"index-{kind}: {counts['chunks']} sections from {counts['files']} files -> {target}")
+    return 0
