@@ -18,6 +18,7 @@ from hummingbird_agent.errors import RetryLater
 from hummingbird_agent.events.protocols import Continuations, Event, Handler
 from hummingbird_agent.events.serve import run_service, run_to_exit
 from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.model_targets import all_targets
 from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.runner.bamboo_executor import BambooAccumulateExecutor, BambooDiagnoseExecutor
 from hummingbird_agent.runner.deps import Deps
@@ -102,8 +103,7 @@ async def serve_async(loaded: LoadedConfig, role: str, redact: Callable[[str], s
     does not receive (events wait in the queue, receive counts untouched); router and webhook run."""
     cfg = loaded.config
     missing = [n for n in (cfg.gitlab.token_env,) if not loaded.secret(n)]
-    if cfg.model.provider == "gemini" and not loaded.secret(cfg.model.api_key_env):
-        missing.append(cfg.model.api_key_env)
+    missing += [t.connection.key_env for t in all_targets(cfg) if t.connection.missing(loaded.secret)]
     if missing or role in ("router", "ingress"):
         waiting = f"{', '.join(missing)} not set" if missing else None
         return await run_service(loaded, role, no_handler, stop, worker_waiting=waiting)
