@@ -17,16 +17,15 @@ from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.models import Model, ModelRequest, user_text
 
 log = logging.getLogger(__name__)
-# What every knowledge-base JSON answer is, for providers with structured output; the prompts say the fields.
-JSON_OBJECT: Mapping[str, Any] = {"type": "object"}
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 
 
 class TextModel(Protocol):
-    """What the knowledge base needs from a model: a system prompt and a user text, a text answer
-    (with `schema`: JSON of that schema, through the provider's structured output where it has one)."""
+    """What the knowledge base needs from a model: a system prompt and a user text, a text answer.
+    `json_output` asks the provider for one JSON object (JSON mode), `response_schema` constrains it."""
 
-    async def complete(self, system: str, user: str, schema: Mapping[str, Any] | None = None) -> str: ...
+    async def complete(self, system: str, user: str, *, json_output: bool = False,
+                       response_schema: Mapping[str, Any] | None = None) -> str: ...
 
 
 class ModelReplyError(PermanentError):
@@ -59,17 +58,25 @@ class JsonLLM:
     model: TextModel
 
     async def complete_json(self, system: str, user: str,
-                            schema: Mapping[str, Any] = JSON_OBJECT) -> dict[str, Any]:
-        """The parsed answer; typed adapter errors propagate. A malformed answer is asked for once more (a
-        model call is a read), a second one raises ModelReplyError."""
+                            response_schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The parsed answer, asked for in the provider's JSON mode (constrained by `response_schema` when
+        given); typed adapter errors propagate. A malformed answer is asked for once more (a model call is a
+        read), a second one raises ModelReplyError."""
         try:
-            return parse_json_object(await self.model.complete(system, user, schema))
+            return parse_json_object(await self.model.complete(system, user, json_output=True,
+                                                               response_schema=response_schema))
         except ModelReplyError as exc:
             log.warning("model answer malformed, asking once more: %s", exc)
-        return parse_json_object(await self.model.complete(system, user, schema))
+        return parse_json_object(await self.model.complete(system, user, json_output=True,
+                                                           response_schema=response_schema))
 
     async def complete_text(self, system: str, user: str) -> str:
         return (await self.model.complete(system, user)).strip()
+
+    async def context_window(self) -> int | None:
+        """The model's served context window when its server reports one (Ollama), else None."""
+        probe = getattr(self.model, "context_window", None)
+        return await probe() if probe is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +86,13 @@ class ModelText:
     model: Model
     model_name: str
 
-    async def complete(self, system: str, user: str, schema: Mapping[str, Any] | None = None) -> str:
+    async def complete(self, system: str, user: str, *, json_output: bool = False,
+                       response_schema: Mapping[str, Any] | None = None) -> str:
         # Temperature 0: the knowledge base wants the same names for the same incident, not variety.
         request = ModelRequest(model=self.model_name, system=system, contents=[user_text(user)], tools_enabled=False,
-                               response_schema=schema, temperature=0.0)
+                               json_output=json_output, response_schema=response_schema, temperature=0.0)
         return (await self.model.generate(request)).text
+
+    async def context_window(self) -> int | None:
+        probe = getattr(self.model, "context_window", None)
+        return await probe(self.model_name) if probe is not None else None
