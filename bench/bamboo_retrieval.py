@@ -46,7 +46,8 @@ from hummingbird_agent.bamboo.stores.graph import CypherGraphStore  # noqa: E402
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession  # noqa: E402
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore  # noqa: E402
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry  # noqa: E402
-from hummingbird_agent.models.gemini import GeminiModel  # noqa: E402
+from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings  # noqa: E402
+from hummingbird_agent.models.retry import RetryPolicy  # noqa: E402
 from tests.servers import GeminiServer  # noqa: E402
 
 Row = dict[str, Any]
@@ -189,7 +190,7 @@ async def run(root: Path, k: int, embedder: str, only: int = 0, fold: int | None
     started = time.monotonic()
     with GeminiServer(api_key="bench") as server:
         server.responder = naming
-        model = GeminiModel("bench", base_url=server.url, retries=0)
+        model = GeminiModel(GeminiSettings("bench", server.url), RetryPolicy(retries=0))
         try:
             chosen = list(enumerate(folds_of(rows, k)))[: only or k] if fold is None else [
                 (fold, folds_of(rows, k)[fold])]

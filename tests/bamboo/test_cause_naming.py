@@ -17,7 +17,8 @@ from hummingbird_agent.bamboo.llm import JsonLLM, ModelReplyError, ModelText
 from hummingbird_agent.bamboo.navigator import ReasoningNavigator
 from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
-from hummingbird_agent.models.gemini import GeminiModel
+from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings
+from hummingbird_agent.models.retry import RetryPolicy
 from hummingbird_agent.runner.bamboo_executor import diagnosis_note
 from tests.bamboo.kb import INCIDENT_A, INCIDENT_B, LIKE_NEITHER, open_stores
 from tests.servers import GeminiServer
@@ -37,7 +38,7 @@ async def stores() -> AsyncIterator[Stores]:
 
 @pytest.fixture
 async def llm(gemini_server: GeminiServer) -> AsyncIterator[JsonLLM]:
-    model = GeminiModel("test-key", base_url=gemini_server.url, retries=0)
+    model = GeminiModel(GeminiSettings("test-key", gemini_server.url), RetryPolicy(retries=0))
     yield JsonLLM(ModelText(model, "gemini-test"))
     await model.aclose()
 
