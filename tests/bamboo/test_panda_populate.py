@@ -17,6 +17,7 @@ from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
+from hummingbird_agent.bamboo.strategies.causal import cause_name
 from hummingbird_agent.cli import main
 from tests.bamboo.fakes import EXTRACT, REVIEW, RuleModel, causal_answer
 from tests.bamboo.test_commands import state, stores
@@ -48,7 +49,7 @@ async def test_populate_panda_sample_stores_stated_causes_and_field_features(tmp
     assert "stored: 3" in out.getvalue()
     snap = await state(tmp_path)
     causes = {c.name: c.incidents for c in snap["causes"]}  # type: ignore[attr-defined]
-    assert causes == {cause: (incident,) for incident, cause in CAUSES.items()}
+    assert causes == {cause_name(cause): (incident,) for incident, cause in CAUSES.items()}  # stored canonical
     features = {f.name for f in snap["features"]}  # type: ignore[attr-defined]
     assert {"ramCount=3-4GB", "ramCount=12-16GB", "ramCount=1-2GB", "walltime=<1h", "walltime=6-24h",
             "splitRule:nFilesPerJob=5", "splitRule:nEventsPerJob=5000", "splitRule:nGBPerJob=10",
