@@ -57,6 +57,13 @@ MODEL_RETRY_MAX_DELAY_S = 30.0
 # GitLab rejects note bodies over 1,000,000 characters; we truncate below that with a visible marker
 # so the session marker and footer always fit.
 NOTE_MAX_CHARS = 999_000
+# Characters kept free for what the poster appends after the run's note (reply prompt, session marker:
+# under 400 together), so an audited note never reaches the cut in cap_body.
+NOTE_TAIL_RESERVE_CHARS = 2000
+# "What I looked at": one tool argument value is shown cut to this many characters, one gap or error
+# sentence to AUDIT_TEXT_MAX_CHARS (TOOL_ERROR_MAX_CHARS is the model's view; the note needs less).
+AUDIT_ARG_MAX_CHARS = 80
+AUDIT_TEXT_MAX_CHARS = 200
 
 # --- build-log excerpts ---------------------------------------------------------------------------
 # Default size of an excerpt. 60 numbered lines of a typical log are ~5 KB: the spill preview shows

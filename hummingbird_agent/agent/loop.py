@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from hummingbird_agent.agent.audit import CallRecord, record_call
 from hummingbird_agent.agent.prompts import Budget, SystemPrompt, WarningKind, choose_warning
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.models.base import Content, Model, ModelRequest, ModelResponse, ToolCall, Usage
@@ -41,6 +42,10 @@ class LoopResult:
     steps: tuple[StepRecord, ...]
     usage: Usage
     reason: str = ""
+    calls: tuple[CallRecord, ...] = ()
+    """Every tool call in order, for the note's audit trail."""
+    error_class: str = ""
+    """For a failed run, the class of the error that ended it (TransientError, PermanentError, ...)."""
 
 
 @dataclass(slots=True)
@@ -52,6 +57,7 @@ class _State:
     usage: Usage = field(default_factory=Usage)
     final_text: str = ""
     steps: list[StepRecord] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
 
 
 class AgentLoop:
@@ -78,7 +84,7 @@ class AgentLoop:
         """Loop until the model answers, a budget ends the run, or the model fails (a failure result)."""
         self.state = _State(contents=list(contents))
         status: Status = "no_answer"
-        reason = "the iteration budget ran out"
+        reason, error_class = "the iteration budget ran out", ""
         try:
             while self.state.iteration < self.budget.max_iterations:
                 done, stop_reason = await self.step()
@@ -88,9 +94,10 @@ class AgentLoop:
                     break
         except AgentError as exc:
             log.error("agent run failed iteration=%d error=%s", self.state.iteration, exc)
-            status, reason = "failed", str(exc)
+            status, reason, error_class = "failed", str(exc), type(exc).__name__
         s = self.state
-        return LoopResult(status, s.final_text, s.contents, tuple(s.steps), s.usage, reason)
+        return LoopResult(status, s.final_text, s.contents, tuple(s.steps), s.usage, reason, tuple(s.calls),
+                          error_class)
 
     async def step(self) -> tuple[bool, str]:
         """One iteration. Returns (done, why)."""
@@ -143,4 +150,5 @@ class AgentLoop:
                 result = ToolResult.error("tools_disabled", "tools are disabled on the final turn")
             log.info("tool call tool=%s ok=%s spilled=%s", call.name, result.ok, result.spilled_path or "-")
             results.append(result)
+            self.state.calls.append(record_call(call, result))
         return tool_message(calls, [r.to_response() for r in results])

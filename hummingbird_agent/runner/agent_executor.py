@@ -20,9 +20,10 @@ class AgentExecutor:
     def __init__(
         self, loaded: LoadedConfig, model: Model, sandbox_factory: Callable[[str], Sandbox],
         register_sources: SourceRegistrar, redact: Callable[[str], str] = str,
+        answer_suffix: Callable[[], str] = lambda: "",
     ) -> None:
         self._loaded, self._model, self._sandboxes = loaded, model, sandbox_factory
-        self._register_sources, self._redact = register_sources, redact
+        self._register_sources, self._redact, self._suffix = register_sources, redact, answer_suffix
 
     async def run(self, order: WorkOrder, resume: StoredSession | None, publish: Publish, save: SaveSession) -> None:
         async def deliver(note: str, result: LoopResult) -> None:
@@ -36,6 +37,7 @@ class AgentExecutor:
         deps = RunDeps(
             loaded=self._loaded, model=self._model, sandbox_factory=self._sandboxes,
             register_sources=self._register_sources, publish=deliver, save=save, redact=self._redact,
+            answer_suffix=self._suffix,
         )
         await run_workflow(request, deps)
 

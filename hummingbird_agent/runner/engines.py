@@ -3,7 +3,7 @@ adds the knowledge tools for projects that enable them and cites what they retur
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from hummingbird_agent.agent.run import SourceRegistrar
 from hummingbird_agent.bamboo import tools as knowledge_tools
@@ -59,12 +59,10 @@ class KnowledgeAgentExecutor:
             return
         stores, citations = self._stores, Citations(self._loaded.config.gitlab.url)
 
-        def sources(registry: ToolRegistry, loaded: LoadedConfig, workflow: str, project: str) -> None:
-            self._register_sources(registry, loaded, workflow, project)
+        def sources(registry: ToolRegistry, loaded: LoadedConfig, workflow: str, project: str) -> Sequence[str]:
+            gaps = self._register_sources(registry, loaded, workflow, project)
             knowledge_tools.register(registry, stores, citations.wrap)
+            return tuple(gaps or ())
 
-        async def cited(ok: bool, text: str) -> None:
-            await publish(ok, text + citations.footer() if ok else text)
-
-        agent = AgentExecutor(self._loaded, self._model, self._sandboxes, sources, self._redact)
-        await agent.run(order, resume, cited, save)
+        agent = AgentExecutor(self._loaded, self._model, self._sandboxes, sources, self._redact, citations.footer)
+        await agent.run(order, resume, publish, save)

@@ -7,9 +7,11 @@ stops (the note is final) or finishes it (the note is still a placeholder after 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import AsyncIterable, Mapping
 from typing import Any
 
+from hummingbird_agent.agent.report import failure_text
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import PostedNote
@@ -112,7 +114,7 @@ async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: Posted
             body = note_text.result_body(text, marker, reply_prompt=conversational)
         else:
             log.warning("workflow run failed: %s", text)
-            body = note_text.failure_body(marker)
+            body = note_text.failure_body(marker, text)
         await deps.gitlab.update_note(order.project_id, order.mr_iid, note.discussion_id, note.note_id, body)
         published = True
         log.info("note %s updated (%s)", note.note_id, "result" if ok else "failure")
@@ -125,4 +127,6 @@ async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: Posted
     except AgentError as exc:
         if published:
             raise
-        await publish(False, str(exc))
+        correlation_id = uuid.uuid4().hex[:12]
+        log.error("run could not start correlation_id=%s error=%s", correlation_id, exc)
+        await publish(False, failure_text(type(exc).__name__, correlation_id))

@@ -30,7 +30,8 @@ def test_run_post_creates_a_thread_with_marker(
     argv = ["run", "review-mr", "--project", PROJECT, "--mr", str(IID), "--post",
             "--config", str(tmp_path / "config.yaml")]
     assert main(argv) == 0
-    assert capsys.readouterr().out == NOTE + "\n"
+    printed = capsys.readouterr().out
+    assert printed.startswith(NOTE + "\n\n<details>") and "scripted/" in printed
     [discussion] = gitlab_server.discussions[(PROJECT_ID, IID)]
     [note] = discussion["notes"]
     assert note["author"]["id"] == gitlab_server.bot_user["id"] and note["internal"] is True
