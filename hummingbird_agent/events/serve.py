@@ -18,9 +18,11 @@ from hummingbird_agent.config import LoadedConfig, QueuesConfig
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.events.embedded import EmbeddedStore
 from hummingbird_agent.events.protocols import Continuations, Event, Handler, Queue
-from hummingbird_agent.events.router import router_loop
+from hummingbird_agent.events.router import RouterStats, router_loop
 from hummingbird_agent.events.webhook import DedupLedger, WebhookIngress, build_app
 from hummingbird_agent.events.worker import WorkerSettings, poll_loop
+from hummingbird_agent.metrics import Metrics, metered_handler
+from hummingbird_agent.metrics.http import add_metrics_route, webhook_counter
 
 logger = logging.getLogger(__name__)
 ROLES = ("router", "worker", "ingress", "all")
@@ -102,7 +104,8 @@ def worker_settings(queues: QueuesConfig) -> WorkerSettings:
     )
 
 
-async def _start_http(loaded: LoadedConfig, role: str, transport: Transport) -> tuple[web.AppRunner, str]:
+async def _start_http(loaded: LoadedConfig, role: str, transport: Transport,
+                      metrics: Metrics) -> tuple[web.AppRunner, str]:
     hook = loaded.config.webhook
     ingress = None
     if hook.enabled and role in ("ingress", "all") and transport.ingress is not None:
@@ -112,7 +115,10 @@ async def _start_http(loaded: LoadedConfig, role: str, transport: Transport) -> 
         ledger = DedupLedger(budgets.WEBHOOK_DEDUP_WINDOW_S, budgets.WEBHOOK_DEDUP_MAX_KEYS)
         ingress = WebhookIngress(transport.ingress, secret, hook.max_body_bytes, ledger)
     queues = [q for q in (transport.ingress, transport.work) if q is not None]
-    runner = web.AppRunner(build_app(queues, ingress, hook.path), access_log=None)
+    app = build_app(queues, ingress, hook.path)
+    add_metrics_route(app, metrics, {q.name: q.depth for q in queues if hasattr(q, "depth")})
+    app.middlewares.append(webhook_counter(metrics, hook.path))
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, hook.host, hook.port).start()
@@ -123,17 +129,20 @@ async def _start_http(loaded: LoadedConfig, role: str, transport: Transport) -> 
     return runner, f"http://{host}:{port}"
 
 
-async def run_service(loaded: LoadedConfig, role: str, handler: Handler, stop: asyncio.Event | None = None) -> int:
-    """Run `role` until `stop` is set or SIGTERM/SIGINT arrives; returns the exit code (0)."""
+async def run_service(loaded: LoadedConfig, role: str, handler: Handler, stop: asyncio.Event | None = None,
+                      metrics: Metrics | None = None) -> int:
+    """Run `role` until `stop` is set or SIGTERM/SIGINT arrives; returns the exit code (0). Every role serves
+    /metrics from `metrics` (a fresh registry when not given)."""
     if role not in ROLES:
         raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     stop = stop or asyncio.Event()
+    metrics = metrics if metrics is not None else Metrics()
     queues = loaded.config.queues
     with _signals_set(stop):
         async with open_transport(loaded, role) as transport:
-            runner, url = await _start_http(loaded, role, transport)
+            runner, url = await _start_http(loaded, role, transport, metrics)
             try:
-                loops = _loops(role, transport, handler, queues, stop)
+                loops = _loops(role, transport, metered_handler(handler, metrics), queues, stop, metrics)
                 logger.info("serve ready: role=%s transport=%s listening on %s", role, transport.description, url)
                 await asyncio.gather(stop.wait(), *loops)
             finally:
@@ -143,10 +152,14 @@ async def run_service(loaded: LoadedConfig, role: str, handler: Handler, stop: a
 
 
 def _loops(
-    role: str, transport: Transport, handler: Handler, queues: QueuesConfig, stop: asyncio.Event
+    role: str, transport: Transport, handler: Handler, queues: QueuesConfig, stop: asyncio.Event, metrics: Metrics
 ) -> list[Awaitable[Any]]:
     loops: list[Awaitable[Any]] = []
     if role in ("router", "all") and transport.ingress is not None and transport.work is not None:
+        stats = RouterStats()
+        metrics.watch_counts("hummingbird_events_routed", "Ingress messages by routing outcome.", "outcome",
+                             lambda: {"forwarded": stats.forwarded, "undecodable": stats.undecodable,
+                                      "send_failed": stats.send_failures})
         loops.append(
             router_loop(
                 transport.ingress,
@@ -154,6 +167,7 @@ def _loops(
                 stop,
                 wait_s=queues.wait_time_s,
                 visibility_timeout_s=queues.visibility_timeout_s,
+                stats=stats,
             )
         )
     if role in ("worker", "all") and transport.work is not None:

@@ -11,6 +11,7 @@ from hummingbird_agent.bamboo.accumulator import Stores
 from hummingbird_agent.bamboo.citations import Citations
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.models.base import Model
 from hummingbird_agent.runner.agent_executor import AgentExecutor
 from hummingbird_agent.runner.executor import Executor, Publish, SaveSession
@@ -43,9 +44,10 @@ class KnowledgeAgentExecutor:
 
     def __init__(self, loaded: LoadedConfig, model: Model, sandbox_factory: Callable[[str], Sandbox],
                  register_sources: SourceRegistrar, redact: Callable[[str], str] = str,
-                 stores: Stores | None = None) -> None:
+                 stores: Stores | None = None, metrics: Metrics | None = None) -> None:
         self._loaded, self._model, self._sandboxes = loaded, model, sandbox_factory
         self._register_sources, self._redact, self._stores = register_sources, redact, stores
+        self._metrics = metrics
 
     def _enabled(self, order: WorkOrder) -> bool:
         workflow = self._loaded.config.workflows.get(order.workflow)
@@ -54,7 +56,8 @@ class KnowledgeAgentExecutor:
 
     async def run(self, order: WorkOrder, resume: StoredSession | None, publish: Publish, save: SaveSession) -> None:
         if not self._enabled(order) or self._stores is None:
-            agent = AgentExecutor(self._loaded, self._model, self._sandboxes, self._register_sources, self._redact)
+            agent = AgentExecutor(self._loaded, self._model, self._sandboxes, self._register_sources, self._redact,
+                                  metrics=self._metrics)
             await agent.run(order, resume, publish, save)
             return
         stores, citations = self._stores, Citations(self._loaded.config.gitlab.url)
@@ -64,5 +67,6 @@ class KnowledgeAgentExecutor:
             knowledge_tools.register(registry, stores, citations.wrap)
             return tuple(gaps or ())
 
-        agent = AgentExecutor(self._loaded, self._model, self._sandboxes, sources, self._redact, citations.footer)
+        agent = AgentExecutor(self._loaded, self._model, self._sandboxes, sources, self._redact, citations.footer,
+                              self._metrics)
         await agent.run(order, resume, publish, save)

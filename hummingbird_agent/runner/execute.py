@@ -17,6 +17,7 @@ from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import PostedNote
 from hummingbird_agent.gitlab.markers import SessionMarker, parse_markers
 from hummingbird_agent.gitlab.threads import bot_notes, scan_agent_threads
+from hummingbird_agent.metrics.wrappers import elapsed_since
 from hummingbird_agent.observability import log_context
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.posting import post_in_thread, requires_internal
@@ -27,10 +28,10 @@ from hummingbird_agent.sessions.base import StoredSession
 log = logging.getLogger(__name__)
 
 
-async def handle_continuation(deps: Deps, order: WorkOrder) -> None:
+async def handle_continuation(deps: Deps, order: WorkOrder, accepted_at: object = None) -> None:
     with log_context(session_id=order.session_id, project=order.project, mr_iid=order.mr_iid,
                      workflow=order.workflow):
-        await _execute_workflow(deps, order)
+        await _execute_workflow(deps, order, accepted_at)
 
 
 def _marker(order: WorkOrder) -> SessionMarker:
@@ -52,7 +53,7 @@ def _find_own_note(
     return None
 
 
-async def _execute_workflow(deps: Deps, order: WorkOrder) -> None:
+async def _execute_workflow(deps: Deps, order: WorkOrder, accepted_at: object = None) -> None:
     workflow = deps.config.workflows.get(order.workflow)
     settings = project_settings(workflow, order.project) if workflow else None
     if workflow is None or settings is None:
@@ -74,6 +75,8 @@ async def _execute_workflow(deps: Deps, order: WorkOrder) -> None:
             return
         resume = await deps.sessions.load(order.session_id)
     note = own[0] if own else await _post_placeholder(deps, order, marker)
+    if own is None and (waited := elapsed_since(accepted_at)) is not None:
+        deps.metrics.time_to_placeholder.labels(order.workflow).observe(waited)
     await _run(deps, order, marker, note, resume)
 
 
@@ -129,4 +132,5 @@ async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: Posted
             raise
         correlation_id = uuid.uuid4().hex[:12]
         log.error("run could not start correlation_id=%s error=%s", correlation_id, exc)
+        deps.metrics.runs.labels(order.workflow, "not_started").inc()
         await publish(False, failure_text(type(exc).__name__, correlation_id))
