@@ -40,6 +40,9 @@ FETCH_BATCH_CONCURRENCY = 4
 FETCH_BATCH_PREVIEW_BYTES = 120
 # A tool error sentence shown to the model is cut here; errors are one line, never a traceback.
 TOOL_ERROR_MAX_CHARS = 500
+# Long CLI batches (bamboo populate/analyze) off a terminal print one progress line at most this often,
+# seconds: often enough to see a stuck run in a CI log, rare enough that 10,000 incidents stay readable.
+PROGRESS_LINE_INTERVAL_S = 5.0
 # transcript.md shows each tool result cut to this many characters (the full data is in the sandbox).
 TRANSCRIPT_RESULT_MAX_CHARS = 2000
 

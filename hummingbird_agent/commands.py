@@ -69,7 +69,7 @@ def bamboo(args: argparse.Namespace) -> int:
 
     loaded = load(args.config)
     if args.bamboo_command == "populate":
-        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries)
+        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.show)
     if args.bamboo_command == "stats":
         return kb.stats_command(loaded)
     return kb.analyze_command(loaded, args.incident, args.json)
