@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from hummingbird_agent.config import LoadedConfig, default_config_path, load_config, required_env_names
+from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.observability import Redactor, setup_logging, setup_sentry
 
 
@@ -68,6 +69,11 @@ def bamboo(args: argparse.Namespace) -> int:
     from hummingbird_agent.bamboo import commands as kb
 
     loaded = load(args.config)
+    if not loaded.config.bamboo.enabled and not (args.bamboo_command == "populate" and args.dry_run):
+        # Before any store is built: a disabled knowledge base gets no directories, files or connections.
+        raise ConfigError(f"bamboo {args.bamboo_command}: the knowledge base is off in {loaded.path}; set "
+                          "`bamboo: {enabled: true}` there (embedded stores under bamboo.graph.path and "
+                          "bamboo.vectors.path, or a Neo4j / Qdrant server). Nothing was created")
     if args.bamboo_command == "populate":
         return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.show)
     if args.bamboo_command == "stats":

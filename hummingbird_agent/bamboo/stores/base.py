@@ -5,6 +5,7 @@ Backends implement these Protocols; the conformance suites in tests/bamboo run a
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -108,3 +109,13 @@ class VectorStore(Protocol):
     async def by_incident(self, incident_id: str, section: str | None = None) -> list[VectorHit]: ...
 
     async def count(self, section: str | None = None) -> int: ...
+
+
+def address(url: str) -> str:
+    """A server URL as errors name it: scheme, host, port and path, never user info."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = f"{parts.hostname}:{parts.port}" if parts.port else (parts.hostname or "")
+    except ValueError:
+        return "an invalid URL"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", "")) if host else url
