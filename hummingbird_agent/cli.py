@@ -28,7 +28,7 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from hummingbird_agent.commands import serve
 
-    return serve(args.config, args.role)
+    return serve(args.config, args.role, args.port)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -53,6 +53,9 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("serve", help="run the service (router, worker, webhook ingress)")
     _config_arg(p)
     p.add_argument("--role", choices=["router", "worker", "ingress", "all"], default="all", help="what to run")
+    p.add_argument("--port", type=int, default=None, metavar="N",
+                   help="HTTP port of this process (health, /metrics, webhook); overrides webhook.port, so that "
+                        "roles sharing a host do not collide")
     p.set_defaults(func=_cmd_serve)
 
 

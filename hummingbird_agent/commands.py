@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from hummingbird_agent.config import LoadedConfig, default_config_path, load_config, required_env_names
 from hummingbird_agent.errors import ConfigError
@@ -48,12 +49,24 @@ def render_summary(loaded: LoadedConfig) -> str:
     return "\n".join(lines)
 
 
-def serve(config_path: str | None, role: str) -> int:
+def serve(config_path: str | None, role: str, port: int | None = None) -> int:
     from hummingbird_agent.runner.service import serve as serve_service
 
     loaded = load(config_path)
+    if port is not None:
+        loaded = with_port(loaded, port)
     redact = start_process(loaded)
     return serve_service(loaded, role, redact)
+
+
+def with_port(loaded: LoadedConfig, port: int) -> LoadedConfig:
+    """`loaded` with webhook.port replaced (validated like the file's value)."""
+    cfg = loaded.config
+    try:
+        webhook = type(cfg.webhook).model_validate({**cfg.webhook.model_dump(), "port": port})
+    except ValueError:
+        raise ConfigError(f"--port {port}: must be 0-65535") from None
+    return dataclasses.replace(loaded, config=cfg.model_copy(update={"webhook": webhook}))
 
 
 def run_workflow(args: argparse.Namespace) -> int:
