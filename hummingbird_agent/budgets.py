@@ -67,6 +67,8 @@ NOTE_TAIL_RESERVE_CHARS = 2000
 # sentence to AUDIT_TEXT_MAX_CHARS (TOOL_ERROR_MAX_CHARS is the model's view; the note needs less).
 AUDIT_ARG_MAX_CHARS = 80
 AUDIT_TEXT_MAX_CHARS = 200
+# A workflow with `action: none` logs its result (INFO) cut to this many characters; the session keeps it whole.
+LOG_RESULT_MAX_CHARS = 4000
 
 # --- build-log excerpts ---------------------------------------------------------------------------
 # Default size of an excerpt. 60 numbered lines of a typical log are ~5 KB: the spill preview shows
@@ -111,6 +113,11 @@ SANDBOX_EXEC_TIMEOUT_S = 120.0
 # After a command's own `timeout -s KILL` should have fired, the host waits this long more before
 # killing the exec session itself (covers a wedged exec transport).
 SANDBOX_KILL_GRACE_S = 5.0
+# Sweeps of leftover processes after the last command in flight returns: `kill -KILL -1` is repeated
+# until it finds nothing (a fork bomb forks while the kill walks the table), at most this many times,
+# pausing when the pids limit refused the exec itself.
+SANDBOX_SWEEP_ATTEMPTS = 8
+SANDBOX_SWEEP_RETRY_S = 0.2
 # Bound of one streaming operation (stream_exec, read_file_iter, archive): 100 MB takes ~1 s here,
 # a 1 GB archive well under a minute; the bound only catches a wedged transport.
 SANDBOX_STREAM_TIMEOUT_S = 600.0
@@ -217,6 +224,34 @@ BAMBOO_INCIDENT_MAX_JOBS = 3
 # BAMBOO_SIMILAR_INCIDENTS + BAMBOO_CANDIDATE_CAUSES' incidents per call; a note cites the first ones).
 BAMBOO_CITED_INCIDENTS_MAX = 10
 
+# --- knowledge base: what an incident records, and the fix it learns from ------------------------
+# Log lines searched for the runner's `Using ... executor with image X` preamble (it comes within the
+# first ~20 lines; a long custom preamble still fits).
+BAMBOO_LOG_HEAD_LINES = 100
+# Echoed or traced commands (`$ cmd`, `+ cmd`) remembered while a log streams, the last ones win; the
+# failing command is the last one before the excerpt, so only the tail matters.
+BAMBOO_ECHOED_COMMANDS = 50
+# Longest failing command kept (characters); it is a Task_Feature name, so long one-liners are cut.
+BAMBOO_COMMAND_MAX_CHARS = 200
+# Testing Farm requests linked from the failing jobs' logs kept per incident (each becomes a reference).
+BAMBOO_MAX_REFERENCES = 10
+# The fix (compare of the analysed and the passing commit): changed files listed, and characters of the
+# diff summary kept as the Resolution's evidence and shown to the extractor. The summary sits inside the
+# incident's discussion text, which BAMBOO_PROMPT_EMAIL_CHARS clips, so it stays well below that.
+BAMBOO_FIX_MAX_FILES = 30
+BAMBOO_FIX_SUMMARY_CHARS = 2500
+# Diff lines shown per changed file in that summary (hunk headers and +/- lines only).
+BAMBOO_FIX_FILE_DIFF_LINES = 12
+# The project's CI config read for the failing job's definition (prefetch hint), characters: larger
+# files are not parsed (a generated config of that size is rarely read by a person either), and the hint is cut to
+# this many characters (a job definition is typically 0.2-1 KB).
+BAMBOO_CI_CONFIG_MAX_CHARS = 512 * 1024
+BAMBOO_CI_HINT_CHARS = 2000
+# Exploration results handed to the extractor as context: at most this many, each cut to this many
+# characters (they sit beside the log excerpts, BAMBOO_PROMPT_LOG_CHARS each).
+BAMBOO_EXPLORATION_HINTS = 8
+BAMBOO_EXPLORATION_HINT_CHARS = 1500
+
 # --- knowledge base exploration (ContextEnricher, MCP) ---------------------------------------------
 # Connecting to one external MCP server (spawn or HTTP, initialize, list_tools); a stdio server that
 # needs longer is counted as failed and contributes no tools. Measured: stdio ~0.6 s, HTTP ~0.05 s.
@@ -255,6 +290,17 @@ TOOL_BYTES_PER_TOKEN = 4
 # signatures are cut and suffixed with a hash).
 PROCEDURE_TOOLS_MAX = 25
 PROCEDURE_TOOL_NAME_MAX_CHARS = 60
+
+# --- GitLab (bot token) ----------------------------------------------------------------------------
+# One API request of the bot's client (connect and read). Notes and discussion pages answer in well under
+# a second; the bound keeps a hung proxy from holding a worker thread (and shutdown) for long.
+GITLAB_REQUEST_TIMEOUT_S = 20.0
+# Tries of a read or idempotent PUT on 429/5xx/timeouts, and of a note POST (each repeat only after the
+# bot's own note was looked for and not found). Backoff doubles from the base: 1 + 2 s between three
+# tries, so an outage fails a handler in under a minute and it is retried by the queue instead.
+GITLAB_ATTEMPTS = 3
+GITLAB_RETRY_BASE_S = 1.0
+GITLAB_RETRY_MAX_DELAY_S = 8.0
 
 # --- data sources ---------------------------------------------------------------------------------
 # Connect/read timeout of one data-source HTTP request (GitLab read token, Kubernetes, Kubearchive,

@@ -75,7 +75,7 @@ def run_workflow(args: argparse.Namespace) -> int:
     from hummingbird_agent.runner.cli_post import make_poster
 
     loaded = load(args.config)
-    return run_command(loaded, args, register_selected, make_poster(loaded) if args.post else None)
+    return run_command(loaded, args, register_selected, make_poster(loaded, args.workflow) if args.post else None)
 
 
 def bamboo(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from hummingbird_agent.models.base import Content, Model
 from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.observability import setup_logging
 from hummingbird_agent.sandbox import SandboxFactory
+from hummingbird_agent.sessions.base import StoredSession, validate_session_id
 from hummingbird_agent.sessions.local import load_directory, save_directory
 
 # post(request, note, ok): what --post does with the note once it is printed.
@@ -54,9 +55,17 @@ def build_request(args: argparse.Namespace) -> RunRequest:
         pipeline_id=args.pipeline,
         resume=resume,
         message=args.message,
-        # Known before the run so that a posted note can carry it in its session marker.
-        session_id=None if resume is not None else str(uuid.uuid4()),
+        # Known before the run so that a posted note can carry it in its session marker; a resumed run
+        # keeps the saved session's id, so replies to its note resume it too.
+        session_id=_saved_session_id(resume) if resume is not None else str(uuid.uuid4()),
     )
+
+
+def _saved_session_id(resume: StoredSession) -> str:
+    session_id = resume.context.get("session_id")
+    if not isinstance(session_id, str):
+        raise PermanentError("--resume: the saved context.json has no session_id")
+    return validate_session_id(session_id)
 
 
 async def execute(

@@ -201,6 +201,6 @@ async def _save(
         # An unused sandbox has nothing new: the stores keep a resumed session's earlier archive.
         await deps.save(context, transcript, sandbox.archive() if sandbox.used else None)
     except (AgentError, OSError) as exc:
-        log.error("session save failed error=%s", exc)
+        log.warning("session %s not saved: %s", session_id, exc)
         return False, (f"session not saved: {exc}",)
     return True, ()

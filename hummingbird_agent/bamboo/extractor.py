@@ -9,6 +9,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import replace
 
+from hummingbird_agent.bamboo.incident_context import exploration_hints, with_fix_evidence
 from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node
 from hummingbird_agent.bamboo.strategies.base import ExtractionStrategy, IncidentInput
 
@@ -52,4 +53,6 @@ class KnowledgeGraphExtractor:
 
     async def extract(self, incident: IncidentInput, doc_hints: Mapping[str, str] | None = None,
                       feedback: str = "") -> KnowledgeGraph:
-        return normalise(await self.strategy.extract(incident, doc_hints or {}, feedback))
+        """The strategy's graph; exploration results reach it as hints, the fix lands on its Resolutions."""
+        hints = {**(doc_hints or {}), **exploration_hints(incident.external_data)}
+        return with_fix_evidence(normalise(await self.strategy.extract(incident, hints, feedback)), incident.fix)

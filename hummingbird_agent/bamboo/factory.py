@@ -15,6 +15,7 @@ from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
 from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.data_sources.direct import WorkflowFiles
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.models import Model
 
@@ -85,7 +86,8 @@ def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None)
     cfg = loaded.config.bamboo
     llm = JsonLLM(ModelText(model, cfg.model))
     salt = (loaded.secret(cfg.pseudonym_salt_env) or "").encode()
-    strategy = default_registry().create(cfg.extraction_strategy, StrategyDeps(llm, salt))
+    files = WorkflowFiles(loaded, ACCUMULATE_WORKFLOW)
+    strategy = default_registry().create(cfg.extraction_strategy, StrategyDeps(llm, salt, files))
     explorer = build_explorer(loaded, llm, stores, ACCUMULATE_WORKFLOW, strategy.task_summary)
     return KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, stores,
                                 enricher=explorer, max_review_retries=cfg.max_review_retries, tool_memory=explorer)

@@ -20,6 +20,7 @@ class IncidentLine(BaseModel):
     task_data: dict[str, Any] = {}
     external_data: dict[str, Any] = {}
     task_logs: dict[str, str] = {}
+    fix: dict[str, Any] = {}
 
     @model_validator(mode="after")
     def _has_content(self) -> IncidentLine:
@@ -40,7 +41,7 @@ def parse_incident(text: str) -> IncidentInput:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "line"
         raise ValueError(f"{where}: {first['msg']}") from None
-    return IncidentInput(line.email_text, line.task_data, line.external_data, line.task_logs, line.id)
+    return IncidentInput(line.email_text, line.task_data, line.external_data, line.task_logs, line.id, line.fix)
 
 
 def read_lines(path: str) -> list[tuple[int, str]]:

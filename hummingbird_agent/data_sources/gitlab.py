@@ -28,6 +28,8 @@ SOURCE = "gitlab"
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\^_=>])")
 _STATUS_KEYS = ("id", "name", "status", "stage", "ref", "sha", "target_url", "allow_failure", "description",
                 "created_at", "started_at", "finished_at")
+_JOB_KEYS = ("id", "name", "stage", "status", "failure_reason", "tag_list", "allow_failure", "ref", "web_url",
+             "created_at", "started_at", "finished_at", "duration")
 _MR_KEYS = ("iid", "title", "description", "state", "draft", "sha", "source_branch", "target_branch", "labels",
             "web_url", "created_at", "updated_at", "merge_status", "diff_refs")
 
@@ -118,6 +120,17 @@ def strip_ansi_stream(chunks: Iterable[bytes]) -> Iterator[bytes]:
         yield _ANSI.sub("", tail).encode()
 
 
+def get_job(gl: gitlab.Gitlab, project: str, job_id: int) -> dict[str, Any] | ToolResult:
+    def fetch() -> dict[str, Any]:
+        job = _project(gl, project).jobs.get(job_id).asdict()
+        out = {k: job.get(k) for k in _JOB_KEYS}
+        out["pipeline_id"] = (job.get("pipeline") or {}).get("id")
+        out["runner"] = (job.get("runner") or {}).get("description")
+        return out
+
+    return _call(f"job {job_id} in {project}", fetch)
+
+
 def get_job_log(gl: gitlab.Gitlab, project: str, job_id: int) -> StreamingResponse | ToolResult:
     context = f"log of job {job_id} in {project}"
     trace = _call(context, lambda: _project(gl, project).jobs.get(job_id, lazy=True).trace(
@@ -172,6 +185,9 @@ TOOL_DEFS = (
             get_file_at_ref),
     ToolDef("gitlab_get_repo_archive", "The repository at a ref as a tar.gz file in the sandbox (binary; unpack "
             "it with tar in sandbox_exec).", _schema(project=_PROJECT, ref=_REF), get_repo_archive),
+    ToolDef("gitlab_get_job", "Metadata of one GitLab CI job: stage, status, failure_reason (script_failure, "
+            "runner_system_failure, stuck_or_timeout_failure, ...), the runner tags it required (tag_list), runner, "
+            "pipeline id.", _schema(project=_PROJECT, job_id={"type": "integer", "minimum": 1}), get_job),
     ToolDef("gitlab_get_job_log", "Log (trace) of a GitLab CI job, ANSI colours removed. The job id is the last "
             "number of the status target_url.",
             _schema(project=_PROJECT, job_id={"type": "integer", "minimum": 1}), get_job_log),

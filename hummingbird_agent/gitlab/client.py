@@ -1,25 +1,37 @@
 """The orchestrator's GitLab adapter (bot write token): notes, discussions, member checks, bot identity.
 
 The only place the bot token is used. python-gitlab is synchronous, so every call runs in a worker thread;
-its exceptions are mapped to our typed errors here, with the project and MR as context.
+its exceptions are mapped to our typed errors here, with the method and path as context.
+
+Retries (python-gitlab's own retry loop is off: it sleeps inside the thread, where shutdown cannot stop it,
+and it re-sends POSTs blindly):
+- reads (GET) and idempotent writes (PUT: update a note, resolve a thread) are retried here on 429/5xx,
+  timeouts and connection errors, with cancellable backoff, GITLAB_ATTEMPTS times at most;
+- creating a note (POST) goes out once; after such a failure, `post_note_once` looks for the bot's own note
+  (the caller says how to recognise it) before it posts again, since GitLab may have stored the first one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterator
+import logging
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import gitlab
 import gitlab.exceptions as glexc
 
+from hummingbird_agent import budgets
 from hummingbird_agent.errors import PermanentError, TransientError
 from hummingbird_agent.lifecycle import ClientState
 
 T = TypeVar("T")
 DEVELOPER_ACCESS = 30
+log = logging.getLogger(__name__)
+# Per-request options: 429s and 5xx come back to us instead of being slept on inside the thread.
+_ONCE: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +57,14 @@ def _short(message: Any) -> str:
     return str(message).replace("\n", " ")[:200]
 
 
+def _mr_path(project_id: int | str, iid: int) -> str:
+    return f"/projects/{project_id}/merge_requests/{iid}"
+
+
 class GitLabClient:
     """Async facade over python-gitlab for the bot's own actions."""
 
-    def __init__(self, url: str, token: str, timeout_s: float = 30.0,
+    def __init__(self, url: str, token: str, timeout_s: float = budgets.GITLAB_REQUEST_TIMEOUT_S,
                  on_response: Callable[[str, int], None] | None = None) -> None:
         self._url, self._token, self._timeout_s = url, token, timeout_s
         self._on_response = on_response
@@ -62,7 +78,7 @@ class GitLabClient:
 
     async def open(self) -> None:
         self._gl = gitlab.Gitlab(
-            self._url, private_token=self._token, retry_transient_errors=True, timeout=self._timeout_s
+            self._url, private_token=self._token, retry_transient_errors=False, timeout=self._timeout_s
         )
         if self._on_response is not None:
             seen = self._on_response
@@ -75,7 +91,8 @@ class GitLabClient:
             self._gl.session.close()
         self.state = ClientState.CLOSED
 
-    async def _call(self, context: str, fn: Callable[[gitlab.Gitlab], T]) -> T:
+    async def _call(self, context: str, fn: Callable[[gitlab.Gitlab], T], *, retry: bool = True) -> T:
+        """Run `fn` in a thread; retry transient failures unless `retry` is off (a POST that creates)."""
         if self._gl is None or self.state is not ClientState.OPEN:
             raise PermanentError(f"GitLab {context}: client is {self.state.value}")
         gl = self._gl
@@ -84,7 +101,17 @@ class GitLabClient:
             with map_gitlab_errors(context):
                 return fn(gl)
 
-        return await asyncio.to_thread(run)
+        attempts = budgets.GITLAB_ATTEMPTS if retry else 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return await asyncio.to_thread(run)
+            except TransientError as exc:
+                log.warning("GitLab call failed (attempt %d of %d): %s", attempt, attempts, exc)
+                if attempt == attempts:
+                    raise
+                await asyncio.sleep(min(budgets.GITLAB_RETRY_BASE_S * 2 ** (attempt - 1),
+                                        budgets.GITLAB_RETRY_MAX_DELAY_S))
+        raise AssertionError("unreachable")
 
     async def bot_user_id(self) -> int:
         """The token owner's user id (GET /user), fetched once per client."""
@@ -102,29 +129,29 @@ class GitLabClient:
         """The user's effective access level on the project (inherited included); 0 for non-members."""
         def level(gl: gitlab.Gitlab) -> int:
             try:
-                member = gl.projects.get(project_id, lazy=True).members_all.get(user_id)
+                member = gl.projects.get(project_id, lazy=True).members_all.get(user_id, **_ONCE)
             except glexc.GitlabGetError as exc:
                 if exc.response_code == 404:
                     return 0
                 raise
             return int(member.access_level)
 
-        return await self._call(f"member {user_id} of project {project_id}", level)
+        return await self._call(f"GET /projects/{project_id}/members/all/{user_id}", level)
 
     async def discussions(self, project_id: int | str, iid: int) -> list[dict[str, Any]]:
         """Every discussion of the MR as plain dicts (all pages)."""
         def fetch(gl: gitlab.Gitlab) -> list[dict[str, Any]]:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
-            return [d.asdict() for d in mr.discussions.list(iterator=True)]
+            return [d.asdict() for d in mr.discussions.list(iterator=True, **_ONCE)]
 
-        return await self._call(f"discussions of !{iid}", fetch)
+        return await self._call(f"GET {_mr_path(project_id, iid)}/discussions", fetch)
 
     async def discussion(self, project_id: int | str, iid: int, discussion_id: str) -> dict[str, Any]:
         def fetch(gl: gitlab.Gitlab) -> dict[str, Any]:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
-            return dict(mr.discussions.get(discussion_id).asdict())
+            return dict(mr.discussions.get(discussion_id, **_ONCE).asdict())
 
-        return await self._call(f"discussion {discussion_id} of !{iid}", fetch)
+        return await self._call(f"GET {_mr_path(project_id, iid)}/discussions/{discussion_id}", fetch)
 
     async def create_thread(self, project_id: int | str, iid: int, body: str, internal: bool) -> PostedNote:
         """A new top-level discussion (thread) on the MR."""
@@ -133,31 +160,87 @@ class GitLabClient:
             data: dict[str, Any] = {"body": body}
             if internal:
                 data["internal"] = True
-            disc = mr.discussions.create(data)
+            disc = mr.discussions.create(data, **_ONCE)
             return PostedNote(str(disc.id), int(disc.attributes["notes"][0]["id"]))
 
-        return await self._call(f"create thread on !{iid}", create)
+        return await self._call(f"POST {_mr_path(project_id, iid)}/discussions", create, retry=False)
 
     async def reply(self, project_id: int | str, iid: int, discussion_id: str, body: str) -> PostedNote:
         def add(gl: gitlab.Gitlab) -> PostedNote:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
             disc = mr.discussions.get(discussion_id, lazy=True)
-            note = disc.notes.create({"body": body})
+            note = disc.notes.create({"body": body}, **_ONCE)
             return PostedNote(discussion_id, int(note.id))
 
-        return await self._call(f"reply in {discussion_id} on !{iid}", add)
+        return await self._call(f"POST {_mr_path(project_id, iid)}/discussions/{discussion_id}/notes", add,
+                                retry=False)
 
     async def update_note(self, project_id: int | str, iid: int, discussion_id: str, note_id: int, body: str) -> None:
         def update(gl: gitlab.Gitlab) -> None:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
             disc = mr.discussions.get(discussion_id, lazy=True)
-            disc.notes.update(note_id, {"body": body})
+            disc.notes.update(note_id, {"body": body}, **_ONCE)
 
-        await self._call(f"update note {note_id} on !{iid}", update)
+        # A PUT of the same body is idempotent: retried like a read.
+        await self._call(f"PUT {_mr_path(project_id, iid)}/discussions/{discussion_id}/notes/{note_id}", update)
 
     async def resolve_thread(self, project_id: int | str, iid: int, discussion_id: str) -> None:
         def resolve(gl: gitlab.Gitlab) -> None:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
-            mr.discussions.update(discussion_id, {"resolved": True})
+            mr.discussions.update(discussion_id, {"resolved": True}, **_ONCE)
 
-        await self._call(f"resolve {discussion_id} on !{iid}", resolve)
+        await self._call(f"PUT {_mr_path(project_id, iid)}/discussions/{discussion_id}", resolve)
+
+    async def post_note_once(
+        self, project_id: int | str, iid: int, body: str, *, discussion_id: str | None, internal: bool,
+        is_mine: Callable[[str], bool],
+    ) -> PostedNote:
+        """Post `body` as a reply in `discussion_id` (else as a new thread) exactly once. After a failed POST
+        the bot's notes on the MR are searched with `is_mine(note body)` before the POST is repeated."""
+        for attempt in range(1, budgets.GITLAB_ATTEMPTS + 1):
+            try:
+                if discussion_id:
+                    return await self.reply(project_id, iid, discussion_id, body)
+                return await self.create_thread(project_id, iid, body, internal=internal)
+            except TransientError:
+                if attempt == budgets.GITLAB_ATTEMPTS:
+                    raise
+            await asyncio.sleep(budgets.GITLAB_RETRY_BASE_S * 2 ** (attempt - 1))
+            found = await self.find_own_note(project_id, iid, is_mine)
+            if found is not None:
+                log.info("GitLab stored the note despite the error; not posting it again (note %s)", found.note_id)
+                return found
+        raise AssertionError("unreachable")
+
+    async def find_own_note(
+        self, project_id: int | str, iid: int, is_mine: Callable[[str], bool]
+    ) -> PostedNote | None:
+        """The first note written by the bot on the MR whose body satisfies `is_mine`."""
+        bot_id = await self.bot_user_id()
+        for discussion in await self.discussions(project_id, iid):
+            for note in discussion.get("notes") or []:
+                if _author_id(note) == bot_id and is_mine(str(note.get("body") or "")):
+                    return PostedNote(str(discussion["id"]), int(note["id"]))
+        return None
+
+    # --- reads for learning from a fix (the learning decision is made before any note) -------------
+    async def commit_statuses(self, project_id: int | str, sha: str) -> list[dict[str, Any]]:
+        """Every CI status of a commit (GitLab jobs and external statuses), all pages."""
+        def fetch(gl: gitlab.Gitlab) -> list[dict[str, Any]]:
+            commit = gl.projects.get(project_id, lazy=True).commits.get(sha, lazy=True)
+            return [s.asdict() for s in commit.statuses.list(iterator=True, all=True, per_page=100, **_ONCE)]
+
+        return await self._call(f"GET /projects/{project_id}/repository/commits/{sha[:12]}/statuses", fetch)
+
+    async def compare(self, project_id: int | str, from_sha: str, to_sha: str) -> dict[str, Any]:
+        """GET /repository/compare: the commits and file diffs from `from_sha` to `to_sha`."""
+        def fetch(gl: gitlab.Gitlab) -> dict[str, Any]:
+            return dict(gl.projects.get(project_id, lazy=True).repository_compare(from_sha, to_sha, **_ONCE))
+
+        return await self._call(f"GET /projects/{project_id}/repository/compare {from_sha[:12]}...{to_sha[:12]}",
+                                fetch)
+
+
+def _author_id(note: Mapping[str, Any]) -> int | None:
+    author = note.get("author") or {}
+    return author.get("id") if isinstance(author, Mapping) else None

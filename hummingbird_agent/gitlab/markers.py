@@ -15,9 +15,16 @@ from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.sessions.base import validate_session_id
 
 MARKER_TAG = "hummingbird-session"
+# Help, error and refusal replies carry no session; this marker only records the user note they answer,
+# so a post that failed after GitLab stored it can be recognised instead of posted twice.
+REPLY_TAG = "hummingbird-reply"
 # `<!-- hummingbird-session {"id": "...", "wf": "...", "sha": "..."} -->`, or the legacy plain-UUID form.
+# An automatic run records its commit as `sha` (SHA dedup reads it); a command-triggered run as `at`,
+# which dedup ignores (a member may ask again for the same commit) but learning reads.
 _MARKER_RE = re.compile(r"<!--\s*" + MARKER_TAG + r"[:\s]\s*(?P<payload>[^\n]*?)\s*-->")
+_REPLY_RE = re.compile(r"<!--\s*" + REPLY_TAG + r"\s+\{\"re\":(?P<re>\d+)\}\s*-->")
 _TRANSCRIPT_RE = re.compile(r"<details>\s*<summary>\s*Agent transcript.*?</details>", re.S | re.I)
+_HEX = re.compile(r"[0-9a-f]{7,64}")
 _FOOTER_RE = re.compile(r"\n-{3,}\n<sub>.*?</sub>\s*$", re.S)
 
 
@@ -30,6 +37,13 @@ class SessionMarker:
     sha: str | None = None
     re: int | None = None
     """For answers to a reply: the id of the user note answered (a redelivered reply is answered once)."""
+    at: str | None = None
+    """For command-triggered runs: the commit the run looked at (not used for SHA dedup)."""
+
+    @property
+    def commit(self) -> str | None:
+        """The commit the run looked at, however it was triggered."""
+        return self.sha or self.at
 
     @property
     def legacy(self) -> bool:
@@ -59,8 +73,19 @@ def format_marker(marker: SessionMarker) -> str:
         payload["sha"] = marker.sha
     if marker.re is not None:
         payload["re"] = marker.re
+    if marker.at:
+        payload["at"] = marker.at
     # `--` cannot appear inside an HTML comment; JSON of ids, names and hex SHAs never contains it.
     return f"<!-- {MARKER_TAG} {json.dumps(payload, separators=(',', ':'))} -->"
+
+
+def format_reply_marker(note_id: int) -> str:
+    return f'<!-- {REPLY_TAG} {{"re":{int(note_id)}}} -->'
+
+
+def answers_note(body: str, note_id: int) -> bool:
+    """Whether `body` carries the reply marker of an answer to note `note_id`."""
+    return any(int(m.group("re")) == note_id for m in _REPLY_RE.finditer(body or ""))
 
 
 def parse_markers(body: str) -> list[SessionMarker]:
@@ -82,18 +107,19 @@ def _parse_payload(payload: str) -> SessionMarker | None:
         return None
     if not isinstance(data, dict) or not is_session_id(data.get("id")):
         return None
-    wf, sha, re_ = data.get("wf"), data.get("sha"), data.get("re")
+    wf, sha, re_, at = data.get("wf"), data.get("sha"), data.get("re"), data.get("at")
     return SessionMarker(
         id=data["id"].lower(),
         wf=wf if isinstance(wf, str) and wf else None,
         sha=sha if isinstance(sha, str) and sha else None,
         re=re_ if isinstance(re_, int) and not isinstance(re_, bool) else None,
+        at=at if isinstance(at, str) and _HEX.fullmatch(at) else None,
     )
 
 
 def strip_agent_note(body: str) -> str:
     """The review text of an agent note without transcript blocks, footer and markers (for the model)."""
     text = _TRANSCRIPT_RE.sub("", body or "")
-    text = _MARKER_RE.sub("", text)
+    text = _REPLY_RE.sub("", _MARKER_RE.sub("", text))
     text = _FOOTER_RE.sub("", text.rstrip() + "\n")
     return text.strip()

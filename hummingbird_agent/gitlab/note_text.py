@@ -13,6 +13,8 @@ from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
 PLACEHOLDER_TEXT = "Running the workflow..."
 FAILURE_TEXT = "Hummingbird analysis failed."
 REPLY_PROMPT = "_Reply to this thread to ask a follow-up question; the agent continues with the same context._"
+UNSAVED_NOTICE = ("_This conversation could not be saved, so a reply cannot continue it; start a new run with "
+                  "`/hummingbird <workflow>`._")
 TRUNCATION_NOTICE = "\n\n**[truncated: the result was longer than a GitLab note allows]**"
 COMMAND = "/hummingbird"
 
@@ -30,6 +32,11 @@ def result_body(result: str, marker: SessionMarker, *, reply_prompt: bool) -> st
 def failure_body(marker: SessionMarker, reason: str | None = None) -> str:
     detail = f"\n\n{reason}" if reason else ""
     return f"{FAILURE_TEXT}{detail}\n\n{format_marker(marker)}"
+
+
+def unsaved_body(body: str) -> str:
+    """A posted result whose session failed to save: the reply prompt becomes UNSAVED_NOTICE."""
+    return body.replace(REPLY_PROMPT, UNSAVED_NOTICE)
 
 
 def cap_body(text: str, reserve: int = 0) -> str:
@@ -69,6 +76,13 @@ def session_expired_body() -> str:
     return (
         "This conversation's session has expired, so I cannot continue it. "
         f"Start a new run with `{COMMAND} <workflow>` (see `{COMMAND} help`)."
+    )
+
+
+def session_unsaved_body() -> str:
+    return (
+        "This conversation was never saved (the session store failed when the run ended), so I cannot "
+        f"continue it. Start a new run with `{COMMAND} <workflow>` (see `{COMMAND} help`)."
     )
 
 

@@ -16,7 +16,7 @@ ANALYSIS_WORKFLOW = "analyze-failures"
 
 @dataclass(frozen=True, slots=True)
 class AnalysisNote:
-    """The agent's final analysis note: its session, the analysed SHA (automatic runs) and its text."""
+    """The agent's final analysis note: its session, the analysed SHA (None for legacy notes) and its text."""
 
     session_id: str
     sha: str | None
@@ -34,7 +34,7 @@ def last_analysis(discussions: Iterable[Mapping[str, Any]], bot_id: int,
             body = str(note.get("body") or "")
             mine = [m for m in parse_markers(body) if m.wf == workflow]
             if mine and not body.startswith(PLACEHOLDER_TEXT):
-                found = AnalysisNote(mine[0].id, mine[0].sha, str(discussion["id"]), bool(note.get("internal")),
+                found = AnalysisNote(mine[0].id, mine[0].commit, str(discussion["id"]), bool(note.get("internal")),
                                      strip_agent_note(body))
     return found
 

@@ -12,10 +12,13 @@ from hummingbird_agent.bamboo.model import NodeType
 from hummingbird_agent.bamboo.navigator import ReasoningNavigator
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.data_sources.direct import ReadTools
+from hummingbird_agent.errors import AgentError
 from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.runner.agent_threads import AnalysisNote, last_analysis
 from hummingbird_agent.runner.executor import Publish, SaveSession
-from hummingbird_agent.runner.mr_incident import Gathered, ReadTools, gather_failure, trusted_discussion
+from hummingbird_agent.runner.fix import Fix, fix_section, read_fix
+from hummingbird_agent.runner.mr_incident import Gathered, gather_failure, trusted_discussion
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.sessions.base import StoredSession
 
@@ -24,25 +27,29 @@ NOTHING_TO_LEARN = ("Nothing to learn yet: this merge request has no `analyze-fa
                     "`/hummingbird analyze-failures` on the failing pipeline first.")
 
 
-def learn_sources(order: WorkOrder, analysis: AnalysisNote, gathered: Gathered) -> str:
-    """The incident's explanation, most reliable first: the member's own words, the analysis, the thread."""
+def learn_sources(order: WorkOrder, analysis: AnalysisNote, gathered: Gathered, outcome: str) -> str:
+    """The incident's explanation, most reliable first (the text is clipped at the end): the member's own
+    words, the outcome and fix as GitLab recorded them, the analysis, the thread."""
     parts = [f"Merge request !{order.mr_iid}: {gathered.title}".rstrip(": ")]
     if order.trigger == "command" and order.message:
         parts.append(f"## Explanation by the member who asked to learn it\n{order.message}")
+    if outcome:
+        parts.append(outcome)
     parts.append(f"## The agent's analysis of the failure\n{analysis.text}")
     if gathered.discussion:
         parts.append(f"## Merge request discussion (members only)\n{gathered.discussion}")
-    if order.trigger == "pipeline":
-        parts.append("## Outcome\nA later pipeline of this merge request passed: the failure was fixed.")
     return "\n\n".join(parts)
 
 
-def learned_note(result: AccumulationResult, gitlab_url: str, gaps: list[str]) -> str:
+def learned_note(result: AccumulationResult, gitlab_url: str, gaps: list[str], fix: Fix | None = None) -> str:
     causes = [n.name for n in result.knowledge.graph.of_type(NodeType.CAUSE)]
     fixes = [n.name for n in result.knowledge.graph.of_type(NodeType.RESOLUTION)]
     lines = [f"**Learned** this failure as incident {incident_link(result.knowledge.incident_id, gitlab_url)}.",
              "", f"- Causes stored: {', '.join(causes) or 'none named'}",
              f"- Resolutions stored: {', '.join(fixes) or 'none named'}"]
+    if fix is not None:
+        lines.append(f"- Fix read from `{fix.base[:12]}..{fix.head[:12]}`: {len(fix.files) + fix.more_files} "
+                     "changed file(s)")
     if not result.approved:
         lines.append(f"- The reviewer did not approve it after {result.attempts} attempts; the best extraction "
                      "was stored.")
@@ -81,14 +88,32 @@ class BambooAccumulateExecutor:
             await publish(True, NOTHING_TO_LEARN)
             return
         tools = ReadTools.declared(self._loaded, order.workflow, order.project)
-        gathered = await gather_failure(tools, order, analysis.sha or order.sha)
+        analysed = analysis.sha or order.sha
+        gathered = await gather_failure(tools, order, analysed)
         gathered.discussion = await trusted_discussion(self._gitlab, order.project_id, discussions)
-        incident = IncidentInput(learn_sources(order, analysis, gathered), gathered.task, {}, gathered.logs,
-                                 learned_incident_id(order.project, order.mr_iid, analysis.session_id))
+        fix = await self._fix(order, analysed, gathered.gaps)
+        verified = order.trigger == "pipeline"
+        same = bool(analysed) and analysed == order.sha
+        outcome = fix_section(fix, verified, same) if verified or fix is not None else ""
+        incident = IncidentInput(learn_sources(order, analysis, gathered, outcome), gathered.task, {},
+                                 gathered.logs, learned_incident_id(order.project, order.mr_iid, analysis.session_id),
+                                 fix.to_json() if fix is not None else {})
         result = await self._accumulator.process(incident)
         log.info("learned incident %s (approved %s, attempts %d)", result.knowledge.incident_id, result.approved,
                  result.attempts)
-        await publish(True, learned_note(result, self._loaded.config.gitlab.url, gathered.gaps))
+        await publish(True, learned_note(result, self._loaded.config.gitlab.url, gathered.gaps, fix))
+
+    async def _fix(self, order: WorkOrder, analysed: str | None, gaps: list[str]) -> Fix | None:
+        """The changes from the analysed commit to the order's (the passing one, or the MR head for a
+        command); None when they are the same commit or the compare cannot be read (a stated gap)."""
+        if not analysed or not order.sha or analysed == order.sha:
+            return None
+        try:
+            compare = await self._gitlab.compare(order.project_id, analysed, order.sha)
+        except AgentError as exc:
+            gaps.append(f"the fix (changes {analysed[:12]}..{order.sha[:12]}): {exc}")
+            return None
+        return read_fix(compare, analysed, order.sha)
 
 
 class BambooDiagnoseExecutor:

@@ -8,18 +8,20 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import AsyncIterable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
 from typing import Any
 
+from hummingbird_agent import budgets
 from hummingbird_agent.agent.report import failure_text
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import PostedNote
-from hummingbird_agent.gitlab.markers import SessionMarker, parse_markers
+from hummingbird_agent.gitlab.markers import SessionMarker, answers_note, format_reply_marker, parse_markers
 from hummingbird_agent.gitlab.threads import bot_notes, scan_agent_threads
 from hummingbird_agent.metrics.wrappers import elapsed_since
 from hummingbird_agent.observability import log_context
 from hummingbird_agent.runner.deps import Deps
+from hummingbird_agent.runner.executor import SaveSession
 from hummingbird_agent.runner.posting import post_in_thread, requires_internal
 from hummingbird_agent.runner.rules import project_settings
 from hummingbird_agent.runner.work_order import WorkOrder
@@ -35,9 +37,11 @@ async def handle_continuation(deps: Deps, order: WorkOrder, accepted_at: object 
 
 
 def _marker(order: WorkOrder) -> SessionMarker:
+    new_command = order.kind == "new_session" and not order.automatic
     return SessionMarker(
         id=order.session_id, wf=order.workflow, sha=order.sha if order.automatic else None,
         re=order.note_id if order.kind == "resume_session" else None,
+        at=order.sha if new_command else None,
     )
 
 
@@ -71,9 +75,12 @@ async def _execute_workflow(deps: Deps, order: WorkOrder, accepted_at: object = 
     resume = None
     if order.kind == "resume_session":
         if not await deps.sessions.exists(order.session_id):
-            await _post_expired(deps, order)
+            await _post_missing_session(deps, order, _never_saved(discussions, bot_id, order.session_id))
             return
         resume = await deps.sessions.load(order.session_id)
+    if workflow.action == "none":
+        await _run_without_note(deps, order, resume)
+        return
     note = own[0] if own else await _post_placeholder(deps, order, marker)
     if own is None and (waited := elapsed_since(accepted_at)) is not None:
         deps.metrics.time_to_placeholder.labels(order.workflow).observe(waited)
@@ -95,38 +102,70 @@ async def _post_placeholder(deps: Deps, order: WorkOrder, marker: SessionMarker)
     body = note_text.placeholder_body(marker, order.workflow)
     internal = requires_internal(deps.config, order.project, order.workflow)
     return await post_in_thread(deps, order.project_id, order.mr_iid, order.discussion_id,
-                                order.discussion_internal, body, internal)
+                                order.discussion_internal, body, internal,
+                                lambda text: marker in parse_markers(text))
 
 
-async def _post_expired(deps: Deps, order: WorkOrder) -> None:
+def _never_saved(discussions: list[dict[str, Any]], bot_id: int, session_id: str) -> bool:
+    """Whether the session's own note says its save failed (then it never existed, it did not expire)."""
+    return any(
+        note_text.UNSAVED_NOTICE in str(note.get("body", ""))
+        and any(m.id == session_id for m in parse_markers(str(note.get("body", ""))))
+        for discussion in discussions for note in bot_notes(discussion, bot_id)
+    )
+
+
+async def _post_missing_session(deps: Deps, order: WorkOrder, never_saved: bool) -> None:
     internal = requires_internal(deps.config, order.project, order.workflow)
+    note_id = order.note_id or 0
+    text = note_text.session_unsaved_body() if never_saved else note_text.session_expired_body()
+    body = f"{text}\n\n{format_reply_marker(note_id)}"
     await post_in_thread(deps, order.project_id, order.mr_iid, order.discussion_id, order.discussion_internal,
-                         note_text.session_expired_body(), internal)
-    log.info("session %s not found; posted the expired-session reply", order.session_id)
+                         body, internal, lambda posted: answers_note(posted, note_id))
+    log.info("session %s not found (%s); posted the reply saying so", order.session_id,
+             "never saved" if never_saved else "expired")
+
+
+async def _run_without_note(deps: Deps, order: WorkOrder, resume: StoredSession | None) -> None:
+    """`action: none`: the result goes to the log and the session only. A saved session is the run's
+    effect, so a redelivered new-session order finds it and stops."""
+    if resume is None and await deps.sessions.exists(order.session_id):
+        log.info("work order already ran (session saved); nothing to do")
+        return
+
+    async def publish(ok: bool, text: str) -> None:
+        log.info("workflow result (action none, %s, %d chars): %s", "ok" if ok else "failed", len(text),
+                 text[: budgets.LOG_RESULT_MAX_CHARS])
+
+    await deps.executor.run(order, resume, publish, _saver(deps, order, None))
 
 
 async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: PostedNote,
                resume: StoredSession | None) -> None:
-    published = False
     # Only agent sessions can be continued by a reply; the knowledge-base engines keep no conversation.
     conversational = order.kind == "new_session" and deps.config.workflows[order.workflow].engine == "agent"
 
+    published, posted_body = False, ""
+
     async def publish(ok: bool, text: str) -> None:
-        nonlocal published
+        nonlocal published, posted_body
         if ok:
             body = note_text.result_body(text, marker, reply_prompt=conversational)
         else:
             log.warning("workflow run failed: %s", text)
             body = note_text.failure_body(marker, text)
         await deps.gitlab.update_note(order.project_id, order.mr_iid, note.discussion_id, note.note_id, body)
-        published = True
+        published, posted_body = True, body
         log.info("note %s updated (%s)", note.note_id, "result" if ok else "failure")
 
-    async def save(context: Mapping[str, Any], transcript: str, archive: AsyncIterable[bytes] | None) -> None:
-        await deps.sessions.save(order.session_id, context, transcript, archive)
+    async def mark_unsaved() -> None:
+        # Only a new conversation has a reply prompt to withdraw; a resumed one keeps its earlier save.
+        if conversational and published and note_text.REPLY_PROMPT in posted_body:
+            await deps.gitlab.update_note(order.project_id, order.mr_iid, note.discussion_id, note.note_id,
+                                          note_text.unsaved_body(posted_body))
 
     try:
-        await deps.executor.run(order, resume, publish, save)
+        await deps.executor.run(order, resume, publish, _saver(deps, order, mark_unsaved))
     except AgentError as exc:
         if published:
             raise
@@ -134,3 +173,20 @@ async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: Posted
         log.error("run could not start correlation_id=%s error=%s", correlation_id, exc)
         deps.metrics.runs.labels(order.workflow, "not_started").inc()
         await publish(False, failure_text(type(exc).__name__, correlation_id))
+
+
+def _saver(deps: Deps, order: WorkOrder, on_failure: Callable[[], Awaitable[None]] | None) -> SaveSession:
+    """The executor's save step; on failure (which the run logs with the session id and cause) `on_failure`
+    tells the note's readers that the conversation cannot be continued."""
+    async def save(context: Mapping[str, Any], transcript: str, archive: AsyncIterable[bytes] | None) -> None:
+        try:
+            await deps.sessions.save(order.session_id, context, transcript, archive)
+        except (AgentError, OSError):
+            if on_failure is not None:
+                try:
+                    await on_failure()
+                except AgentError as note_exc:
+                    log.warning("session %s: the note could not say it was not saved: %s", order.session_id, note_exc)
+            raise
+
+    return save

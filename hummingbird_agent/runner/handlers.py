@@ -17,6 +17,7 @@ from hummingbird_agent.gitlab.threads import find_session_for_reply, open_agent_
 from hummingbird_agent.runner import rules
 from hummingbird_agent.runner.agent_threads import last_analysis, learned_in_thread
 from hummingbird_agent.runner.deps import Deps
+from hummingbird_agent.runner.mr_incident import failing_jobs, still_failing
 from hummingbird_agent.runner.posting import post_simple_reply
 from hummingbird_agent.runner.webhooks import (
     MergeRequestRef,
@@ -86,12 +87,31 @@ async def _learn_on_success(deps: Deps, event: PipelineEvent, mr: MergeRequestRe
     if analysis is None or learned_in_thread(discussions, bot_id, analysis.discussion_id, learners):
         log.info("pipeline %s: nothing new to learn on !%s", event.pipeline_id, mr.iid)
         return
+    if not await _failure_fixed(deps, mr.project_id, analysis.sha, event.sha or mr.sha, event.pipeline_id):
+        return
     session_id = derive_session_id("learn", mr.project_id, event.pipeline_id, enabled[0])
     await _enqueue(continuations, WorkOrder(
         kind="new_session", session_id=session_id, workflow=enabled[0], trigger="pipeline",
         project_id=mr.project_id, project=mr.project, mr_iid=mr.iid, sha=event.sha or mr.sha,
         pipeline_id=event.pipeline_id, discussion_id=analysis.discussion_id, discussion_internal=analysis.internal,
     ))
+
+
+async def _failure_fixed(deps: Deps, project_id: int, analysed: str | None, passing: str | None,
+                         pipeline_id: int) -> bool:
+    """Learn only from a fix: every job that failed on the analysed commit passes on the passing one. A job
+    that was skipped, removed or still fails means the failure went away without being fixed."""
+    if not analysed or not passing:
+        log.info("pipeline %s: the analysed commit is not known; nothing learned", pipeline_id)
+        return False
+    failed = [job.name for job in failing_jobs(await deps.gitlab.commit_statuses(project_id, analysed))]
+    unfixed = still_failing(failed, await deps.gitlab.commit_statuses(project_id, passing)) if failed else []
+    if not failed or unfixed:
+        why = f"{', '.join(unfixed)} did not pass" if unfixed else "no failed job is recorded"
+        log.info("pipeline %s: not learned: %s (analysed %s, passing %s)", pipeline_id, why, analysed[:12],
+                 passing[:12])
+        return False
+    return True
 
 
 async def handle_merge_request(deps: Deps, body: Any, continuations: Continuations) -> None:

@@ -10,17 +10,16 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.config import LoadedConfig
-from hummingbird_agent.data_sources import register_selected
+from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.data_sources.gitlab_discussions import REDACTED, filter_discussions
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS, GitLabClient
 from hummingbird_agent.logs import excerpt_lines
+from hummingbird_agent.runner.job_facts import JobLog, LogFacts, external_references, job_fields
 from hummingbird_agent.runner.work_order import WorkOrder
-from hummingbird_agent.tools.base import StreamingResponse, ToolDef, ToolResult
-from hummingbird_agent.tools.registry import ToolRegistry, argument_problem
+from hummingbird_agent.tools.base import StreamingResponse
 
 _JOB_URL = re.compile(r"/-/jobs/(\d+)(?:[/?#]|$)")
 
@@ -33,17 +32,33 @@ class FailedJob:
     """GitLab CI job id (from the status target_url); None for external statuses (Konflux...)."""
 
 
-def failing_jobs(statuses: Iterable[Mapping[str, Any]]) -> list[FailedJob]:
-    """The latest status of each name that failed and may not fail (a retried job counts once)."""
+def latest_statuses(statuses: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """The latest status of each name (a retried job counts once)."""
     latest: dict[str, Mapping[str, Any]] = {}
     for status in sorted(statuses, key=lambda s: int(s.get("id") or 0)):
         latest[str(status.get("name"))] = status
+    return latest
+
+
+def failed_statuses(statuses: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The latest status of each name that failed and may not fail."""
+    return [s for s in latest_statuses(statuses).values()
+            if s.get("status") == "failed" and not s.get("allow_failure")]
+
+
+def failing_jobs(statuses: Iterable[Mapping[str, Any]]) -> list[FailedJob]:
     jobs = []
-    for name, status in latest.items():
-        if status.get("status") == "failed" and not status.get("allow_failure"):
-            match = _JOB_URL.search(str(status.get("target_url") or ""))
-            jobs.append(FailedJob(name, str(status.get("stage") or ""), int(match[1]) if match else None))
+    for status in failed_statuses(statuses):
+        match = _JOB_URL.search(str(status.get("target_url") or ""))
+        jobs.append(FailedJob(str(status.get("name")), str(status.get("stage") or ""),
+                              int(match[1]) if match else None))
     return jobs
+
+
+def still_failing(failed: Iterable[str], statuses: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Which of the `failed` job names do not pass in `statuses` (failed again, skipped, or gone)."""
+    latest = latest_statuses(statuses)
+    return [name for name in failed if (latest.get(name) or {}).get("status") != "success"]
 
 
 def iter_lines(chunks: Iterable[bytes]) -> Iterator[str]:
@@ -58,10 +73,13 @@ def iter_lines(chunks: Iterable[bytes]) -> Iterator[str]:
         yield tail
 
 
-def log_excerpt(chunks: Iterable[bytes]) -> str:
-    """The failure excerpt of a streamed log (blocking: run it in a thread)."""
-    excerpt = excerpt_lines(iter_lines(chunks), max_lines=budgets.BAMBOO_LOG_EXCERPT_LINES)
-    return "\n".join(line for _, line in excerpt.lines)
+def read_job_log(chunks: Iterable[bytes]) -> JobLog:
+    """The failure excerpt of a streamed log, the runner's image and the failing command (blocking: run it
+    in a thread)."""
+    facts = LogFacts()
+    excerpt = excerpt_lines(facts.tap(iter_lines(chunks)), max_lines=budgets.BAMBOO_LOG_EXCERPT_LINES)
+    return JobLog("\n".join(line for _, line in excerpt.lines), facts.image, facts.failing_command(excerpt.lines),
+                  tuple(facts.tf_requests.items()))
 
 
 def discussion_text(trusted: Sequence[Mapping[str, Any]]) -> str:
@@ -73,37 +91,6 @@ def discussion_text(trusted: Sequence[Mapping[str, Any]]) -> str:
                 continue
             lines.append(f"{note.get('author')}: {str(note.get('body') or '').strip()}")
     return "\n\n".join(lines)
-
-
-class ReadTools:
-    """The data-source tools a workflow declares, called directly by code (their read token is bound in)."""
-
-    def __init__(self) -> None:
-        self._tools: dict[str, ToolDef] = {}
-        self.gaps: list[str] = []
-
-    def register_data_source(self, source: str, tools: Sequence[ToolDef], tool_notes: str = "",
-                             response_metadata: Mapping[str, Any] | None = None) -> None:
-        self._tools.update({t.name: t for t in tools})
-
-    @staticmethod
-    def declared(loaded: LoadedConfig, workflow: str, project: str) -> ReadTools:
-        tools = ReadTools()
-        tools.gaps += register_selected(cast(ToolRegistry, tools), loaded, workflow, project)
-        return tools
-
-    async def call(self, name: str, **args: Any) -> Any:
-        """The tool's output (a stream is returned unread), or None with the reason kept in `gaps`."""
-        tool = self._tools.get(name)
-        problem = f"{name} is not available" if tool is None else argument_problem(tool.parameters, args)
-        if tool is None or problem:
-            self.gaps.append(problem or name)
-            return None
-        output = await asyncio.to_thread(tool.handler, **args)
-        if isinstance(output, ToolResult) and not output.ok:
-            self.gaps.append(str(output.content))
-            return None
-        return output
 
 
 @dataclass(slots=True)
@@ -128,27 +115,47 @@ def _statuses(chunks: Iterable[bytes]) -> list[dict[str, Any]]:
 
 
 async def gather_failure(tools: ReadTools, order: WorkOrder, sha: str | None) -> Gathered:
-    """Task facts and log excerpts of the failing jobs of `sha`; the MR title."""
+    """Task facts (job, stage, image, runner tags, failure reason, failing command, Konflux and Testing Farm
+    references) and log excerpts of the failing jobs of `sha`; the MR title."""
     out = Gathered(task={"project": order.project, "mr": order.mr_iid, "status": "failed"})
     if order.pipeline_id is not None:
         out.task["pipeline"] = order.pipeline_id
+    if sha:
+        out.task["sha"] = sha
     details = await tools.call("gitlab_get_mr_details", project=order.project, mr_iid=order.mr_iid)
     out.title = str(details.get("title") or "") if isinstance(details, dict) else ""
     statuses = await _read_stream(await tools.call("gitlab_get_commit_statuses", project=order.project, sha=sha),
                                   _statuses) if sha else None
-    jobs = failing_jobs(statuses or [])[: budgets.BAMBOO_INCIDENT_MAX_JOBS]
-    if jobs:
-        out.task.update(job=jobs[0].name, stage=jobs[0].stage)
-    for job in jobs:
-        if job.job_id is not None:
-            output = await tools.call("gitlab_get_job_log", project=order.project, job_id=job.job_id)
-            excerpt = await _read_stream(output, log_excerpt)
-            if excerpt:
-                out.logs[job.name] = excerpt
+    failed = failed_statuses(statuses or [])
+    jobs = failing_jobs(failed)[: budgets.BAMBOO_INCIDENT_MAX_JOBS]
+    read: list[JobLog] = []
+    facts = [await _job(tools, order.project, job, out.logs, read) for job in jobs]
+    if facts:
+        out.task.update(facts[0])
+    if len(facts) > 1:
+        out.task["jobs"] = facts
+    out.task.update(external_references(failed, read))
     if not jobs:
         out.gaps.append(f"no failed job found for {sha[:12]}" if sha else "the analysed commit is not known")
     out.gaps += tools.gaps
     return out
+
+
+async def _job(tools: ReadTools, project: str, job: FailedJob, logs: dict[str, str],
+               read: list[JobLog]) -> dict[str, Any]:
+    """One failing job's facts; its excerpt goes to `logs`, its log to `read`. External statuses have no
+    job to read."""
+    facts: dict[str, Any] = {"job": job.name, "stage": job.stage}
+    if job.job_id is None:
+        return facts
+    record = await tools.call("gitlab_get_job", project=project, job_id=job.job_id)
+    log = await _read_stream(await tools.call("gitlab_get_job_log", project=project, job_id=job.job_id),
+                             read_job_log)
+    if log is not None:
+        read.append(log)
+    if log is not None and log.excerpt:
+        logs[job.name] = log.excerpt
+    return facts | job_fields(record if isinstance(record, dict) else None, log)
 
 
 async def trusted_discussion(gitlab: GitLabClient, project_id: int, discussions: list[dict[str, Any]]) -> str:

@@ -1,12 +1,15 @@
 """Backend-independent sandbox behaviour: lifecycle, timeouts, streaming, archive and restore.
 
 A backend supplies four steps: create the box, open a command channel, sweep stray processes, destroy.
+When the last command in flight returns, every process it left behind is swept, so each command starts from
+a clean process table (background jobs, `setsid`/`nohup` children and detached fork bombs included).
 """
 
 from __future__ import annotations
 
 import abc
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -34,6 +37,9 @@ class SandboxBase(abc.ABC):
         self.name = name
         self._state = SandboxState.UNOPENED
         self._closing: asyncio.Future[None] | None = None
+        # Commands running now; the sweep waits until none is, so it never kills a concurrent command.
+        self._in_flight = 0
+        self._sweeping: asyncio.Future[None] | None = None
 
     # --- backend steps ------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -69,6 +75,8 @@ class SandboxBase(abc.ABC):
     async def close(self) -> None:
         if self._closing is None:
             self._state = SandboxState.CLOSED
+            if self._sweeping is not None:
+                self._sweeping.cancel()  # the box goes away with everything in it
             self._closing = asyncio.ensure_future(self._destroy_bounded())
         # shield: a cancelled caller must not abort the removal half-way.
         await asyncio.shield(self._closing)
@@ -105,7 +113,10 @@ class SandboxBase(abc.ABC):
         return await self._run(command, chunks, timeout_s)
 
     async def _run(self, command: str, chunks: ByteChunks | None, timeout_s: float) -> ExecResult:
-        self._require_open()
+        async with self.command_slot():
+            return await self._run_in_slot(command, chunks, timeout_s)
+
+    async def _run_in_slot(self, command: str, chunks: ByteChunks | None, timeout_s: float) -> ExecResult:
         started = time.monotonic()
         channel = await self._open(timed_argv(command, timeout_s), stdin=chunks is not None)
         finished = False
@@ -118,10 +129,8 @@ class SandboxBase(abc.ABC):
             code, out, err = _KILLED, None, None
         finally:
             if not finished:
-                await asyncio.shield(self._abort_and_sweep(channel))
+                await asyncio.shield(channel.abort())  # what it left is swept when the slot ends
         timed_out = not finished or (code == _KILLED and time.monotonic() - started >= timeout_s)
-        if timed_out and finished:
-            await self._sweep()  # processes that left the process group (setsid, nohup) die too
         return ExecResult(
             exit_code=code,
             stdout=out.data if out else b"",
@@ -131,10 +140,27 @@ class SandboxBase(abc.ABC):
             stderr_truncated=bool(err and err.truncated),
         )
 
-    async def _abort_and_sweep(self, channel: Channel) -> None:
-        await channel.abort()
-        if self._state is SandboxState.OPEN:
+    @contextlib.asynccontextmanager
+    async def command_slot(self) -> AsyncIterator[None]:
+        """Hold the box for one command: wait for a pending sweep first, sweep after the last one leaves."""
+        self._require_open()
+        if self._sweeping is not None:
+            await asyncio.wait([self._sweeping])  # never raises: a sweep cancelled by close() is just done
+        self._require_open()
+        self._in_flight += 1
+        try:
+            yield
+        finally:
+            self._in_flight -= 1
+            if self._in_flight == 0 and self._state is SandboxState.OPEN:
+                # Not awaited here: the caller gets its result now, the next command waits for the sweep.
+                self._sweeping = asyncio.ensure_future(self._sweep_leftovers())
+
+    async def _sweep_leftovers(self) -> None:
+        try:
             await self._sweep()
+        except SandboxError as exc:
+            log.warning("sandbox sweep failed name=%s error=%s", self.name, exc)
 
     # --- files and archives ---------------------------------------------------------------------------
     def read_file_iter(self, path: str) -> AsyncIterator[bytes]:
@@ -157,7 +183,11 @@ class SandboxBase(abc.ABC):
 
     async def _read_out(self, argv: list[str], what: str) -> AsyncIterator[bytes]:
         """Yield a command's stdout as it comes; raise SandboxError if it fails or outlives its bound."""
-        self._require_open()
+        async with self.command_slot():
+            async for chunk in self._read_out_in_slot(argv, what):
+                yield chunk
+
+    async def _read_out_in_slot(self, argv: list[str], what: str) -> AsyncIterator[bytes]:
         channel = await self._open(argv, stdin=False)
         err = asyncio.ensure_future(collect(channel.read_stderr, budgets.SANDBOX_STDERR_CAP_BYTES))
         # A watchdog instead of a timeout per read: one timer for the whole stream keeps reads cheap.
@@ -176,7 +206,7 @@ class SandboxBase(abc.ABC):
             killer.cancel()
             err.cancel()
             if not finished:
-                await asyncio.shield(self._abort_and_sweep(channel))
+                await asyncio.shield(channel.abort())  # what it left is swept when the slot ends
         if expired.is_set():
             raise SandboxError(f"sandbox {self.name}: {what} exceeded {budgets.SANDBOX_STREAM_TIMEOUT_S:.0f} s")
         self._check(ExecResult(code, b"", stderr.data), what)

@@ -57,14 +57,11 @@ async def duplex_exec(box: Sandbox, command: str, timeout_s: float,
     still running is killed and the box's stray processes are swept."""
     if not isinstance(box, SandboxBase):
         raise SandboxError(f"{type(box).__name__} offers no duplex channel")
-    box._require_open()
-    channel = await box._open(timed_argv(command, timeout_s), stdin=True)
-    duplex = Duplex(channel, max_line_bytes)
-    try:
-        yield duplex
-    finally:
-        duplex._stderr.cancel()
-        if duplex.finished:
-            await channel.abort()
-        else:  # still running (timeout, protocol error): end the session and every process it left
-            await asyncio.shield(box._abort_and_sweep(channel))
+    async with box.command_slot():  # what the command leaves behind is swept when the slot ends
+        channel = await box._open(timed_argv(command, timeout_s), stdin=True)
+        duplex = Duplex(channel, max_line_bytes)
+        try:
+            yield duplex
+        finally:
+            duplex._stderr.cancel()
+            await asyncio.shield(channel.abort())

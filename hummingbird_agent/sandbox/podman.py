@@ -106,12 +106,15 @@ class PodmanSandbox(SandboxBase):
 
     async def _sweep(self) -> None:
         # kill(-1) reaches every process of the sandbox uid except PID 1 (sandbox-init) and the caller.
-        # Retried: right after a fork bomb the pids limit can refuse the exec itself.
-        for _ in range(5):
+        # Repeated until it finds nothing left (exit 1): a fork bomb can fork while the kill walks the
+        # process table, and right after one the pids limit can refuse the exec itself.
+        err = b""
+        for _ in range(budgets.SANDBOX_SWEEP_ATTEMPTS):
             code, _, err = await _podman([self._config.podman_binary, "exec", self.name, "kill", "-KILL", "-1"])
-            if code in (0, 1):  # 1: there was nothing left to kill
+            if code == 1:  # nothing (more) to kill
                 return
-            await asyncio.sleep(0.2)
+            if code != 0:
+                await asyncio.sleep(budgets.SANDBOX_SWEEP_RETRY_S)
         log.warning("sandbox sweep failed name=%s error=%s", self.name, _first_line(err))
 
     async def _destroy(self) -> None:

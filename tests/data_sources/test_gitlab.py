@@ -119,6 +119,18 @@ async def test_job_log_is_ansi_free_and_spilled(registry: ToolRegistry, sandbox:
     assert text.endswith("ERROR: Job failed: exit code 1\n\ufffd\n")
 
 
+@async_module
+async def test_job_metadata_names_the_failure_reason_and_runner_tags(registry: ToolRegistry,
+                                                                     gl: GitLabServer) -> None:
+    gl.add_job(1, 4343, name="build", stage="build", pipeline_id=61, tag_list=["fedora", "x86_64"])
+    register(registry, gl)
+    result = await registry.execute("gitlab_get_job", {"project": PROJECT, "job_id": 4343})
+    assert result.ok
+    assert {k: result.content[k] for k in ("name", "stage", "failure_reason", "tag_list", "pipeline_id")} == {
+        "name": "build", "stage": "build", "failure_reason": "script_failure", "tag_list": ["fedora", "x86_64"],
+        "pipeline_id": 61}
+
+
 def test_ansi_stripping_survives_sequences_and_characters_split_across_chunks() -> None:
     raw = "\x1b[31;1mred\x1b[0m caf\u00e9 \x1b]0;title\x07done\n".encode()
     for cut in range(1, len(raw)):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 
 import pytest
 
-from hummingbird_agent.errors import PermanentError
+from hummingbird_agent import budgets
+from hummingbird_agent.errors import PermanentError, TransientError
 from hummingbird_agent.gitlab.client import GitLabClient
 from tests.servers import GitLabServer
 
@@ -58,3 +60,56 @@ async def test_missing_mr_is_a_permanent_error_without_token(client: GitLabClien
     with pytest.raises(PermanentError) as info:
         await client.discussions(1, 999)
     assert "404" in str(info.value) and "bot-token" not in str(info.value)
+
+
+async def test_reads_are_retried_with_a_warning_per_failed_attempt(
+    client: GitLabClient, gitlab_server: GitLabServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    gitlab_server.add_discussion(1, 7, "hello")
+    gitlab_server.fail_next(2, 502, path=r"/discussions$", method="GET")
+    with caplog.at_level(logging.WARNING, logger="hummingbird_agent.gitlab.client"):
+        [discussion] = await client.discussions(1, 7)
+    assert discussion["notes"][0]["body"] == "hello"
+    messages = [r.getMessage() for r in caplog.records]
+    assert [m.split(":")[0] for m in messages] == ["GitLab call failed (attempt 1 of 3)",
+                                                   "GitLab call failed (attempt 2 of 3)"]
+    assert all("GET /projects/1/merge_requests/7/discussions" in m and "HTTP 502" in m for m in messages)
+    assert not any("bot-token" in m for m in messages)
+
+
+async def test_an_outage_ends_a_read_after_the_attempt_budget(
+    client: GitLabClient, gitlab_server: GitLabServer
+) -> None:
+    gitlab_server.fail_next(100, 500)
+    with pytest.raises(TransientError, match="HTTP 500"):
+        await client.discussions(1, 7)
+    assert len(gitlab_server.requests_to(r"/discussions$", "GET")) == budgets.GITLAB_ATTEMPTS
+
+
+async def test_a_note_post_is_never_repeated_blindly(client: GitLabClient, gitlab_server: GitLabServer) -> None:
+    gitlab_server.fail_next(1, 504, path=r"/discussions$", method="POST", after=True)
+    posted = await client.post_note_once(1, 7, "mine", discussion_id=None, internal=False,
+                                         is_mine=lambda body: body == "mine")
+    [discussion] = await client.discussions(1, 7)
+    assert [n["body"] for n in discussion["notes"]] == ["mine"] and posted.note_id == discussion["notes"][0]["id"]
+    assert len(gitlab_server.requests_to(r"/discussions$", "POST")) == 1
+
+
+async def test_a_refused_permanent_write_is_not_retried(client: GitLabClient, gitlab_server: GitLabServer) -> None:
+    gitlab_server.fail_next(1, 403, path=r"/discussions$", method="POST")
+    with pytest.raises(PermanentError, match="403"):
+        await client.post_note_once(1, 7, "mine", discussion_id=None, internal=False, is_mine=lambda body: True)
+    assert len(gitlab_server.requests_to(r"/discussions$", "POST")) == 1
+
+
+async def test_reads_for_learning_statuses_and_compare(client: GitLabClient, gitlab_server: GitLabServer) -> None:
+    for n in range(130):  # more than one page
+        gitlab_server.add_commit_status(1, "a" * 40, f"job-{n}", "success")
+    gitlab_server.add_compare(1, "a" * 40, "b" * 40, {"ci.yml": "@@ -1 +1 @@\n-a\n+b\n"}, ["Fix CI", "Tidy"])
+    statuses = await client.commit_statuses(1, "a" * 40)
+    assert len(statuses) == 130 and statuses[0]["name"] == "job-0"
+    compare = await client.compare(1, "a" * 40, "b" * 40)
+    assert [d["new_path"] for d in compare["diffs"]] == ["ci.yml"]
+    assert [c["title"] for c in compare["commits"]] == ["Fix CI", "Tidy"] and compare["commit"]["id"] == "b" * 40
+    with pytest.raises(PermanentError, match="compare .*HTTP 404"):
+        await client.compare(1, "a" * 40, "c" * 40)

@@ -144,6 +144,7 @@ async def test_commands_help_prefix_errors_and_access(service: Service) -> None:
     await service.wait_for(lambda: any(b.startswith(ANALYSIS) for b in service.bodies()), "the command's analysis")
     [marker] = service.markers()  # the placeholder was updated in place
     assert marker.wf == "analyze-failures" and marker.sha is None  # commands are not SHA-deduplicated
+    assert marker.at == SHA  # but record the commit they looked at, which learning reads
     task = json.loads(service.gemini.generate_calls[0].body["contents"][0]["parts"][0]["text"])
     assert task["trigger"] == "command" and task["request"] == "please look at unit-tests"
 

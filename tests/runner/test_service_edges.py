@@ -56,7 +56,7 @@ async def test_session_save_failure_still_posts_the_note(tmp_path: Path, fakes: 
         expect_turns(service.gemini, text_turn("## Analysis\nDone."))
         service.publish(pipeline_event())
         await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis")
-        await service.wait_for(lambda: "session save failed" in service.log_path.read_text(), "the save failure log")
+        await service.wait_for(lambda: "not saved" in service.log_path.read_text(), "the save failure log")
         assert service.final_notes()[0]["body"].startswith("## Analysis\nDone.")
 
 
@@ -81,3 +81,18 @@ def test_work_orders_with_bad_session_ids_are_refused(session_id: str) -> None:
              "project_id": 1, "project": "g/p", "mr_iid": 1}
     with pytest.raises(PermanentError, match="session_id"):
         WorkOrder.from_json({"work_order": order})
+
+
+async def test_action_none_posts_nothing_and_keeps_the_result_in_log_and_session(tmp_path: Path, fakes: Any) -> None:
+    def silent(config: dict[str, Any]) -> None:
+        config["workflows"]["analyze-failures"]["action"] = "none"
+
+    async with running(tmp_path, fakes, tweak=silent) as service:
+        expect_turns(service.gemini, text_turn("## Analysis\nQuietly done."))
+        service.publish(pipeline_event())
+        await service.wait_for(lambda: any(k.endswith("context.json") for k in service.s3_objects()), "the session")
+        service.publish(pipeline_event())  # a duplicate: the saved session is the run's effect
+        await service.settle()
+        assert service.bot_notes() == []
+        assert "Quietly done." in service.log_path.read_text()
+        assert len(service.gemini.generate_calls) == 1

@@ -94,6 +94,7 @@ class _Failure:
     method: str | None
     body: bytes
     headers: dict[str, str]
+    after: bool = False
 
     def applies(self, req: Request) -> bool:
         if self.method and req.method != self.method:
@@ -234,16 +235,18 @@ class FakeHTTPServer:
     def fail_next(
         self, count: int = 1, status: int = 500, *, path: str | None = None, method: str | None = None,
         body: bytes | dict[str, Any] | None = None, headers: dict[str, str] | None = None,
+        after: bool = False,
     ) -> None:
         """Answer the next `count` matching requests with `status`; `path` is a regex searched in
-        the decoded path."""
+        the decoded path. With `after`, the request is carried out first (a proxy timing out after the
+        server wrote), so only the answer is lost."""
         payload = self.error_body(status, "injected failure") if body is None else body
         if isinstance(payload, dict):
             payload = json.dumps(payload).encode()
         headers = {"Content-Type": "application/json"} | (headers or {})
         pattern = re.compile(path) if path else None
         with self._lock:
-            self._failures.append(_Failure(count, status, pattern, method, payload, headers))
+            self._failures.append(_Failure(count, status, pattern, method, payload, headers, after))
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         """The JSON error shape of the faked API; subclasses override."""
@@ -261,8 +264,14 @@ class FakeHTTPServer:
         with self._lock:
             self.requests.append(req)
             injected = self._take_failure(req)
+        if injected is not None and not injected.after:
+            return Response(injected.status, injected.body, dict(injected.headers))
+        answer = self._answer(req)
         if injected is not None:
-            return injected
+            return Response(injected.status, injected.body, dict(injected.headers))
+        return answer
+
+    def _answer(self, req: Request) -> Response:
         refused = self.authorize(req)
         if refused is not None:
             return refused
@@ -272,11 +281,11 @@ class FakeHTTPServer:
                 return self._call(handler, req, match)
         return self.error(404, f"no fake route for {req.method} {req.path}")
 
-    def _take_failure(self, req: Request) -> Response | None:
+    def _take_failure(self, req: Request) -> _Failure | None:
         for failure in self._failures:
             if failure.remaining > 0 and failure.applies(req):
                 failure.remaining -= 1
-                return Response(failure.status, failure.body, dict(failure.headers))
+                return failure
         return None
 
     def _call(self, handler: Handler, req: Request, match: re.Match[str]) -> Response:

@@ -90,6 +90,7 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         r("GET", _P + r"/jobs/(?P<job>\d+)", lambda req, pid, job: json_response(self.job(pid, job)))
         r("GET", _P + r"/jobs/(?P<job>\d+)/trace", self._trace)
         r("GET", _P + r"/pipelines/(?P<pipeline>\d+)/jobs", self._pipeline_jobs)
+        r("GET", _P + r"/repository/compare", self._compare)
         r("GET", _P + r"/repository/archive(?:\.(?P<fmt>[a-z0-9.]+))?", self._archive)
         r("GET", _P + r"/repository/files/(?P<path>[^/]+)/raw", self._raw_file)
         r("GET", _P + r"/repository/files/(?P<path>[^/]+)", self._file)
@@ -286,6 +287,14 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         return self.paginate(req, jobs)
 
     # --- repository ---------------------------------------------------------------------------
+    def _compare(self, req: Request, pid: str) -> Response:
+        """GET /repository/compare?from=&to=: an unknown pair of refs answers 404 like an unknown ref."""
+        project = self.project(pid)
+        found = self.compares.get((project["id"], req.arg("from"), req.arg("to")))
+        if found is None:
+            raise not_found("Ref Not Found")
+        return json_response(found)
+
     def _archive(self, req: Request, pid: str, fmt: str = "tar.gz") -> Response:
         project = self.project(pid)
         ref = req.arg("sha") or project["default_branch"]

@@ -43,6 +43,7 @@ class GitLabState:
         self.traces: dict[tuple[int, int], Trace] = {}
         self.archives: dict[tuple[int, str], bytes] = {}
         self.files: dict[tuple[int, str, str], bytes] = {}
+        self.compares: dict[tuple[int, str, str], dict[str, Any]] = {}
         self.tokens: dict[str, tuple[int, str]] = {}
         self._ids = itertools.count(100_001)
         self._ticks = itertools.count(1)
@@ -217,8 +218,10 @@ class GitLabState:
         """A job; `trace` may be bytes, str, a callable yielding byte chunks (huge logs), or None
         (erased log: the trace endpoint answers 404)."""
         job = samples.load("gitlab/api/job_single.json")
+        # GitLab adds `failure_reason` to failed jobs (script_failure, runner_system_failure, ...).
         job.update(id=job_id, name=name, status=status, stage=stage, ref=ref,
-                   web_url=f"{self.projects[project_id]['web_url']}/-/jobs/{job_id}")
+                   web_url=f"{self.projects[project_id]['web_url']}/-/jobs/{job_id}",
+                   **({"failure_reason": "script_failure"} if status == "failed" else {}))
         job.update(overrides)
         job["commit"].update(id=sha, short_id=sha[:8])
         job["pipeline"].update(id=pipeline_id, project_id=project_id, ref=ref, sha=sha)
@@ -230,6 +233,28 @@ class GitLabState:
     def add_file(self, project_id: int, path: str, content: bytes | str, ref: str = "main") -> None:
         data = content.encode() if isinstance(content, str) else content
         self.files[(project_id, ref, path)] = data
+
+    def add_compare(self, project_id: int, from_sha: str, to_sha: str, diffs: Mapping[str, str],
+                    titles: Iterable[str] = ("Fix the build",)) -> dict[str, Any]:
+        """What GET /repository/compare answers for (from_sha, to_sha): one commit per title (the last is
+        `to_sha`) and one modified file per `diffs` entry (path -> unified diff)."""
+        commits = []
+        titles = list(titles)
+        for n, title in enumerate(titles):
+            commit = samples.load("gitlab/api/gogitlab_get_commit.json")
+            sha = to_sha if n == len(titles) - 1 else hashlib.sha1(f"{to_sha}{n}".encode()).hexdigest()
+            commit.update(id=sha, short_id=sha[:11], title=title, message=title, created_at=self.now())
+            for key in ("last_pipeline", "stats", "status", "project_id"):
+                commit.pop(key, None)
+            commits.append(commit)
+        template = samples.load("gitlab/api/gogitlab_list_merge_request_diff.json")[0]
+        files = [template | {"old_path": path, "new_path": path, "diff": diff} for path, diff in diffs.items()]
+        project = self.projects[project_id]
+        found = {"commit": commits[-1] if commits else None, "commits": commits, "diffs": files,
+                 "compare_timeout": False, "compare_same_ref": from_sha == to_sha,
+                 "web_url": f"{project['web_url']}/-/compare/{from_sha}...{to_sha}"}
+        self.compares[(project_id, from_sha, to_sha)] = found
+        return found
 
     def add_archive(self, project_id: int, ref: str, files: Mapping[str, bytes | str] | None = None, *,
                     data: bytes | None = None) -> bytes:

@@ -20,10 +20,14 @@ class IncidentInput:
     external_data: Mapping[str, Any] = field(default_factory=dict)
     task_logs: Mapping[str, str] = field(default_factory=dict)
     incident_id: str | None = None
+    fix: Mapping[str, Any] = field(default_factory=dict)
+    """What fixed it, when known: `commits`, `files`, `titles`, `diff` (a capped summary)."""
 
 
-class SourceNavigator(Protocol):
-    async def navigate(self, question: str) -> str: ...
+class RepoFiles(Protocol):
+    """Reads one repository file at a ref (read token); None when it or the source is unavailable."""
+
+    async def read(self, project: str, path: str, ref: str) -> str | None: ...
 
 
 class ExtractionStrategy(Protocol):
@@ -35,20 +39,21 @@ class ExtractionStrategy(Protocol):
 
     def task_summary(self, incident: IncidentInput) -> dict[str, Any]: ...
 
-    async def prefetch_hints(self, incident: IncidentInput) -> dict[str, str]: ...
+    async def prefetch_hints(self, incident: IncidentInput) -> dict[str, str]:
+        """Reference text for extraction read before it (fail-open: {} when nothing could be read)."""
+        ...
 
     async def extract(self, incident: IncidentInput, doc_hints: Mapping[str, str],
                       feedback: str = "") -> KnowledgeGraph: ...
 
-    def source_navigator(self) -> SourceNavigator | None: ...
-
 
 @dataclass(frozen=True, slots=True)
 class StrategyDeps:
-    """What a strategy may use: the LLM and the pseudonymisation salt for identity fields."""
+    """What a strategy may use: the LLM, the pseudonymisation salt for identity fields, and repository files."""
 
     llm: JsonLLM
     salt: bytes = b""
+    files: RepoFiles | None = None
 
 
 StrategyFactory = Callable[[StrategyDeps], ExtractionStrategy]

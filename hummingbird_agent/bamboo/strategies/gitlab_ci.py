@@ -1,23 +1,29 @@
 """`gitlab_ci` strategy (the default): a failed GitLab CI job and its fix.
 
-task_data: project, mr, pipeline, job, stage, status, failure_reason, runner_tags, image, konflux,
-testing_farm. Task_Features are deterministic `attribute=value` facts; Symptoms are normalised error
-signatures from the failing jobs' log excerpts; the LLM adds causes, resolutions and procedures.
+task_data: project, mr, pipeline, sha, job, stage, status, failure_reason, runner_tags, image, command,
+konflux, testing_farm (and `jobs` when several failed). Task_Features are deterministic `attribute=value`
+facts; Symptoms are normalised error signatures from the failing jobs' log excerpts; the LLM adds causes,
+resolutions and procedures. The prefetch hint is the failing job's definition from the CI config at the
+incident's commit.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
-from hummingbird_agent.bamboo.strategies.base import IncidentInput, SourceNavigator, StrategyDeps
+from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.bamboo.strategies.causal import clip, extract_causal
+from hummingbird_agent.bamboo.strategies.ci_config import CI_CONFIG_PATH, job_definition
+from hummingbird_agent.errors import AgentError
 from hummingbird_agent.logs import excerpt_lines, signature
 from hummingbird_agent.logs.cues import cue_score
 
+log = logging.getLogger(__name__)
 DOMAIN = ("GitLab CI merge-request pipelines: jobs run in containers on runners; Konflux builds "
           "(Tekton PipelineRuns) and Testing Farm test plans report into the pipeline.")
 _PARALLEL = re.compile(r"\s+\d+/\d+$")  # `test 2/4`: parallel jobs share one identity
@@ -45,6 +51,8 @@ def task_features(task: Mapping[str, Any]) -> list[Node]:
         facts.append(("job", _PARALLEL.sub("", str(task["job"]))))
     if task.get("image"):
         facts.append(("image", _DIGEST.sub("", str(task["image"]))))
+    if task.get("command"):
+        facts.append(("command", str(task["command"])[: budgets.BAMBOO_COMMAND_MAX_CHARS]))
     facts += [("runner_tag", str(tag)) for tag in task.get("runner_tags") or []]
     facts += [(f"konflux:{name}", outcome) for name, outcome in _outcomes(task.get("konflux"))]
     facts += [(f"testing_farm:{name}", outcome) for name, outcome in _outcomes(task.get("testing_farm"))]
@@ -96,6 +104,7 @@ class GitLabCIStrategy:
 
     def __init__(self, deps: StrategyDeps) -> None:
         self._llm = deps.llm
+        self._files = deps.files
 
     def incident_id(self, incident: IncidentInput) -> str:
         if incident.incident_id:
@@ -104,20 +113,27 @@ class GitLabCIStrategy:
         return derive_id("gitlab_ci", str(t.get("project", "")), str(t.get("pipeline", "")), str(t.get("job", "")))
 
     def task_summary(self, incident: IncidentInput) -> dict[str, Any]:
-        keys = ("project", "mr", "pipeline", "job", "stage", "status", "failure_reason", "runner_tags", "image",
-                "konflux", "testing_farm")
+        keys = ("project", "mr", "pipeline", "sha", "job", "stage", "status", "failure_reason", "runner_tags",
+                "image", "command", "konflux", "testing_farm", "jobs")
         return {k: incident.task_data[k] for k in keys if k in incident.task_data}
 
     async def prefetch_hints(self, incident: IncidentInput) -> dict[str, str]:
-        return {}
-
-    def source_navigator(self) -> SourceNavigator | None:
-        return None
+        """The failing job's definition (script, image, rules...) in the CI config at the incident's commit;
+        {} when the commit, the job, the file or the definition is not there (a job from an `include`)."""
+        t = incident.task_data
+        project, sha, job = str(t.get("project") or ""), str(t.get("sha") or ""), str(t.get("job") or "")
+        if self._files is None or not (project and sha and job):
+            return {}
+        try:
+            text = await self._files.read(project, CI_CONFIG_PATH, sha)
+        except AgentError as exc:
+            log.warning("CI config of %s not read; extracting without it: %s", project, exc)
+            return {}
+        definition = job_definition(text, job) if text else None
+        return {f"job {job} in {CI_CONFIG_PATH} at {sha[:12]}": definition} if definition else {}
 
     def facts(self, incident: IncidentInput) -> tuple[list[Node], str]:
         features = task_features(incident.task_data)
-        features += [make_node(NodeType.TASK_FEATURE, f"{k}={v}", attribute=str(k), value=str(v))
-                     for k, v in sorted(incident.external_data.items()) if isinstance(v, str | int | float | bool)]
         symptoms: list[Node] = []
         excerpts: list[str] = []
         for source, text in sorted(incident.task_logs.items()):

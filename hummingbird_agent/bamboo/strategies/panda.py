@@ -17,7 +17,7 @@ from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
-from hummingbird_agent.bamboo.strategies.base import IncidentInput, SourceNavigator, StrategyDeps
+from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.bamboo.strategies.causal import clip, extract_causal
 from hummingbird_agent.logs import signature
 
@@ -111,10 +111,8 @@ class PandaStrategy:
         return {k: incident.task_data[k] for k in keys if k in incident.task_data}
 
     async def prefetch_hints(self, incident: IncidentInput) -> dict[str, str]:
+        """None here: PanDA documentation and source prefetch need an index this service does not hold."""
         return {}
-
-    def source_navigator(self) -> SourceNavigator | None:
-        return None
 
     def facts(self, task: Mapping[str, Any]) -> list[Node]:
         pairs = [(k, str(task[k])) for k in DISCRETE if task.get(k) not in (None, "")]
