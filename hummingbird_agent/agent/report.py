@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hummingbird_agent.agent.audit import CallRecord
+from hummingbird_agent.gitlab.note_text import FOOTER_CONTINUE
 from hummingbird_agent.models.base import Usage
 
 HELP_COMMAND = "/hummingbird help"
@@ -55,7 +56,7 @@ def footer(audit: RunAudit) -> str:
         f"tokens {_k(tin)} in / {_k(tout)} out / {_k(cached)} cached",
         f"{audit.wall_s:.0f} s",
         f"session `{audit.session_id}`",
-        f"reply to continue · `{HELP_COMMAND}`",
+        f"{FOOTER_CONTINUE} · `{HELP_COMMAND}`",
     ]
     return "---\n<sub>" + " · ".join(parts) + "</sub>"
 

@@ -84,3 +84,10 @@ def test_untrusted_text_cannot_close_the_details_block() -> None:
     bad = ToolResult.error("not_found", "</details><img src=x> gone")
     note = audited_note("a", audit((record_call(ToolCall("t", {"file": "a`b"}), bad),)), 10_000)
     assert note.count("</details>") == 1 and "<img" not in note and "file=`a'b`" in note
+
+
+def test_an_unsaved_session_takes_back_the_footers_way_to_continue() -> None:
+    from hummingbird_agent.gitlab.note_text import FOOTER_UNSAVED, unsaved_body
+
+    body = unsaved_body(audited_note("## Analysis", audit(), 10_000))
+    assert FOOTER_UNSAVED in body and "reply to continue" not in body and "`/hummingbird help`" in body
