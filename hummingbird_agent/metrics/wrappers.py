@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
 from hummingbird_agent.agent.report import tokens
 from hummingbird_agent.errors import AgentError, PermanentError, RetryLater
-from hummingbird_agent.events.protocols import Continuations, Event, Handler
 from hummingbird_agent.metrics.registry import Metrics
 from hummingbird_agent.models.base import Model, ModelRequest, ModelResponse
 from hummingbird_agent.sandbox.base import ByteChunks, ExecResult, Sandbox, SandboxState
+
+if TYPE_CHECKING:  # the events package imports this module (serve); annotations only, no import cycle
+    from hummingbird_agent.events.protocols import Continuations, Event, Handler
 
 # Event kinds exported as label values; anything else (a hostile or new object_kind) is "other".
 KNOWN_EVENTS = frozenset({"gitlab/pipeline", "gitlab/merge_request", "gitlab/note", "agent/continuation"})
