@@ -84,6 +84,10 @@ EXCERPT_EXAMPLES_MAX_LINES = 400
 # Lines an unsupervised excerpt grows to through the paragraph of its error block. LogChunks'
 # labelled failure chunks have a median of 6 lines and 80 % are 21 lines or fewer.
 EXCERPT_PARAGRAPH_LINES = 21
+# Last lines of the log shown with the unsupervised pick when no CI runner marked the failing step (the
+# pick is then a guess): the end of a failed log is where the failure usually is. 15 lines are the
+# baseline bench/cidiff_eval.py compares with; with a paragraph pick they stay within EXCERPT_MAX_LINES.
+EXCERPT_UNANCHORED_TAIL_LINES = 15
 # Bytes read and scanned at a time. Large enough that the per-block Python work is amortised, small
 # enough that a block plus its split lines stays a few MB of the < 100 MB the localiser may use.
 EXCERPT_READ_BLOCK_BYTES = 1024 * 1024
@@ -113,9 +117,8 @@ SANDBOX_EXEC_TIMEOUT_S = 120.0
 # After a command's own `timeout -s KILL` should have fired, the host waits this long more before
 # killing the exec session itself (covers a wedged exec transport).
 SANDBOX_KILL_GRACE_S = 5.0
-# Sweeps of leftover processes after the last command in flight returns: `kill -KILL -1` is repeated
-# until it finds nothing (a fork bomb forks while the kill walks the table), at most this many times,
-# pausing when the pids limit refused the exec itself.
+# Sweep of leftover processes after the last command in flight returns (`kill -KILL -1`): tries when the
+# pids limit refuses the exec itself right after a fork bomb, and the pause between them.
 SANDBOX_SWEEP_ATTEMPTS = 8
 SANDBOX_SWEEP_RETRY_S = 0.2
 # Bound of one streaming operation (stream_exec, read_file_iter, archive): 100 MB takes ~1 s here,
@@ -144,6 +147,12 @@ SANDBOX_POOL_CLAIM_WAIT_S = 10.0
 SANDBOX_POOL_POLL_S = 0.5
 
 # --- event transport ---------------------------------------------------------------------------
+# SQS and S3 calls (botocore): connect timeout, seconds (a reachable endpoint answers in well under 1 s);
+# read timeout, seconds, above the 20 s long poll (LONG_POLL_WAIT_S) so a receive is never cut short;
+# attempts per call including the first (botocore "standard" mode: jittered backoff, at most 20 s).
+AWS_CONNECT_TIMEOUT_S = 5
+AWS_READ_TIMEOUT_S = 40
+AWS_MAX_ATTEMPTS = 4
 # SQS hard limit for ReceiveMessage / SendMessageBatch / DeleteMessageBatch entries; the embedded
 # queue uses the same so both backends batch alike.
 QUEUE_BATCH_MAX = 10
@@ -173,6 +182,23 @@ WEBHOOK_DEDUP_MAX_KEYS = 100_000
 WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
 # Largest decompressed event body (gzip bomb guard); far above WEBHOOK_MAX_BODY_BYTES.
 ENVELOPE_MAX_DECODED_BYTES = 16 * 1024 * 1024
+# Deepest JSON nesting of a webhook body. GitLab bodies nest about 5 levels (changes.labels.previous.*);
+# a deeper body is refused with 400 before it is parsed, so parsing never meets Python's recursion limit.
+WEBHOOK_MAX_JSON_DEPTH = 64
+# HTTP edge (webhook, /healthz, /readyz). A client must send a complete request head within this time of
+# connecting (or of its previous response, for keep-alive); slow-header clients are closed.
+WEBHOOK_HEADER_TIMEOUT_S = 10.0
+# An authenticated webhook's body must arrive within this time (1 MiB takes well under a second); else 408.
+WEBHOOK_BODY_TIMEOUT_S = 30.0
+# Open connections of the HTTP edge. At the cap a new connection evicts the oldest one that is not inside a
+# request handler (slow clients go first), else it is closed at once. Never more than half the process's
+# file-handle limit (RLIMIT_NOFILE), so queue, sessions, sandboxes and API clients keep theirs.
+WEBHOOK_MAX_CONNECTIONS = 512
+# Listen backlog: connections the kernel queues before we accept them (the queued-accepts cap).
+WEBHOOK_LISTEN_BACKLOG = 128
+# At most one log line per this interval for repeated edge trouble (accept failures such as running out of
+# file handles, evicted connections); the line carries the count since the previous one.
+EDGE_ERROR_LOG_INTERVAL_S = 60.0
 # On SIGTERM: how long in-flight handlers may finish (the deployment's terminationGracePeriod, 900 s).
 SHUTDOWN_GRACE_S = 900.0
 # Embedded queue: how often an idle long poll re-reads SQLite for messages sent by another process
@@ -182,6 +208,24 @@ EMBEDDED_POLL_INTERVAL_S = 0.05
 EMBEDDED_BUSY_TIMEOUT_S = 5.0
 # Router/worker pause after a failed queue call, so an outage does not become a hot loop.
 TRANSPORT_ERROR_BACKOFF_S = 1.0
+# `queue peek` / `queue redrive` on SQS: how long received messages stay hidden while the tool looks
+# at them (released at once afterwards); long enough that one run sees each message once.
+ADMIN_HOLD_S = 120
+# `queue peek`: messages shown when --max is not given.
+ADMIN_PEEK_DEFAULT = 10
+# After SHUTDOWN_GRACE_S: how long cancelled handlers get to unwind before their messages are released
+# anyway (a handler blocked in a thread cannot be interrupted). Small against the grace.
+CANCEL_WAIT_S = 2.0
+# After the event loop ended: how long blocking calls still running in threads (SDK retries) may take
+# before the process exits without them; the messages they served were already released. Together
+# with CANCEL_WAIT_S this is the few seconds shutdown may overrun SHUTDOWN_GRACE_S.
+EXIT_THREAD_JOIN_S = 3.0
+
+# --- trust gate ----------------------------------------------------------------------------------
+# A non-member's `/hummingbird` comment or reply is refused with one note per user per MR in this
+# window; later attempts are only logged (otherwise anyone who can comment could make the bot spam).
+# Checked against the bot's own refusal notes on the MR, so it holds across restarts and replicas.
+REFUSAL_NOTE_INTERVAL_S = 3600.0
 
 # --- knowledge base (Bamboo) ---------------------------------------------------------------------
 # Reviewer rejections answered by a re-extraction before the best result is stored with a warning
@@ -332,3 +376,50 @@ JOB_LOG_PREVIEW_WINDOW_BYTES = 8 * 1024 * 1024
 # Part size of the multipart upload of sandbox.tar.gz to S3. S3's minimum part is 5 MiB; 8 MiB keeps
 # peak memory of one save at one part (plus one STREAM_CHUNK_BYTES read) whatever the archive size.
 S3_PART_BYTES = 8 * 1024 * 1024
+
+# --- PanDA tools (panda strategy) --------------------------------------------------------------
+# Retries of a 5xx answer or a read timeout of a PanDA GET (urllib3 Retry; every PanDA call is a read).
+PANDA_MAX_RETRIES = 2
+PANDA_RETRY_BACKOFF_S = 0.5
+# Seconds per PanDA request (connect and read); a slow server fails one tool call, not the exploration
+# (EXPLORE_CODE_TIMEOUT_S bounds the whole run).
+PANDA_HTTP_TIMEOUT_S = 20.0
+# Characters of one job log or linked log read from PanDA; payload.stdout files reach hundreds of MB, the
+# tools summarise the head and tail, and a tool result is capped at EXPLORE_RESULT_MAX_BYTES anyway.
+PANDA_LOG_MAX_CHARS = 2 * 1024 * 1024
+# Linked log files (<a href> in errorDialog) fetched per call (seed: up to 5).
+PANDA_LINKED_LOGS = 5
+# Characters of one linked log kept in the tool result (5 of them stay under EXPLORE_RESULT_MAX_BYTES).
+PANDA_LINKED_LOG_CHARS = 12000
+# Ancestors followed by get_retry_chain at most (the argument is clamped to this), and errorDialog chars each.
+PANDA_RETRY_CHAIN_MAX_DEPTH = 10
+PANDA_ERROR_DIALOG_CHARS = 500
+# Jobs summary: distinct top error diagnostics and failed PandaIDs listed (seed: 10 and 20).
+PANDA_TOP_ERRORS = 10
+PANDA_FAILED_JOB_IDS = 20
+# Job descriptions asked per request (PanDA's own cap is 5500); scout/failed job details listed at most.
+PANDA_JOBS_PER_REQUEST = 500
+PANDA_MAX_SCOUT_JOBS = 20
+# Candidate tasks scanned by find_similar_successful_tasks (its n_tasks is clamped to this) and the look-back
+# windows (days) before the failed task's modificationTime, or before now without one (seed: 14 and 30).
+PANDA_SIMILAR_MAX_TASKS = 200
+PANDA_SIMILAR_WINDOW_DAYS = 14
+PANDA_SIMILAR_FALLBACK_DAYS = 30
+# Job-log summary: error lines and tail lines kept; comparison: lines past the divergence (seed: ~50, ~150).
+PANDA_LOG_ERROR_LINES = 30
+PANDA_LOG_TAIL_LINES = 50
+PANDA_LOG_DIVERGENCE_LINES = 150
+# Offline documentation/source index: files larger than this are skipped (generated or vendored data),
+# source files are cut into chunks of this many lines, and a search returns at most this many hits.
+PANDA_INDEX_MAX_FILE_BYTES = 2 * 1024 * 1024
+PANDA_SOURCE_CHUNK_LINES = 40
+PANDA_SEARCH_MAX_RESULTS = 20
+# Characters of one search hit's snippet (seed: doc sections truncated to 500 chars).
+PANDA_SNIPPET_CHARS = 500
+# CLI help text returned by fetch_cli_options.
+PANDA_CLI_HELP_CHARS = 16000
+# Prefetch hints of the panda strategy: doc sections and source snippets read for the error, and the
+# characters of all of them together (they sit beside BAMBOO_PROMPT_LOG_CHARS of logs in the prompt).
+PANDA_HINT_DOCS = 3
+PANDA_HINT_SOURCES = 2
+PANDA_HINT_TOTAL_CHARS = 3000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from hummingbird_agent.config import LoadedConfig, default_config_path, load_config, required_env_names
+from hummingbird_agent.config import LoadedConfig, check_role, default_config_path, load_config, required_env_names
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.observability import Redactor, setup_logging, setup_sentry
 
@@ -22,8 +22,10 @@ def start_process(loaded: LoadedConfig) -> Redactor:
     return redact
 
 
-def check_config(config_path: str | None) -> int:
+def check_config(config_path: str | None, role: str = "all") -> int:
+    """Validate the file and what `serve --role <role>` needs (the same checks serve runs); print a summary."""
     loaded = load(config_path)
+    check_role(loaded, role)
     print(render_summary(loaded))
     return 0
 
@@ -55,6 +57,7 @@ def serve(config_path: str | None, role: str, port: int | None = None) -> int:
     loaded = load(config_path)
     if port is not None:
         loaded = with_port(loaded, port)
+    check_role(loaded, role)
     redact = start_process(loaded)
     return serve_service(loaded, role, redact)
 
@@ -88,7 +91,19 @@ def bamboo(args: argparse.Namespace) -> int:
                           "`bamboo: {enabled: true}` there (embedded stores under bamboo.graph.path and "
                           "bamboo.vectors.path, or a Neo4j / Qdrant server). Nothing was created")
     if args.bamboo_command == "populate":
-        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.show)
+        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.strategy, args.show)
+    if args.bamboo_command in ("index-docs", "index-source"):
+        return kb.index_command(loaded, args.bamboo_command.removeprefix("index-"), args.dir)
     if args.bamboo_command == "stats":
         return kb.stats_command(loaded)
     return kb.analyze_command(loaded, args.incident, args.json)
+
+
+def queue(args: argparse.Namespace) -> int:
+    from hummingbird_agent.events.queue_tool import QueueRequest, queue_tool
+
+    # Only what this subcommand has and the operator gave; QueueRequest holds the defaults.
+    names = {"queue": "queue", "source": "source", "limit": "max", "yes": "yes", "as_json": "json"}
+    given = {key: getattr(args, name) for key, name in names.items() if getattr(args, name, None)}
+    request = QueueRequest(action=args.queue_command, ids=frozenset(getattr(args, "id", [])), **given)
+    return queue_tool(load(args.config), request)

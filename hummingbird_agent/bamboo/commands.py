@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import sys
@@ -16,9 +17,9 @@ from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.accumulator import AccumulationResult, KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.incidents import iter_incidents, read_lines
 from hummingbird_agent.bamboo.navigator import ReasoningNavigator
-from hummingbird_agent.bamboo.strategies.base import IncidentInput
+from hummingbird_agent.bamboo.strategies.base import IncidentInput, default_registry
 from hummingbird_agent.config import LoadedConfig
-from hummingbird_agent.errors import AgentError
+from hummingbird_agent.errors import AgentError, ConfigError
 from hummingbird_agent.observability import setup_logging
 from hummingbird_agent.progress import Progress
 
@@ -141,15 +142,31 @@ async def stats(stores: Stores, out: TextIO | None = None) -> int:
     return 0
 
 
+def with_strategy(loaded: LoadedConfig, strategy: str) -> LoadedConfig:
+    """`loaded` with another extraction strategy; ConfigError (one line) when it is not registered."""
+    if strategy.lower() not in default_registry().names():
+        raise ConfigError(f"--strategy {strategy!r} is not registered (registered: "
+                          f"{', '.join(default_registry().names())})")
+    bamboo = loaded.config.bamboo.model_copy(update={"extraction_strategy": strategy.lower()})
+    return dataclasses.replace(loaded, config=loaded.config.model_copy(update={"bamboo": bamboo}))
+
+
 def populate_command(loaded: LoadedConfig, path: str, dry_run: bool, max_retries: int | None,
-                     show: bool = False) -> int:
-    """`bamboo populate FILE.jsonl`: build the model, stores and accumulator from config, then run."""
+                     strategy: str | None = None, show: bool = False) -> int:
+    """`bamboo populate FILE.jsonl [--strategy NAME]`: build the model, stores and accumulator from config,
+    then run."""
     from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
     from hummingbird_agent.models import build_model
 
     if max_retries is not None and max_retries < 0:
         print("error: --max-retries must be 0 or more", file=sys.stderr)
         return 2
+    if strategy:
+        try:
+            loaded = with_strategy(loaded, strategy)
+        except ConfigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     lines = read_lines(path)  # an unreadable file is one error line before anything opens
     bar = Progress(len(lines), sys.stderr, "populate")
     # Warnings (a failed line, a rejected extraction) are printed above the bar, never through it.
@@ -230,3 +247,19 @@ async def _analyze_one(navigator: ReasoningNavigator, incident: IncidentInput, p
     else:
         bar.above(partial(print, f"== {path}\n{result.render()}\n", flush=True))
     return True
+
+
+def index_command(loaded: LoadedConfig, kind: str, folder: str) -> int:
+    """`bamboo index-docs DIR` / `bamboo index-source DIR`: build the offline PanDA index under
+    bamboo.panda.index_dir (replacing the previous one)."""
+    from hummingbird_agent.bamboo import panda_index
+    from hummingbird_agent.bamboo.factory import panda_index as index_of
+
+    target = index_of(loaded, kind).path
+    try:
+        counts = panda_index.build(folder, kind, target)
+    except (ConfigError, OSError) as exc:
+        print(f"error: index-{kind}: {exc}", file=sys.stderr)
+        return 2
+    print(f"index-{kind}: {counts['chunks']} sections from {counts['files']} files -> {target}")
+    return 0

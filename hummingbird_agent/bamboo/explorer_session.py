@@ -16,7 +16,7 @@ from hummingbird_agent.bamboo.accumulator import Enrichment, Stores
 from hummingbird_agent.bamboo.enricher import ContextEnricher
 from hummingbird_agent.bamboo.exploration import ExplorationResult
 from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.mcp import BuiltinMcpClient, build_mcp_client, config_namespace
+from hummingbird_agent.bamboo.mcp import BuiltinMcpClient, McpClient, build_mcp_client, config_namespace
 from hummingbird_agent.bamboo.model import NodeType
 from hummingbird_agent.bamboo.reviewer import ToolInfo
 from hummingbird_agent.bamboo.stores.base import NodeRow, VectorStore
@@ -32,6 +32,8 @@ from hummingbird_agent.tools.spill import Spiller
 
 log = logging.getLogger(__name__)
 TaskSummary = Callable[[IncidentInput], Mapping[str, Any]]
+# The strategy's own builtin clients for one incident (the panda tools with its task dict bound in).
+StrategyClients = Callable[[IncidentInput], Sequence[McpClient]]
 
 
 def _forward(registry: ToolRegistry, name: str) -> Callable[..., Any]:
@@ -59,9 +61,10 @@ class ConfiguredEnricher:
     the config. The tool-selection vectors stay open while any exploration or remember runs."""
 
     def __init__(self, loaded: LoadedConfig, llm: JsonLLM, stores: Stores, tool_vectors: VectorStore,
-                 workflow: str, task_summary: TaskSummary) -> None:
+                 workflow: str, task_summary: TaskSummary, strategy_clients: StrategyClients | None = None) -> None:
         self._loaded, self._llm, self._stores, self._workflow = loaded, llm, stores, workflow
         self._summary = task_summary
+        self._strategy_clients = strategy_clients
         path = loaded.config.bamboo.mcp_servers_config
         self._mcp_path = str(loaded.resolve(path)) if path else None
         self._vectors = tool_vectors
@@ -73,19 +76,23 @@ class ConfiguredEnricher:
 
     def available_tools(self) -> list[ToolInfo]:
         """For the reviewer: the tools of the last exploration (external servers' appear after their first
-        connect), the knowledge tools before any."""
-        return list(self._seen) or [ToolInfo(t.name, t.description) for t in knowledge_tools.TOOL_DEFS]
+        connect); before any, the knowledge tools and the strategy's own (the panda tools)."""
+        if self._seen:
+            return list(self._seen)
+        extra = self._strategy_clients(IncidentInput()) if self._strategy_clients else ()
+        return ([ToolInfo(t.name, t.description) for t in knowledge_tools.TOOL_DEFS]
+                + [ToolInfo(t.name, t.description) for c in extra for t in c.list_tools() if t.read_only])
 
     async def enrich(self, incident: IncidentInput, issues: Sequence[str], doc_hints: Mapping[str, str]) -> Enrichment:
         if not issues:
             return Enrichment()
-        async with self.session() as enricher:
+        async with self.session(incident) as enricher:
             return await enricher.enrich(incident, issues, doc_hints)
 
     async def explore(self, incident: IncidentInput, issues: Sequence[str], mode: str) -> ExplorationResult:
         if not issues:
             return ExplorationResult()
-        async with self.session() as enricher:
+        async with self.session(incident) as enricher:
             return await enricher.explore(incident, issues, mode)
 
     async def remember(self, key: str, query: str, tools: Sequence[str], weight: float = 1.0) -> None:
@@ -97,8 +104,9 @@ class ConfiguredEnricher:
             await self._release()
 
     @contextlib.asynccontextmanager
-    async def session(self) -> AsyncIterator[ContextEnricher]:
-        """A started ContextEnricher; everything it opened is closed on leaving, in reverse order."""
+    async def session(self, incident: IncidentInput | None = None) -> AsyncIterator[ContextEnricher]:
+        """A started ContextEnricher (with the strategy's clients for `incident`); everything it opened is
+        closed on leaving, in reverse order."""
         async with contextlib.AsyncExitStack() as stack:
             sandboxes = SandboxFactory(self._loaded.config.sandbox)
             await sandboxes.start()
@@ -108,7 +116,8 @@ class ConfiguredEnricher:
                 stack.push_async_callback(self._release)
                 selector = self.selector
             builtin = BuiltinMcpClient(read_only_tools(self._loaded, self._workflow, self._stores, sandboxes.new()))
-            client = build_mcp_client([builtin], self._mcp_path, self._loaded.env)
+            extra = self._strategy_clients(incident) if self._strategy_clients and incident else ()
+            client = build_mcp_client([builtin, *extra], self._mcp_path, self._loaded.env)
             stack.push_async_callback(client.close)
             await client.connect()
             enricher = ContextEnricher(self._llm, client, sandboxes.new, selector, await self._procedures(),

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.embeddings import Embedder
-from hummingbird_agent.bamboo.explorer_session import ConfiguredEnricher, TaskSummary
+from hummingbird_agent.bamboo.explorer_session import ConfiguredEnricher, StrategyClients, TaskSummary
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
+from hummingbird_agent.bamboo.panda_index import PandaIndex
+from hummingbird_agent.bamboo.panda_tools import PandaSupport
 from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.service import ACCUMULATE_WORKFLOW
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
@@ -71,15 +73,37 @@ def build_stores(loaded: LoadedConfig) -> Stores:
     return Stores(build_graph_store(loaded), build_vector_store(loaded, embedder.dimensions), embedder)
 
 
+def panda_index(loaded: LoadedConfig, kind: str) -> PandaIndex:
+    """The offline PanDA `docs` or `source` index under bamboo.panda.index_dir (it may not be built yet)."""
+    return PandaIndex(loaded.resolve(loaded.config.bamboo.panda.index_dir) / f"{kind}.json")
+
+
+def build_panda_support(loaded: LoadedConfig) -> PandaSupport:
+    """PanDA access from bamboo.panda: the adapter when a server URL is set (credentials from the named env
+    vars, read here, bound into the adapter and nowhere else) and the offline indexes. No I/O."""
+    from hummingbird_agent.data_sources.panda import PandaClient, PandaCredentials
+
+    cfg = loaded.config.bamboo.panda
+    client = None
+    if cfg.url:
+        credentials = PandaCredentials(loaded.secret(cfg.token_env) if cfg.token_env else None, cfg.auth_vo,
+                                       loaded.secret(cfg.x509_proxy_env) if cfg.x509_proxy_env else None)
+        ca = loaded.secret(cfg.ca_path_env) if cfg.ca_path_env else None
+        client = PandaClient(cfg.url, cfg.log_url, credentials, timeout_s=cfg.timeout_s, verify=ca or True)
+    help_dir = loaded.resolve(cfg.cli_help_dir) if cfg.cli_help_dir else None
+    return PandaSupport(client, panda_index(loaded, "docs"), panda_index(loaded, "source"), help_dir)
+
+
 def build_explorer(loaded: LoadedConfig, llm: JsonLLM, stores: Stores | None, workflow: str,
-                   task_summary: TaskSummary) -> ConfiguredEnricher | None:
+                   task_summary: TaskSummary, strategy_clients: StrategyClients | None = None,
+                   ) -> ConfiguredEnricher | None:
     """The explorer of `workflow` (its data sources plus the knowledge tools and the MCP servers), or None
     when `bamboo.explore` is off or there are no stores (a dry run). Nothing is opened here."""
     cfg = loaded.config.bamboo
     if not cfg.explore or stores is None:
         return None
     tool_vectors = build_vector_store(loaded, stores.embedder.dimensions, TOOLS_COLLECTION_SUFFIX)
-    return ConfiguredEnricher(loaded, llm, stores, tool_vectors, workflow, task_summary)
+    return ConfiguredEnricher(loaded, llm, stores, tool_vectors, workflow, task_summary, strategy_clients)
 
 
 def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None) -> KnowledgeAccumulator:
@@ -87,7 +111,9 @@ def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None)
     llm = JsonLLM(ModelText(model, cfg.model))
     salt = (loaded.secret(cfg.pseudonym_salt_env) or "").encode()
     files = WorkflowFiles(loaded, ACCUMULATE_WORKFLOW)
-    strategy = default_registry().create(cfg.extraction_strategy, StrategyDeps(llm, salt, files))
-    explorer = build_explorer(loaded, llm, stores, ACCUMULATE_WORKFLOW, strategy.task_summary)
+    strategy = default_registry().create(cfg.extraction_strategy,
+                                         StrategyDeps(llm, salt, files, build_panda_support(loaded)))
+    explorer = build_explorer(loaded, llm, stores, ACCUMULATE_WORKFLOW, strategy.task_summary,
+                              getattr(strategy, "builtin_clients", None))
     return KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, stores,
                                 enricher=explorer, max_review_retries=cfg.max_review_retries, tool_memory=explorer)

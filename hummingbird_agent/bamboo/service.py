@@ -42,11 +42,13 @@ def build_navigator(loaded: LoadedConfig, model: Model, stores: Stores,
     cfg = loaded.config.bamboo
     llm = JsonLLM(ModelText(model, cfg.model))
     salt = (loaded.secret(cfg.pseudonym_salt_env) or "").encode()
-    extractor = KnowledgeGraphExtractor(default_registry().create(cfg.extraction_strategy, StrategyDeps(llm, salt)))
-    if explorer is None:
-        from hummingbird_agent.bamboo.factory import build_explorer  # the factory imports this module
+    from hummingbird_agent.bamboo.factory import build_explorer, build_panda_support  # the factory imports this
 
-        explorer = build_explorer(loaded, llm, stores, DIAGNOSE_WORKFLOW, extractor.strategy.task_summary)
+    deps = StrategyDeps(llm, salt, panda=build_panda_support(loaded))
+    extractor = KnowledgeGraphExtractor(default_registry().create(cfg.extraction_strategy, deps))
+    if explorer is None:
+        explorer = build_explorer(loaded, llm, stores, DIAGNOSE_WORKFLOW, extractor.strategy.task_summary,
+                                  getattr(extractor.strategy, "builtin_clients", None))
     return ReasoningNavigator(extractor, llm, stores, explorer, cfg.exploratory_threshold,
                               workflow_guidance(loaded, DIAGNOSE_WORKFLOW))
 

@@ -138,6 +138,10 @@ async def test_commands_help_prefix_errors_and_access(service: Service) -> None:
     service.publish(comment(service, "/hummingbird ana", author_id=OUTSIDER))
     await service.wait_for(lambda: any("Developer access" in b for b in service.bodies()), "access denied")
     assert not service.markers()  # simple replies carry no session marker
+    for _ in range(3):  # more attempts by the same non-member within the hour: logged, not answered
+        service.publish(comment(service, "/hummingbird ana", author_id=OUTSIDER))
+    await service.wait_for(lambda: service.log_path.read_text().count("no second note") == 3, "3 silent refusals")
+    assert sum("Developer access" in b for b in service.bodies()) == 1
 
     expect_turns(service.gemini, *analysis_turns())
     service.publish(comment(service, "/hummingbird ana please look at unit-tests"))

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.model import KnowledgeGraph
 from hummingbird_agent.errors import ConfigError
+
+if TYPE_CHECKING:
+    from hummingbird_agent.bamboo.panda_tools import PandaSupport
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,11 +52,13 @@ class ExtractionStrategy(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class StrategyDeps:
-    """What a strategy may use: the LLM, the pseudonymisation salt for identity fields, and repository files."""
+    """What a strategy may use: the LLM, the pseudonymisation salt for identity fields, repository files,
+    and PanDA access and indexes (panda strategy)."""
 
     llm: JsonLLM
     salt: bytes = b""
     files: RepoFiles | None = None
+    panda: PandaSupport | None = None
 
 
 StrategyFactory = Callable[[StrategyDeps], ExtractionStrategy]

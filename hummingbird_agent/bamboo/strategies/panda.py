@@ -6,6 +6,7 @@ sub-rules, parsed CLI arguments, pseudonymised identity fields, status and error
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import html
@@ -16,9 +17,11 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.mcp import McpClient
 from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.bamboo.strategies.causal import clip, extract_causal
+from hummingbird_agent.errors import AgentError
 from hummingbird_agent.logs import signature
 
 log = logging.getLogger(__name__)
@@ -99,6 +102,7 @@ class PandaStrategy:
     def __init__(self, deps: StrategyDeps) -> None:
         self._llm = deps.llm
         self._salt = deps.salt
+        self._panda = deps.panda
 
     def incident_id(self, incident: IncidentInput) -> str:
         if incident.incident_id:
@@ -111,8 +115,43 @@ class PandaStrategy:
         return {k: incident.task_data[k] for k in keys if k in incident.task_data}
 
     async def prefetch_hints(self, incident: IncidentInput) -> dict[str, str]:
-        """None here: PanDA documentation and source prefetch need an index this service does not hold."""
-        return {}
+        """Documentation sections about the error and source snippets where it is raised, from the offline
+        indexes; fail-open ({} and a warning) when they are missing or unreadable."""
+        error = html.unescape(_TAGS.sub(" ", str(incident.task_data.get("errorDialog") or ""))).strip()
+        error = error or incident.email_text.strip()
+        if self._panda is None or not error:
+            return {}
+        try:
+            return await asyncio.to_thread(self._hints, error[:300], str(incident.task_data.get("status") or ""))
+        except (AgentError, OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("panda prefetch hints unavailable; extracting without them: %s", exc)
+            return {}
+
+    def _hints(self, error: str, status: str) -> dict[str, str]:
+        assert self._panda is not None
+        hints: dict[str, str] = {}
+        docs, source = self._panda.docs, self._panda.source
+        if docs is not None and docs.available():
+            hits = docs.search(f"task status {status} {error}".strip(), budgets.PANDA_HINT_DOCS * 2)
+            for hit in [h for h in hits if "API" not in h["title"]][: budgets.PANDA_HINT_DOCS]:
+                hints[f"doc {hit['path']}: {hit['title']}"] = hit["snippet"]
+        if source is not None and source.available():
+            for hit in source.search(error, budgets.PANDA_HINT_SOURCES):
+                hints[f"source {hit['path']}:{hit['line']}"] = hit["snippet"]
+        budget, kept = budgets.PANDA_HINT_TOTAL_CHARS, {}
+        for key, text in hints.items():
+            if budget <= 0:
+                break
+            kept[key], budget = text[:budget], budget - len(text)
+        return kept
+
+    def builtin_clients(self, incident: IncidentInput) -> list[McpClient]:
+        """The PanDA tools for this incident's task (none without PanDA support configured)."""
+        if self._panda is None:
+            return []
+        from hummingbird_agent.bamboo.panda_catalogue import panda_client
+
+        return [panda_client(self._panda, incident.task_data)]
 
     def facts(self, task: Mapping[str, Any]) -> list[Node]:
         pairs = [(k, str(task[k])) for k in DISCRETE if task.get(k) not in (None, "")]
