@@ -85,7 +85,9 @@ def bamboo(args: argparse.Namespace) -> int:
     from hummingbird_agent.bamboo import commands as kb
 
     loaded = load(args.config)
-    if not loaded.config.bamboo.enabled and not (args.bamboo_command == "populate" and args.dry_run):
+    command = args.bamboo_command
+    uses_stores = command in ("stats", "analyze") or (command == "populate" and not args.dry_run)
+    if not loaded.config.bamboo.enabled and uses_stores:
         # Before any store is built: a disabled knowledge base gets no directories, files or connections.
         raise ConfigError(f"bamboo {args.bamboo_command}: the knowledge base is off in {loaded.path}; set "
                           "`bamboo: {enabled: true}` there (embedded stores under bamboo.graph.path and "

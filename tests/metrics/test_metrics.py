@@ -104,7 +104,7 @@ async def test_webhook_outcomes_and_dead_letters(tmp_path: Path, caplog: pytest.
     loaded = load_config(tmp_path / "config.yaml", {"HOOK_SECRET": "hook-secret-value"})
     metrics, stop = Metrics(), asyncio.Event()
     caplog.set_level(logging.INFO, "hummingbird_agent.events.serve")
-    task = asyncio.create_task(run_service(loaded, "all", refuse_forever, stop, metrics))
+    task = asyncio.create_task(run_service(loaded, "all", refuse_forever, stop, metrics=metrics))
     try:
         while not (ready := [r for r in caplog.records if r.getMessage().startswith("serve ready")]):
             await asyncio.sleep(0.05)
