@@ -55,6 +55,18 @@ MODEL_CALL_TIMEOUT_S = 300.0
 # Cap of one backoff delay: with MODEL_MAX_RETRIES = 5 and base 1 s the waits are 1+2+4+8+16 = 31 s,
 # so a model that is still unavailable after about half a minute ends the run with a failure result.
 MODEL_RETRY_MAX_DELAY_S = 30.0
+# A provider's Retry-After is honoured up to this many seconds; a longer wait ends the attempts at once (the
+# run ends with a failure note) instead of holding a worker slot for minutes. Above MODEL_RETRY_MAX_DELAY_S
+# because a provider's own figure is better than our backoff guess.
+MODEL_RETRY_AFTER_MAX_S = 60.0
+# Output tokens one Claude / OpenAI-compatible call may produce (Anthropic requires the cap). A note is far
+# shorter (NOTE_MAX_CHARS is a GitLab limit, not a target); 8192 fits every current Claude and GPT model.
+MODEL_MAX_OUTPUT_TOKENS = 8192
+# Canonical messages the Gemini adapter keeps converted to SDK objects between calls of a run (history is
+# append-only, so each call converts only what is new); the whole cache is dropped past this count.
+MODEL_SDK_CONTENT_CACHE = 4096
+# Seconds to wait for a local OpenAI-compatible server (Ollama) to report its context window at start.
+MODEL_CONTEXT_PROBE_TIMEOUT_S = 5.0
 
 # --- notes ---------------------------------------------------------------------------------------
 # GitLab rejects note bodies over 1,000,000 characters; we truncate below that with a visible marker

@@ -7,6 +7,7 @@ import dataclasses
 
 from hummingbird_agent.config import LoadedConfig, check_role, default_config_path, load_config, required_env_names
 from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.model_targets import all_targets, knowledge_target, workflow_target
 from hummingbird_agent.observability import Redactor, setup_logging, setup_sentry
 
 
@@ -38,17 +39,35 @@ def render_summary(loaded: LoadedConfig) -> str:
         triggers = ", ".join(wf.triggers) or "command only"
         sources = ", ".join(wf.data_sources.declared()) or "none"
         # Knowledge-base engines use bamboo.model, not the workflow's model and iteration budget.
-        engine = (f"model {wf.model}, max {wf.max_iterations} iterations" if wf.engine == "agent"
-                  else f"engine {wf.engine}, model {cfg.bamboo.model}")
+        target = workflow_target(cfg, name) if wf.engine == "agent" else knowledge_target(cfg)
+        model = f"model {target.name}"
+        engine = (f"{model}, max {wf.max_iterations} iterations" if wf.engine == "agent"
+                  else f"engine {wf.engine}, {model}")
         lines.append(f"  {name}: {wf.description} [{engine}]")
         lines.append(f"    triggers: {triggers}; data sources: {sources}")
         projects = ", ".join(wf.projects) or "none (no project may run it)"
         lines.append(f"    projects: {projects}")
     lines.append(f"queues: {cfg.queues.backend}; sessions: {cfg.sessions.backend}; sandbox: {cfg.sandbox.backend}")
     lines.append(f"bamboo: {'enabled' if cfg.bamboo.enabled else 'disabled'}")
+    lines += model_lines(loaded)
     missing = [name for name in required_env_names(cfg) if not loaded.secret(name)]
     lines.append("missing env vars: " + (", ".join(missing) if missing else "none"))
     return "\n".join(lines)
+
+
+def model_lines(loaded: LoadedConfig) -> list[str]:
+    """One line per model endpoint the config uses, and what it still lacks."""
+    cfg = loaded.config
+    if cfg.model.provider == "scripted":
+        return [f"model: scripted ({cfg.model.script})"]
+    lines, seen = [], set()
+    for target in all_targets(cfg):
+        if target.connection in seen:
+            continue
+        seen.add(target.connection)
+        problem = target.connection.missing(loaded.secret)
+        lines.append(f"model: {target.connection.describe()}" + (f" - missing: {problem}" if problem else ""))
+    return lines
 
 
 def serve(config_path: str | None, role: str, port: int | None = None) -> int:

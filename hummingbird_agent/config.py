@@ -37,6 +37,7 @@ from hummingbird_agent.config_schema import (
 )
 from hummingbird_agent.config_yaml import read_yaml
 from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.model_targets import all_targets, embedding_connection
 
 __all__ = [
     "BambooConfig",
@@ -73,6 +74,8 @@ ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
     "EXTRACTION_STRATEGY": ("bamboo", "extraction_strategy"),
     "MCP_SERVERS_CONFIG": ("bamboo", "mcp_servers_config"),
     "EXPLORATORY_INVESTIGATION_THRESHOLD": ("bamboo", "exploratory_threshold"),
+    "LLM_PROVIDER": ("bamboo", "provider"),
+    "LLM_MODEL": ("bamboo", "model"),
 }
 _NUMBER_OVERRIDES = frozenset({"EXPLORATORY_INVESTIGATION_THRESHOLD"})
 DEFAULT_CONFIG_ENV = "HUMMINGBIRD_CONFIG"
@@ -113,6 +116,11 @@ class LoadedConfig:
         return self.secret("SENTRY_DSN")
 
     @property
+    def ca_bundle(self) -> str | None:
+        """The deployment's CA bundle for outbound TLS (model clients), as requests and OpenSSL name it."""
+        return self.secret("REQUESTS_CA_BUNDLE") or self.secret("SSL_CERT_FILE")
+
+    @property
     def log_level(self) -> str:
         return self.env.get("LOG_LEVEL", "INFO").upper()
 
@@ -140,14 +148,17 @@ class LoadedConfig:
 def required_env_names(config: Config) -> list[str]:
     """Env var names the config refers to for secrets, in a stable order."""
     names = [config.gitlab.token_env, config.webhook.secret_env]
-    if config.model.provider == "gemini":
-        names.append(config.model.api_key_env)
+    names += [t.connection.key_env for t in all_targets(config) if t.connection.needs_key()]
     for wf in config.workflows.values():
         sources = wf.data_sources
         if sources.gitlab:
             names.append(sources.gitlab.token_env)
         if sources.konflux:
             names.append(sources.konflux.kubeconfig_env)
+    embeddings = config.bamboo.embeddings
+    if config.bamboo.enabled and embeddings.provider in ("gemini", "openai"):
+        connection = embedding_connection(config)
+        names += [connection.key_env] if connection.needs_key() else []
     if config.bamboo.enabled and config.bamboo.graph.backend == "neo4j":
         names += [config.bamboo.graph.user_env, config.bamboo.graph.password_env]
     if config.bamboo.enabled and config.bamboo.panda.token_env:

@@ -43,7 +43,9 @@ def rows(model: type[BaseModel] = Config, prefix: str = "") -> Iterator[tuple[st
         if nested is not None:
             yield from rows(nested, f"{path}.{key}." if key else f"{path}.")
             continue
-        yield path, _type(info.annotation), _default(info), docs.get((model.__name__, name), "")
+        # A field declared on a base class (a shared connection section) has its docstring there.
+        doc = next((docs[(c.__name__, name)] for c in model.__mro__ if (c.__name__, name) in docs), "")
+        yield path, _type(info.annotation), _default(info), doc
 
 
 def render() -> str:

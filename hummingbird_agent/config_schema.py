@@ -30,15 +30,55 @@ class GitLabConfig(_Model):
     """Informational only; the bot is identified by the token's `/user` id, never by name."""
 
 
-class ModelConfig(_Model):
-    provider: Literal["gemini", "scripted"] = "gemini"
-    """`gemini` calls the Gemini API; `scripted` replays turns from `script` (demos, replays, tests)."""
-    api_key_env: str = "GEMINI_API_KEY"
-    """Env var holding the Gemini API key."""
+Provider = Literal["gemini", "anthropic", "openai"]
+
+
+class ModelConnection(_Model):
+    """Where a model is served; every key unset here falls back to the top-level `model` section."""
+
+    provider: Provider | None = None
+    """`gemini` (AI Studio or Vertex AI), `anthropic` (Claude API or Claude on Vertex AI) or `openai` (any
+    OpenAI-compatible Chat Completions endpoint: OpenAI, Azure OpenAI, vLLM, Ollama)."""
+    api_key_env: str | None = None
+    """Env var holding the API key; default GEMINI_API_KEY / ANTHROPIC_API_KEY / OPENAI_API_KEY. An
+    `openai` endpoint with a `base_url` (a local server) may run without one."""
     base_url: str | None = None
-    """Override of the API base URL (a proxy, or a local scripted server in tests)."""
+    """Override of the API base URL (a gateway, a local server, or a fake in tests)."""
+    vertex_project: str | None = None
+    """Google Cloud project: serve `gemini` or `anthropic` through Vertex AI instead of an API key."""
+    vertex_location: str | None = None
+    """Vertex AI region (`us-east5`, `europe-west1`, ...); default `global`."""
+    credentials_file: str | None = None
+    """Vertex AI: service-account JSON file, relative to the config file; unset uses Application Default
+    Credentials (GOOGLE_APPLICATION_CREDENTIALS, workload identity, gcloud)."""
+
+
+class WorkflowModel(ModelConnection):
+    """A workflow's own model: a name, and optionally another provider or endpoint."""
+
+    name: str
+    """Model name passed to the provider."""
+
+
+class ModelConfig(_Model):
+    provider: Literal["gemini", "anthropic", "openai", "scripted"] = "gemini"
+    """`gemini`, `anthropic` or `openai` (see ModelConnection); `scripted` replays turns from `script` (demos,
+    replays, tests)."""
+    name: str | None = None
+    """Model of workflows that name none; default gemini-2.5-pro / claude-sonnet-5 / gpt-4.1."""
+    api_key_env: str | None = None
+    """Env var holding the API key; default GEMINI_API_KEY / ANTHROPIC_API_KEY / OPENAI_API_KEY."""
+    base_url: str | None = None
+    """Override of the API base URL (a proxy, a local OpenAI-compatible server, or a fake in tests)."""
     api_version: str = "v1beta"
-    """Gemini REST API version path segment."""
+    """Gemini API (not Vertex AI) REST version path segment."""
+    vertex_project: str | None = None
+    """Google Cloud project: serve `gemini` or `anthropic` through Vertex AI instead of an API key."""
+    vertex_location: str | None = None
+    """Vertex AI region; default `global`."""
+    credentials_file: str | None = None
+    """Vertex AI: service-account JSON file, relative to the config file; unset uses Application Default
+    Credentials."""
     script: str | None = None
     """For provider `scripted`: path of the turns file, relative to the config file."""
     context_limit_tokens: Annotated[int, whole(1000, 2_000_000, "tokens")] = budgets.CONTEXT_LIMIT_TOKENS
@@ -122,8 +162,9 @@ class WorkflowConfig(_Model):
     """What to do with the final text: post it as an MR note, or nothing (print only)."""
     triggers: tuple[Literal["pipeline", "merge_request"], ...] = ()
     """Events that run the workflow automatically; empty means only `/hummingbird <name>`."""
-    model: str = "gemini-2.5-pro"
-    """Model name passed to the provider."""
+    model: str | WorkflowModel | None = None
+    """Model name passed to the provider (default `model.name`), or a mapping with `name` and any
+    ModelConnection key to run this workflow elsewhere (a cheaper model, another provider)."""
     max_iterations: Annotated[int, whole(1, 1000, "model turns")] = budgets.DEFAULT_MAX_ITERATIONS
     """Model turns per run."""
     data_sources: DataSourcesConfig = DataSourcesConfig()
@@ -263,10 +304,16 @@ class VectorStoreConfig(_Model):
 
 
 class EmbeddingsConfig(_Model):
-    provider: Literal["hashing", "gemini", "minilm"] = "hashing"
-    """`gemini` in production, `minilm` offline, `hashing` deterministic (tests, no model)."""
+    provider: Literal["hashing", "gemini", "openai", "minilm"] = "hashing"
+    """`gemini` (API key or Vertex AI) or `openai` (any OpenAI-compatible endpoint, Ollama included) in
+    production, `minilm` offline, `hashing` deterministic (tests, no model). Anthropic has no embeddings: a
+    Claude deployment names one of these."""
     model: str = "gemini-embedding-001"
-    """Embedding model name for the gemini provider."""
+    """Embedding model name for the gemini / openai provider (e.g. text-embedding-3-small, nomic-embed-text)."""
+    api_key_env: str | None = None
+    """Env var of the embedding provider's key; default: the `model` section's when it is the same provider."""
+    base_url: str | None = None
+    """Embedding endpoint; default: the `model` section's when it is the same provider."""
     dimensions: Annotated[int, whole(1, 65_536, "vector components")] = 384
     """Vector size."""
 
@@ -299,8 +346,16 @@ class BambooConfig(_Model):
     """Turn the knowledge base on."""
     extraction_strategy: str = "gitlab_ci"
     """Active extraction strategy (EXTRACTION_STRATEGY overrides)."""
-    model: str = "gemini-2.5-flash"
-    """Model for extraction, review and diagnosis calls."""
+    provider: Provider | None = None
+    """Provider of the knowledge base's calls (LLM_PROVIDER overrides); default `model.provider`, served
+    with the `model` section's connection when it is the same provider."""
+    model: str | None = None
+    """Model of extraction, review and diagnosis calls (LLM_MODEL overrides); default gemini-2.5-flash /
+    claude-haiku-4-5 / gpt-4.1-mini."""
+    base_url: str | None = None
+    """Endpoint of the knowledge base's provider when it is not the `model` section's one."""
+    api_key_env: str | None = None
+    """Env var of that provider's key when it is not the `model` section's one."""
     max_review_retries: Annotated[int, whole(0, 100, "retries")] = budgets.BAMBOO_MAX_REVIEW_RETRIES
     """Re-extractions after reviewer rejections; when the last one is rejected too, the best result is stored
     with a warning (`bamboo populate --max-retries` overrides it per run)."""

@@ -42,6 +42,10 @@ class LoopResult:
     steps: tuple[StepRecord, ...]
     usage: Usage
     reason: str = ""
+    provider: str = ""
+    """The adapter that answered last (`gemini`, `anthropic`, `openai`, `scripted`), for footers and metrics."""
+    model: str = ""
+    """The model name that provider reported."""
     calls: tuple[CallRecord, ...] = ()
     """Every tool call in order, for the note's audit trail."""
     error_class: str = ""
@@ -57,6 +61,8 @@ class _State:
     usage: Usage = field(default_factory=Usage)
     final_text: str = ""
     steps: list[StepRecord] = field(default_factory=list)
+    provider: str = ""
+    model: str = ""
     calls: list[CallRecord] = field(default_factory=list)
 
 
@@ -96,8 +102,8 @@ class AgentLoop:
             log.error("agent run failed iteration=%d error=%s", self.state.iteration, exc)
             status, reason, error_class = "failed", str(exc), type(exc).__name__
         s = self.state
-        return LoopResult(status, s.final_text, s.contents, tuple(s.steps), s.usage, reason, tuple(s.calls),
-                          error_class)
+        return LoopResult(status, s.final_text, s.contents, tuple(s.steps), s.usage, reason, s.provider, s.model,
+                          tuple(s.calls), error_class)
 
     async def step(self) -> tuple[bool, str]:
         """One iteration. Returns (done, why)."""
@@ -130,7 +136,8 @@ class AgentLoop:
         s = self.state
         request = ModelRequest(
             model=self.model_name,
-            system=self.prompt.render(warning, s.iteration, self.budget),
+            system=self.prompt.stable(),
+            system_suffix=self.prompt.suffix(warning, s.iteration, self.budget),
             contents=s.contents,
             tools=self.registry.declarations(),
             tools_enabled=warning is not WarningKind.FINAL_TURN,
@@ -138,6 +145,7 @@ class AgentLoop:
         response = await self.model.generate(request)
         s.usage = s.usage + response.usage
         s.last_prompt_tokens = response.usage.prompt_tokens
+        s.provider, s.model = response.provider or s.provider, response.model or s.model
         return response
 
     async def execute_tools(self, calls: tuple[ToolCall, ...], enabled: bool = True) -> Content:

@@ -18,6 +18,7 @@ from hummingbird_agent.agent.report import RunAudit, audited_note
 from hummingbird_agent.agent.transcript import render_transcript
 from hummingbird_agent.config import LoadedConfig, WorkflowConfig
 from hummingbird_agent.errors import AgentError, PermanentError
+from hummingbird_agent.model_targets import workflow_target
 from hummingbird_agent.models.base import Content, Model
 from hummingbird_agent.models.contents import user_text
 from hummingbird_agent.observability import log_context
@@ -124,7 +125,8 @@ async def run_workflow(request: RunRequest, deps: RunDeps) -> RunOutcome:
             continuation = render_prompt("continuation") if request.resume is not None else ""
             prompt = SystemPrompt(base_system_prompt(), _tool_notes(registry, gaps), body, continuation)
             budget = Budget(workflow.max_iterations, deps.loaded.config.model.context_limit_tokens)
-            loop = AgentLoop(deps.model, workflow.model, registry, prompt, budget, deps.on_step)
+            model_name = workflow_target(deps.loaded.config, request.workflow).name
+            loop = AgentLoop(deps.model, model_name, registry, prompt, budget, deps.on_step)
             result = await loop.run(contents)
             audit = run_audit(deps, request, workflow, session_id, result, gaps, time.monotonic() - started)
             answer = final_note(request.workflow, result)
@@ -150,9 +152,12 @@ def _tool_notes(registry: ToolRegistry, gaps: Sequence[str]) -> str:
 
 def run_audit(deps: RunDeps, request: RunRequest, workflow: WorkflowConfig, session_id: str, result: LoopResult,
               gaps: Sequence[str], wall_s: float) -> RunAudit:
-    """What the note's footer and details state about this run."""
+    """What the note's footer and details state about this run; provider and model as the provider reported
+    them, else as configured."""
+    target = workflow_target(deps.loaded.config, request.workflow)
     return RunAudit(
-        workflow=request.workflow, provider=deps.loaded.config.model.provider, model=workflow.model,
+        workflow=request.workflow, provider=result.provider or target.connection.provider,
+        model=result.model or target.name,
         session_id=session_id, iterations=len(result.steps), max_iterations=workflow.max_iterations,
         usage=result.usage, wall_s=wall_s, calls=result.calls, source_gaps=tuple(gaps), stop=stop_kind(result),
         error_class=result.error_class, correlation_id=uuid.uuid4().hex[:12],

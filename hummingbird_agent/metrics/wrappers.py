@@ -4,7 +4,7 @@ and timed, without a metric call inside the loop, the sandbox backends or the wo
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Self
 
 from hummingbird_agent.agent.report import tokens
@@ -21,21 +21,24 @@ KNOWN_EVENTS = frozenset({"gitlab/pipeline", "gitlab/merge_request", "gitlab/not
 
 
 class MeteredModel:
-    """Counts calls (by outcome: ok or the error class) and tokens of every model call."""
+    """Counts calls (by outcome: ok or the error class) and tokens of every model call, labelled with the
+    provider each model name is configured on (`providers`, else `default_provider`) and the requested name."""
 
-    def __init__(self, inner: Model, provider: str, metrics: Metrics) -> None:
-        self._inner, self._provider, self._metrics = inner, provider, metrics
+    def __init__(self, inner: Model, providers: Mapping[str, str], default_provider: str, metrics: Metrics) -> None:
+        self._inner, self._metrics = inner, metrics
+        self._providers, self._default = dict(providers), default_provider
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         calls = self._metrics.model_calls
+        provider = self._providers.get(request.model, self._default)
         try:
             response = await self._inner.generate(request)
         except AgentError as exc:
-            calls.labels(self._provider, request.model, type(exc).__name__).inc()
+            calls.labels(provider, request.model, type(exc).__name__).inc()
             raise
-        calls.labels(self._provider, request.model, "ok").inc()
+        calls.labels(provider, request.model, "ok").inc()
         for kind, count in zip(("input", "output", "cached"), tokens(response.usage), strict=True):
-            self._metrics.model_tokens.labels(self._provider, request.model, kind).inc(count)
+            self._metrics.model_tokens.labels(provider, request.model, kind).inc(count)
         return response
 
     async def aclose(self) -> None:

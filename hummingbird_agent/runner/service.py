@@ -19,6 +19,7 @@ from hummingbird_agent.events.protocols import Continuations, Event, Handler
 from hummingbird_agent.events.serve import run_service, run_to_exit
 from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.metrics import MeteredModel, MeteredSandbox, Metrics
+from hummingbird_agent.model_targets import all_targets
 from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.runner.bamboo_executor import BambooAccumulateExecutor, BambooDiagnoseExecutor
 from hummingbird_agent.runner.deps import Deps
@@ -71,7 +72,8 @@ async def open_deps(
         def new_sandbox(session_id: str) -> Sandbox:
             return MeteredSandbox(sandboxes.new(session_id), metrics)
 
-        model = MeteredModel(build_model(loaded), cfg.model.provider, metrics)
+        providers = {t.name: t.connection.provider for t in all_targets(cfg)}
+        model = MeteredModel(build_model(loaded), providers, cfg.model.provider, metrics)
         stack.push_async_callback(model.aclose)
         sessions = await stack.enter_async_context(open_sessions(loaded))
         stores = await stack.enter_async_context(open_stores(loaded)) if cfg.bamboo.enabled else None
@@ -113,8 +115,7 @@ async def serve_async(loaded: LoadedConfig, role: str, redact: Callable[[str], s
     cfg = loaded.config
     metrics = metrics if metrics is not None else Metrics()
     missing = [n for n in (cfg.gitlab.token_env,) if not loaded.secret(n)]
-    if cfg.model.provider == "gemini" and not loaded.secret(cfg.model.api_key_env):
-        missing.append(cfg.model.api_key_env)
+    missing += [t.connection.key_env for t in all_targets(cfg) if t.connection.missing(loaded.secret)]
     if missing or role in ("router", "ingress"):
         waiting = f"{', '.join(missing)} not set" if missing else None
         return await run_service(loaded, role, no_handler, stop, worker_waiting=waiting, metrics=metrics)

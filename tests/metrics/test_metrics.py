@@ -56,7 +56,7 @@ async def test_metrics_after_a_scripted_run(tmp_path: Path, gitlab_server: GitLa
                                             gemini_server: GeminiServer, moto_server: MotoServer) -> None:
     seed_gitlab(gitlab_server)
     async with start_service(tmp_path, gitlab_server, gemini_server, moto_server) as service:
-        expect_turns(service.gemini,
+        expect_turns(service.model,
                      function_call_turn("sandbox_exec", {"command": "echo hi"}, usage_metadata=usage(100, 20, 5)),
                      function_call_turn("no_such_tool", {}, usage_metadata=usage(200, 10)),
                      text_turn("## Analysis\nDone.", usage_metadata=usage(300, 30, 50)))

@@ -27,7 +27,7 @@ def no_read_token(config: dict[str, Any]) -> None:
 
 def assert_no_secrets(service: Service) -> None:
     texts = [*service.bodies(), service.log_path.read_text()]
-    texts += [json.dumps(c.body) for c in service.gemini.generate_calls]
+    texts += [json.dumps(c.body) for c in service.model.generate_calls]
     for secret in SECRETS.values():
         assert all(secret not in text for text in texts), secret
 
@@ -36,7 +36,7 @@ async def test_note_lists_calls_gaps_and_footer(tmp_path: Path, gitlab_server: G
                                                gemini_server: GeminiServer, moto_server: MotoServer) -> None:
     seed_gitlab(gitlab_server)
     async with start_service(tmp_path, gitlab_server, gemini_server, moto_server, tweak=no_read_token) as service:
-        expect_turns(service.gemini,
+        expect_turns(service.model,
                      function_call_turn("sandbox_exec", {"command": "echo 'frob is missing' > evidence.txt"}),
                      function_call_turn("gitlab_get_job_log", {"project": "group/project", "job_id": 12}),
                      text_turn(ANALYSIS))
@@ -52,12 +52,12 @@ async def test_note_lists_calls_gaps_and_footer(tmp_path: Path, gitlab_server: G
         gaps = looked_at[looked_at.index("**Data gaps**"):]
         assert "data source gitlab is unavailable: env var HB_UNSET_READ_TOKEN (GitLab read token) is unset" in gaps
         footer = body[body.index("</details>"):]
-        for part in ("`analyze-failures`", "gemini/gemini-test", "3/6 iterations", f"session `{marker.id}`",
+        for part in ("`analyze-failures`", "· gemini/", "3/6 iterations", f"session `{marker.id}`",
                      "reply to continue", "`/hummingbird help`"):
             assert part in footer
         assert footer.index("`/hummingbird help`") < footer.index("Reply to this thread")
         # The model was told, so it does not guess what the missing source would have said.
-        system = service.gemini.generate_calls[0].body["systemInstruction"]["parts"][0]["text"]
+        system = service.model.generate_calls[0].body["systemInstruction"]["parts"][0]["text"]
         assert "## Unavailable data sources" in system and "HB_UNSET_READ_TOKEN" in system
         assert_no_secrets(service)
 
@@ -70,16 +70,17 @@ async def test_stopped_runs_say_why_with_a_correlation_id(tmp_path: Path, gitlab
                                                           gemini_server: GeminiServer, moto_server: MotoServer) -> None:
     seed_gitlab(gitlab_server)
     async with start_service(tmp_path, gitlab_server, gemini_server, moto_server) as service:
-        expect_turns(service.gemini, refused)
+        expect_turns(service.model, refused)
         service.publish(pipeline_event())
         await service.wait_for(lambda: len(service.final_notes()) == 1, "the failure note")
         failed = service.final_notes()[0]["body"]
-        assert "Hummingbird stopped: the model call failed (PermanentError)." in failed
+        # The error's class (the adapter's refusal class), never its message.
+        assert re.search(r"Hummingbird stopped: the model call failed \((\w+)\)\.", failed)
         correlation = re.search(r"Correlation id: `([0-9a-f]{12})`", failed)
         assert correlation is not None and correlation.group(1) in service.log_path.read_text()
         assert "Traceback" not in failed and "invalid argument" not in failed
 
-        expect_turns(service.gemini, *[function_call_turn("sandbox_exec", {"command": f"echo {i}"}) for i in range(6)])
+        expect_turns(service.model, *[function_call_turn("sandbox_exec", {"command": f"echo {i}"}) for i in range(6)])
         service.publish(pipeline_event(pipeline_id=502, sha="b" * 40))
         await service.wait_for(lambda: len(service.final_notes()) == 2, "the budget note")
         budget = service.final_notes()[1]["body"]
