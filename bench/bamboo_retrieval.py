@@ -1,56 +1,61 @@
-"""Retrieval quality of the knowledge base without an LLM, on a LogChunks-layout folder.
+"""Retrieval quality of the knowledge base on a LogChunks-layout folder, k-fold per project, against baselines
+that get the same information.
 
-Per repository (the project), half of the labelled logs are learned (category label -> cause, labelled
-chunk -> failure excerpt) and the other half diagnosed from the whole log; the ranked causes are scored
-top-1/top-3 against a baseline ranking causes by plain TF-IDF cosine of the whole log to learned logs.
+Each repository (the project) has its labelled logs split into `--folds` folds by log id; for every fold the
+other folds are learned (labelled chunk -> failure excerpt, category -> cause, named by the paraphrasing model
+of bench/bamboo_naming.py behind the fake Gemini server and the real Gemini adapter) and the fold's logs are
+diagnosed from the whole log. Scored per test log: the true cause among the ranked causes (a cause node counts
+as the true cause its incidents mostly have). Baselines, all restricted to the same project as the knowledge
+base's project clue: TF-IDF of the new log's failure excerpt (localised as the knowledge base does, with the
+project's learned lines as examples) against the learned excerpts, the same with the whole new log as the query,
+the most frequent learned cause, and whole log against learned whole logs (which the knowledge base does not
+keep). `novel_auroc`: how well the
+top candidate's score separates test logs whose cause was learned from those whose cause never was.
 
-    python bench/bamboo_retrieval.py DATA_DIR    # prints progress, ends with one JSON line
+    python bench/bamboo_retrieval.py [DATA_DIR] [--folds 5] [--embedder hashing|minilm]
+    # DATA_DIR defaults to $LOGCHUNKS_DIR; prints a line per fold, ends with one JSON line
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import gzip
-import html
 import json
-import math
-import re
+import logging
+import os
+import statistics
 import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
-from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.navigator import ReasoningNavigator
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
-from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
-from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
-from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
-from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-_EXAMPLE = re.compile(r"<ExampleDataOfString>(.*?)</ExampleDataOfString>", re.S)
-_FIELD = re.compile(r"<(InputPath|Keywords|Category|Output)>(.*?)</\1>", re.S)
-_WORD = re.compile(r"[a-z][a-z0-9_]{2,}")
+from bench.bamboo_naming import NamingModel, label  # noqa: E402
+from bench.bamboo_tfidf import TfIdf, auroc  # noqa: E402
+from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores  # noqa: E402
+from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder  # noqa: E402
+from hummingbird_agent.bamboo.embeddings.minilm import MiniLMEmbedder  # noqa: E402
+from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor  # noqa: E402
+from hummingbird_agent.bamboo.llm import JsonLLM, ModelText  # noqa: E402
+from hummingbird_agent.bamboo.navigator import ReasoningNavigator, with_examples  # noqa: E402
+from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer  # noqa: E402
+from hummingbird_agent.bamboo.stores.graph import CypherGraphStore  # noqa: E402
+from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession  # noqa: E402
+from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore  # noqa: E402
+from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry  # noqa: E402
+from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings  # noqa: E402
+from hummingbird_agent.models.retry import RetryPolicy  # noqa: E402
+from tests.servers import GeminiServer  # noqa: E402
+
+Row = dict[str, Any]
 
 
-def read_examples(root: Path) -> list[dict[str, Any]]:
-    """index.jsonl when present, else the labels/*.xml files (read leniently: some hold raw ANSI bytes)."""
-    index = root / "index.jsonl"
-    if index.exists():
-        return [json.loads(line) for line in index.read_text(encoding="utf-8").splitlines() if line.strip()]
-    rows = []
-    for xml in sorted((root / "labels").glob("*/*.xml")):
-        repo = xml.stem.replace("@", "/")
-        for block in _EXAMPLE.findall(xml.read_text(encoding="utf-8", errors="replace")):
-            fields = {k: html.unescape(v) for k, v in _FIELD.findall(block)}
-            path = fields["InputPath"]
-            rows.append({"repository": repo, "build_log": f"logs/{path}.gz", "log_id": Path(path).stem,
-                         "category": int(fields["Category"]), "chunk": fields["Output"]})
-    return rows
+def read_examples(root: Path) -> list[Row]:
+    return [json.loads(line) for line in (root / "index.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
 
 
 def read_log(root: Path, relative: str) -> str:
@@ -59,120 +64,174 @@ def read_log(root: Path, relative: str) -> str:
     return raw.decode("utf-8", errors="replace").replace("\r\n", "\n")
 
 
-def split(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Interleaved per repository (by log id): even positions are learned, odd ones diagnosed."""
-    by_repo: dict[str, list[dict[str, Any]]] = defaultdict(list)
+def folds_of(rows: list[Row], k: int) -> list[tuple[list[Row], list[Row]]]:
+    """Per repository, logs sorted by id go to folds round-robin; fold f is diagnosed, the rest learned."""
+    by_repo: dict[str, list[Row]] = defaultdict(list)
     for row in rows:
         by_repo[row["repository"]].append(row)
-    learn, test = [], []
+    fold: dict[int, int] = {}
     for repo_rows in by_repo.values():
-        repo_rows.sort(key=lambda r: str(r["log_id"]))
-        learn += repo_rows[0::2]
-        test += repo_rows[1::2]
-    return learn, test
+        for position, row in enumerate(sorted(repo_rows, key=lambda r: str(r["log_id"]))):
+            fold[id(row)] = position % k
+    return [([r for r in rows if fold[id(r)] != f], [r for r in rows if fold[id(r)] == f]) for f in range(k)]
 
 
-def cause_of(row: dict[str, Any]) -> str:
-    return f"{row['repository']} failure category {row['category']}".lower()
+def truth(row: Row) -> str:
+    return label(row["repository"], row["category"])
 
 
-class LabelModel:
-    """Stands in for the LLM: names the labelled cause, approves, echoes the discussion as summary;
-    a diagnosis's clue extraction gets no causes and the diagnosis call is never made here."""
-
-    async def complete(self, system: str, user: str) -> str:
-        if system.startswith("You turn one resolved incident"):
-            found = re.search(r"^Cause: (.+)$", user, re.M)
-            if not found:
-                return "{}"
-            facts = user.split("## Facts extracted by code", 1)[1].split("##", 1)[0]
-            symptoms = re.findall(r"^- Symptom: (.+)$", facts, re.M)
-            features = [f for f in re.findall(r"^- Task_Feature: (.+)$", facts, re.M) if f.startswith("project=")]
-            cause = found.group(1)
-            return json.dumps({"causes": [{"name": cause, "symptoms": symptoms, "features": features}],
-                               "procedures": [{"name": "read the build log", "tools": ["get_job_log"],
-                                               "cause": cause}]})
-        if system.startswith("You review a knowledge graph"):
-            return json.dumps({"approved": True, "confidence": 1.0})
-        return user.split("## Discussion", 1)[-1].strip()
-
-
-def _tf(text: str) -> Counter[str]:
-    return Counter(_WORD.findall(text.lower()))
-
-
-def baseline_rank(learned: list[tuple[str, Counter[str]]], query: Counter[str], df: Counter[str],
-                  total: int) -> list[str]:
-    """Causes by the best TF-IDF cosine of the whole log to any learned log of that cause."""
-    def vec(tf: Counter[str]) -> dict[str, float]:
-        v = {w: (1 + math.log(c)) * math.log((1 + total) / (1 + df[w])) for w, c in tf.items()}
-        norm = math.sqrt(sum(x * x for x in v.values())) or 1.0
-        return {w: x / norm for w, x in v.items()}
-
-    q = vec(query)
-    best: dict[str, float] = {}
-    for cause, tf in learned:
-        d = vec(tf)
-        score = sum(x * d.get(w, 0.0) for w, x in q.items())
-        best[cause] = max(best.get(cause, 0.0), score)
-    return sorted(best, key=lambda c: -best[c])
-
-
-def incident(row: dict[str, Any], log: str | None) -> IncidentInput:
+def incident(row: Row, log: str | None) -> IncidentInput:
     task = {"project": row["repository"], "job": "build", "status": "failed"}
     if log is None:
-        text = f"Cause: {cause_of(row)}\n\nFailure excerpt:\n{row['chunk']}"
+        said = json.dumps([row["repository"], row["category"]])
+        text = f"Cause: {said}\n\nFailure excerpt:\n{row['chunk']}"
         return IncidentInput(text, task, task_logs={"build": row["chunk"]}, incident_id=f"learn:{row['log_id']}")
     return IncidentInput("", task, task_logs={"build": log}, incident_id=f"test:{row['log_id']}")
 
 
-async def run(root: Path) -> dict[str, float]:
-    rows = read_examples(root)
-    learn, test = split(rows)
+async def run_fold(learn: list[Row], test: list[Row], logs: dict[str, str], model: Any, embedder: str,
+                   ) -> dict[str, Any]:
     stores = Stores(CypherGraphStore(LadybugSession(":memory:")), QdrantVectorStore("bench", 384, path=":memory:"),
-                    HashingEmbedder(384))
-    llm = JsonLLM(LabelModel())
+                    MiniLMEmbedder() if embedder == "minilm" else HashingEmbedder(384))
+    llm = JsonLLM(ModelText(model, "bench-naming"))
     extractor = KnowledgeGraphExtractor(default_registry().create("gitlab_ci", StrategyDeps(llm)))
     accumulator = KnowledgeAccumulator(extractor, KnowledgeReviewer(llm), llm, stores)
     navigator = ReasoningNavigator(extractor, llm, stores)
     await stores.graph.open()
     await stores.vectors.open()
-    started = time.monotonic()
     try:
         for row in learn:
             await accumulator.process(incident(row, None))
-        logs = {id(row): read_log(root, row["build_log"]) for row in learn + test}
-        # The baseline knows what the knowledge base knows (each learned cause and its failure excerpt)
-        # and matches the whole new log against it; a second figure matches whole logs to whole logs.
-        learned_tf = [(cause_of(r), _tf(r["chunk"])) for r in learn]
-        df: Counter[str] = Counter(w for _, tf in learned_tf for w in tf)
-        logs_tf = [(cause_of(r), _tf(logs[id(r)])) for r in learn]
-        logs_df: Counter[str] = Counter(w for _, tf in logs_tf for w in tf)
-        hits = Counter[str]()
+        owner = {f"learn:{r['log_id']}": truth(r) for r in learn}
+        nodes = {c.name: Counter(owner[g] for g in c.incidents if g in owner)
+                 for c in await stores.graph.nodes("Cause")}
+        meaning = {name: votes.most_common(1)[0][0] for name, votes in nodes.items() if votes}
+        ranked, tops = [], []
         for row in test:
-            truth, query = cause_of(row), _tf(logs[id(row)])
-            evidence, _ = await navigator.gather(incident(row, logs[id(row)]))
-            ranked = [c.name for c in evidence.candidates]
-            base = baseline_rank(learned_tf, query, df, len(learned_tf))
-            whole = baseline_rank(logs_tf, query, logs_df, len(logs_tf))
-            hits.update({"top1": truth in ranked[:1], "top3": truth in ranked[:3],
-                         "baseline_top1": truth in base[:1], "baseline_top3": truth in base[:3],
-                         "logs_top1": truth in whole[:1], "logs_top3": truth in whole[:3]})
+            evidence, _ = await navigator.gather(incident(row, logs[row["log_id"]]))
+            ranked.append([meaning.get(c.name, c.name) for c in evidence.candidates])
+            tops.append(evidence.candidates[0].score if evidence.candidates else 0.0)
     finally:
         await stores.vectors.aclose()
         await stores.graph.aclose()
-    n = max(len(test), 1)
-    print(f"learned {len(learn)} incidents, diagnosed {len(test)} in {time.monotonic() - started:.1f} s; "
-          f"whole log to learned whole logs (not stored by the knowledge base): top1 {hits['logs_top1'] / n:.3f}, "
-          f"top3 {hits['logs_top3'] / n:.3f}", file=sys.stderr)
-    return {k: round(hits[k] / n, 3) for k in ("top1", "top3", "baseline_top1", "baseline_top3")}
+    return {"ranked": ranked, "top_scores": tops, "nodes": nodes}
+
+
+def localised(row: Row, learn: list[Row], log: str) -> str:
+    """The new log's failure excerpt as the knowledge base localises it: the project's learned failure lines
+    as examples, beside the general-cue excerpt."""
+    lines = [line for r in learn if r["repository"] == row["repository"] for line in r["chunk"].splitlines()]
+    return with_examples(IncidentInput("", {}, task_logs={"build": log}), lines).task_logs["build"]
+
+
+def baselines(learn: list[Row], test: list[Row], logs: dict[str, str]) -> dict[str, list[Any]]:
+    excerpts = TfIdf([(r["repository"], truth(r), r["chunk"]) for r in learn])
+    whole = TfIdf([(r["repository"], truth(r), logs[r["log_id"]]) for r in learn])
+    out: dict[str, list[Any]] = {"tfidf": [], "tfidf_top": [], "tfidf_whole_query": [], "majority": [], "whole": []}
+    for row in test:
+        ranked, top = excerpts.rank(row["repository"], localised(row, learn, logs[row["log_id"]]))
+        out["tfidf"].append(ranked)
+        out["tfidf_top"].append(top)
+        out["tfidf_whole_query"].append(excerpts.rank(row["repository"], logs[row["log_id"]])[0])
+        counts = Counter(truth(r) for r in learn if r["repository"] == row["repository"])
+        out["majority"].append([c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))])
+        out["whole"].append(whole.rank(row["repository"], logs[row["log_id"]])[0])
+    return out
+
+
+def hit_rate(truths: list[str], ranked: list[list[str]], k: int) -> float:
+    return sum(t in r[:k] for t, r in zip(truths, ranked, strict=True)) / max(len(truths), 1)
+
+
+def fold_figures(learn: list[Row], test: list[Row], kb: dict[str, Any], base: dict[str, list[Any]]) -> dict[str, float]:
+    truths = [truth(r) for r in test]
+    learned = {truth(r) for r in learn}
+    known = [t in learned for t in truths]
+    per_cause: dict[str, set[str]] = defaultdict(set)
+    for name, votes in kb["nodes"].items():
+        for cause in votes:
+            per_cause[cause].add(name)
+    impure = sum(sum(v.values()) - v.most_common(1)[0][1] for v in kb["nodes"].values() if v)
+    return {"top1": hit_rate(truths, kb["ranked"], 1), "top3": hit_rate(truths, kb["ranked"], 3),
+            "same_project_tfidf_top1": hit_rate(truths, base["tfidf"], 1),
+            "same_project_tfidf_top3": hit_rate(truths, base["tfidf"], 3),
+            "same_project_tfidf_whole_query_top1": hit_rate(truths, base["tfidf_whole_query"], 1),
+            "same_project_majority_top1": hit_rate(truths, base["majority"], 1),
+            "same_project_majority_top3": hit_rate(truths, base["majority"], 3),
+            "whole_log_top1": hit_rate(truths, base["whole"], 1), "whole_log_top3": hit_rate(truths, base["whole"], 3),
+            "novel_auroc": auroc(kb["top_scores"], known),
+            "same_project_tfidf_novel_auroc": auroc(base["tfidf_top"], known),
+            "cause_nodes_per_true_cause": statistics.mean(len(v) for v in per_cause.values()),
+            "wrongly_merged_incidents": impure / max(len(learn), 1),
+            "n": len(test), "novel": known.count(False)}
+
+
+class MergeLog(logging.Handler):
+    """Collects the accumulator's cause-name merges (new name, stored name) for the hand-checked sample."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.merges: list[tuple[str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.msg.startswith("cause %r merged into"):
+            self.merges.append((str(record.args[0]), str(record.args[1])))  # type: ignore[index]
+
+
+async def run(root: Path, k: int, embedder: str, only: int = 0, fold: int | None = None) -> dict[str, Any]:
+    merges = MergeLog()
+    causes_log = logging.getLogger("hummingbird_agent.bamboo.causes")
+    causes_log.addHandler(merges)
+    causes_log.setLevel(logging.INFO)
+    rows = read_examples(root)
+    logs = {r["log_id"]: read_log(root, r["build_log"]) for r in rows}
+    naming = NamingModel()
+    per_fold = []
+    started = time.monotonic()
+    with GeminiServer(api_key="bench") as server:
+        server.responder = naming
+        model = GeminiModel(GeminiSettings("bench", server.url), RetryPolicy(retries=0))
+        try:
+            chosen = list(enumerate(folds_of(rows, k)))[: only or k] if fold is None else [
+                (fold, folds_of(rows, k)[fold])]
+            for number, (learn, test) in chosen:
+                kb = await run_fold(learn, test, logs, model, embedder)
+                figures = fold_figures(learn, test, kb, baselines(learn, test, logs))
+                per_fold.append(figures)
+                print(f"fold {number}: {json.dumps({m: round(v, 3) for m, v in figures.items()})}", file=sys.stderr)
+        finally:
+            await model.aclose()
+    out: dict[str, Any] = {}
+    for metric in per_fold[0]:
+        values = [f[metric] for f in per_fold]
+        if metric in ("n", "novel"):
+            out[metric] = sum(values)
+            continue
+        worst = max(values) if metric in ("cause_nodes_per_true_cause", "wrongly_merged_incidents") else min(values)
+        out[metric] = round(statistics.mean(values), 3)
+        out[f"{metric}_worst_fold"] = round(worst, 3)
+    for new, stored in sorted(set(merges.merges))[:25]:
+        print(f"merged: {new!r} -> {stored!r}", file=sys.stderr)
+    out.update({"folds": k, "folds_run": len(per_fold), "embedder": embedder,
+                "names_reused": naming.calls.get("reused", 0),
+                "names_merged": len(merges.merges),
+                "seconds": round(time.monotonic() - started, 1)})
+    return out
 
 
 def main() -> int:
-    if len(sys.argv) != 2 or not Path(sys.argv[1]).is_dir():
-        print("usage: python bench/bamboo_retrieval.py DATA_DIR (a LogChunks-layout folder)", file=sys.stderr)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", nargs="?", type=Path, default=Path(os.environ.get("LOGCHUNKS_DIR") or "."))
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--embedder", default="hashing", choices=("hashing", "minilm"))
+    parser.add_argument("--only-folds", type=int, default=0, help="run the first N folds only (a quick look)")
+    parser.add_argument("--fold", type=int, help="run this fold only (0-based)")
+    args = parser.parse_args()
+    if not (args.data / "index.jsonl").is_file():
+        print(f"usage: python bench/bamboo_retrieval.py DATA_DIR (a LogChunks-layout folder with index.jsonl; "
+              f"{args.data} has none)", file=sys.stderr)
         return 2
-    print(json.dumps(asyncio.run(run(Path(sys.argv[1])))))
+    print(json.dumps(asyncio.run(run(args.data, args.folds, args.embedder, args.only_folds, args.fold))))
     return 0
 
 

@@ -260,12 +260,23 @@ BAMBOO_REVIEW_SOURCE_CHARS = 2000
 BAMBOO_EMBED_BATCH = 100
 # Causes listed by `bamboo stats`.
 BAMBOO_TOP_CAUSES = 10
+# Learning: existing causes shown to the extraction to reuse by name (the closest ones, then the project's
+# most frequent); a project rarely has more distinct causes in play, and each costs one prompt line.
+BAMBOO_REUSE_CAUSES = 12
+# Learning: cosine of two cause names' embeddings (hashing embedder) from which a newly named cause is
+# merged into the stored one with the same numbers. Chosen on the development split's cause names and
+# their paraphrases: from 0.8 up no two different causes merge (0.75: 2 of 15,576 pairs); 0.85 for margin.
+BAMBOO_CAUSE_MERGE_MIN_SIMILARITY = 0.85
+# Diagnosis: fit score (0-1) of the best candidate from which a learned cause is said to fit; below it the
+# diagnosis says the failure is new to the knowledge base. Chosen on the development split (5 folds) where
+# it best separates logs whose cause was learned from those whose cause never was (81% / 12% above it).
+BAMBOO_KNOWN_MIN_FIT = 0.5
 # Diagnosis (navigator): candidate causes kept after ranking, shown to the LLM and in the result.
 BAMBOO_CANDIDATE_CAUSES = 10
 # Texts of a new failure embedded for the similarity search (its error lines, then excerpts); each
 # query searches every failure section, so this times BAMBOO_VECTOR_HITS bounds the hits read.
 BAMBOO_VECTOR_QUERIES = 8
-BAMBOO_VECTOR_HITS = 5
+BAMBOO_VECTOR_HITS = 40
 # Cosine score from which a stored text counts as similar. Seed: 0.7 with learned embeddings; the
 # hashing embedder scores unrelated log lines at 0.1-0.3 and the same error in another run above 0.6.
 BAMBOO_SIMILAR_MIN_SCORE = 0.6

@@ -1,4 +1,5 @@
-"""KnowledgeAccumulator: extract -> review (-> enrich once -> re-extract)* -> store graph and vectors.
+"""KnowledgeAccumulator: closest existing causes -> extract -> review (-> enrich once -> re-extract)* -> merge
+near-identical cause names -> store graph and vectors.
 
 After `max_review_retries` rejected re-extractions the best result is stored with a warning; the
 enricher fires at most once, after the first rejection. When an approved run used the enricher's
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.embeddings import Embedder
+from hummingbird_agent.bamboo.causes import CauseMerger, closest_causes
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.model import (
@@ -28,7 +29,7 @@ from hummingbird_agent.bamboo.model import (
 from hummingbird_agent.bamboo.procedure_tools import procedure_node
 from hummingbird_agent.bamboo.prompts import load_prompt, render
 from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer, ReviewResult, ToolInfo, render_graph
-from hummingbird_agent.bamboo.stores.base import GraphStore, VectorPoint, VectorStore
+from hummingbird_agent.bamboo.stores.base import Stores, VectorPoint
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.bamboo.strategies.causal import clip
 from hummingbird_agent.errors import AgentError
@@ -74,13 +75,6 @@ class NoEnricher:
 
 
 @dataclass(frozen=True, slots=True)
-class Stores:
-    graph: GraphStore
-    vectors: VectorStore
-    embedder: Embedder
-
-
-@dataclass(frozen=True, slots=True)
 class AccumulationResult:
     knowledge: ExtractedKnowledge
     approved: bool
@@ -111,13 +105,18 @@ class KnowledgeAccumulator:
         self._enricher = enricher or NoEnricher()
         self._max_retries = max_review_retries
         self._memory = tool_memory
+        self._merger = CauseMerger()
 
     async def process(self, incident: IncidentInput, dry_run: bool = False,
                       max_review_retries: int | None = None) -> AccumulationResult:
         limit = self._max_retries if max_review_retries is None else max_review_retries
         gid = self._extractor.incident_id(incident)
         hints = await self._extractor.prefetch_hints(incident)
-        graph, review, attempts, found = await self._review_loop(incident, hints, limit)
+        existing = await closest_causes(self._stores, incident) if self._stores is not None else ()
+        graph, review, attempts, found = await self._review_loop(incident, hints, limit,
+                                                                 [c.line() for c in existing])
+        if self._stores is not None:
+            graph, _ = await self._merger.merge(self._stores, graph)
         enriched = found is not None
         if not review.approved:
             log.warning("incident %s: still rejected after %d re-extractions; storing the best result (%s)",
@@ -136,13 +135,13 @@ class KnowledgeAccumulator:
                 await self._remember(knowledge)
         return AccumulationResult(knowledge, review.approved, attempts, review, stored)
 
-    async def _review_loop(self, incident: IncidentInput, hints: Mapping[str, str],
-                           limit: int) -> tuple[KnowledgeGraph, ReviewResult, int, Enrichment | None]:
+    async def _review_loop(self, incident: IncidentInput, hints: Mapping[str, str], limit: int,
+                           existing: Sequence[str]) -> tuple[KnowledgeGraph, ReviewResult, int, Enrichment | None]:
         feedback, enriched = "", None
         best: tuple[KnowledgeGraph, ReviewResult] | None = None
         tools = self._enricher.available_tools()
         for attempt in range(limit + 1):
-            graph = await self._extractor.extract(incident, hints, feedback)
+            graph = await self._extractor.extract(incident, hints, feedback, existing)
             review = await self._reviewer.review(graph, self._extractor.strategy.task_summary(incident),
                                                  _sources(incident), tools)
             if best is None or review.approved or review.confidence >= best[1].confidence:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hummingbird_agent import budgets
+
 NOTHING_SIMILAR = "Nothing similar is known in the knowledge base"
 NO_EXPLORER = "no explorer configured"
 
@@ -32,6 +34,8 @@ class CandidateCause:
     similarity: float
     incidents: tuple[str, ...]
     resolutions: tuple[Resolution, ...] = ()
+    score: float = 0.0
+    """How well the cause fits the new failure, 0-1 (the ranking key; low for every candidate = nothing fits)."""
 
     @property
     def match_score(self) -> int:
@@ -43,7 +47,8 @@ class CandidateCause:
         return any(t != "task_feature" for t in self.clue_types)
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "match_score": self.match_score,
+        return {"name": self.name, "description": self.description, "score": round(self.score, 3),
+                "match_score": self.match_score,
                 "clue_types": list(self.clue_types), "matched": list(self.matched), "frequency": self.frequency,
                 "confidence": round(self.confidence, 3), "similarity": round(self.similarity, 3),
                 "incidents": list(self.incidents),
@@ -76,8 +81,9 @@ class Evidence:
 
     @property
     def known(self) -> bool:
-        """Whether anything specific matched; project-wide facts alone do not make a failure known."""
-        return any(c.specific for c in self.candidates) or bool(self.similar)
+        """Whether a learned cause fits: the best candidate's fit score reaches the bar. Below it the
+        diagnosis says no learned cause fits (project-wide facts alone do not make a failure known)."""
+        return bool(self.candidates) and self.candidates[0].score >= budgets.BAMBOO_KNOWN_MIN_FIT
 
 
 @dataclass(frozen=True, slots=True)

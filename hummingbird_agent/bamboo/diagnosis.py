@@ -32,11 +32,15 @@ def render_evidence(evidence: Evidence) -> dict[str, str]:
     candidates = []
     for rank, c in enumerate(evidence.candidates, 1):
         fixes = "; ".join(r.name + (f" (steps: {' / '.join(r.steps)})" if r.steps else "") for r in c.resolutions)
-        candidates.append(f"{rank}. {c.name} — clue types {c.match_score} ({', '.join(c.clue_types)}), matched "
-                          f"{', '.join(c.matched) or '-'}, incidents {c.frequency} {list(c.incidents)}, "
+        candidates.append(f"{rank}. {c.name} — clue types {c.match_score} ({', '.join(c.clue_types)}), "
+                          f"fit {c.score:.2f}, matched {', '.join(c.matched) or '-'}, "
+                          f"incidents {c.frequency} {list(c.incidents)}, "
                           f"confidence {c.confidence:.2f}; resolutions: {fixes or 'none recorded'}")
     similar = [f"- incident_id {p.incident_id} (score {p.score:.2f}): "
                f"{clip(p.summary, budgets.BAMBOO_PROMPT_SUMMARY_CHARS) or '(no summary)'}" for p in evidence.similar]
+    if candidates and not evidence.known:
+        candidates.insert(0, f"(no learned cause fits: the best fit is {evidence.candidates[0].score:.2f}, below "
+                             f"{budgets.BAMBOO_KNOWN_MIN_FIT}; the ones below are the closest, not matches)")
     return {"clues": clues or "(none)", "candidates": "\n".join(candidates) or "(no known cause matches)",
             "novel": "\n".join(f"- {s}" for s in evidence.novel_leads) or "(none)",
             "similar": "\n".join(similar) or "(no similar past incident)"}

@@ -31,6 +31,25 @@ FAILURE_SECTIONS = ("Symptom", "Task_Context", "Summary")
 SUMMARY_SECTION = "Summary"
 
 
+# Weights of the fit score (chosen on the development split, 5 folds; see the README): the project's and
+# other task features, the best similarity of the cause's incidents, its specific error lines, and its
+# share of the incidents the task's features reach (a frequent cause of this project is the likelier one).
+_W_FEATURE, _W_SIMILARITY, _W_SYMPTOM, _W_OTHER, _W_SHARE = 1.0, 1.0, 0.25, 0.25, 0.25
+# Cosine below which two texts share nothing but chance words (the hashing embedder scores unrelated log
+# lines at 0.1-0.3): similarity counts from here.
+_SIMILARITY_FLOOR = 0.2
+
+
+def _fit(clues: Mapping[str, float], similarity: float, share: float) -> float:
+    """0-1: how well a cause fits the new failure. Each term is 0-1, so the score is comparable across
+    failures, and a low best score means no learned cause fits."""
+    similar = max(similarity - _SIMILARITY_FLOOR, 0.0) / (1 - _SIMILARITY_FLOOR)
+    other = max(clues.get("component", 0.0), clues.get("environment", 0.0))
+    total = (_W_FEATURE * clues.get("task_feature", 0.0) + _W_SIMILARITY * similar
+             + _W_SYMPTOM * clues.get("symptom", 0.0) + _W_OTHER * other + _W_SHARE * share)
+    return round(total / (_W_FEATURE + _W_SIMILARITY + _W_SYMPTOM + _W_OTHER + _W_SHARE), 6)
+
+
 def clues_of(graph: KnowledgeGraph) -> dict[str, tuple[str, ...]]:
     """Clue names per clue type from a read-only extraction of the new failure."""
     return {name: tuple(n.name for n in graph.of_type(kind)) for kind, (_, name) in CLUE_EDGES.items()}
@@ -83,10 +102,10 @@ class GraphIndex:
     def rank(self, clues: Mapping[str, Sequence[str]], similar: Sequence[PastIncident],
              scores: Mapping[str, tuple[float, str]] | None = None,
              limit: int = budgets.BAMBOO_CANDIDATE_CAUSES) -> tuple[CandidateCause, ...]:
-        """Causes reached by the clues or by similar past incidents: the clue types reaching them, each
-        weighted by its most specific clue (a clue shared by many causes, like a generic "rake aborted!",
-        tells them apart less), then the best similarity of any of their incidents (also below the
-        "similar" bar), then frequency, then confidence."""
+        """Causes reached by the clues or by similar past incidents, by their fit score (`_fit`): each clue
+        type weighted by its most specific clue (a clue shared by many causes, like a generic "rake
+        aborted!", tells them apart less), the best similarity of any of their incidents, and their share
+        of the incidents the task's features reach; then frequency, then confidence."""
         reached: dict[str, _Cause] = {}
         weight: dict[tuple[str, str], float] = defaultdict(float)
         for clue, names in clues.items():
@@ -102,14 +121,16 @@ class GraphIndex:
         for cause, row in self.causes.items():
             for gid in close.intersection(row.incidents):
                 reached.setdefault(cause, _Cause(row)).reached[SIMILAR_CLUE].add(gid)
-                weight[(cause, SIMILAR_CLUE)] = 1.0
         scores = {**{p.incident_id: (p.score, p.matched) for p in similar}, **(scores or {})}
         best = {name: max((scores[g][0] for g in c.row.incidents if g in scores), default=0.0)
                 for name, c in reached.items()}
-        total = {name: round(sum(weight[(name, t)] for t in c.reached), 6) for name, c in reached.items()}
-        ranked = sorted(reached.values(), key=lambda c: (-total[c.row.name], -best[c.row.name],
-                                                         -c.row.frequency, -c.row.confidence, c.row.name))
-        return tuple(self._candidate(c, best[c.row.name]) for c in ranked[:limit])
+        local = [c.row for c in reached.values() if "task_feature" in c.reached]
+        share = {r.name: r.frequency / max(sum(x.frequency for x in local), 1) for r in local}
+        fit = {name: _fit({t: weight[(name, t)] for t in c.reached}, best[name], share.get(name, 0.0))
+               for name, c in reached.items()}
+        ranked = sorted(reached.values(), key=lambda c: (-fit[c.row.name], -c.row.frequency, -c.row.confidence,
+                                                         c.row.name))
+        return tuple(self._candidate(c, best[c.row.name], fit[c.row.name]) for c in ranked[:limit])
 
     def _specificity(self, shared_by: int) -> float:
         """1 for a clue that reaches one cause, falling like an IDF as more known causes share it."""
@@ -122,16 +143,23 @@ class GraphIndex:
         found = (signature(line)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS] for text in texts for line in text.splitlines())
         return tuple(dict.fromkeys(name for name in found if name in known))
 
-    def _candidate(self, cause: _Cause, similarity: float) -> CandidateCause:
+    def _candidate(self, cause: _Cause, similarity: float, fit: float) -> CandidateCause:
         row = cause.row
         clue_types = tuple(sorted(cause.reached))
         matched = tuple(sorted({n for t, names in cause.reached.items() if t != SIMILAR_CLUE for n in names}))
         return CandidateCause(row.name, row.description, clue_types, matched, row.frequency, row.confidence,
-                              similarity, row.incidents, self.resolutions.get(row.name, ()))
+                              similarity, row.incidents, self.resolutions.get(row.name, ()), fit)
 
     def novel_leads(self, symptoms: Iterable[str]) -> tuple[str, ...]:
         """Symptoms of the new failure that indicate no known cause (a new kind of incident)."""
         return tuple(s for s in symptoms if not any(c in self.causes for c in self.links.get(("symptom", s), ())))
+
+    def feature_causes(self, feature: str) -> list[str]:
+        """Causes of earlier incidents that share `feature` (e.g. `project=g/app`), most frequent first."""
+        names = set(self.links.get(("task_feature", feature), ()))
+        names.update(c for s in self.feature_symptoms.get(feature, ()) for c in self.links.get(("symptom", s), ()))
+        known = [self.causes[n] for n in names if n in self.causes]
+        return [r.name for r in sorted(known, key=lambda r: (-r.frequency, r.name))]
 
     def failure_lines(self, feature: str, limit: int = budgets.EXCERPT_MAX_EXAMPLES) -> list[str]:
         """Raw error lines of earlier incidents that share `feature` (e.g. `project=g/app`)."""

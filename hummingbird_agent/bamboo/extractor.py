@@ -6,7 +6,7 @@ Nobody talks to a strategy directly; every node leaves here with its stable id.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from hummingbird_agent.bamboo.incident_context import exploration_hints, with_fix_evidence
@@ -52,7 +52,9 @@ class KnowledgeGraphExtractor:
         return await self.strategy.prefetch_hints(incident)
 
     async def extract(self, incident: IncidentInput, doc_hints: Mapping[str, str] | None = None,
-                      feedback: str = "") -> KnowledgeGraph:
-        """The strategy's graph; exploration results reach it as hints, the fix lands on its Resolutions."""
+                      feedback: str = "", existing: Sequence[str] = ()) -> KnowledgeGraph:
+        """The strategy's graph; exploration results reach it as hints, the fix lands on its Resolutions.
+        `existing`: prompt lines of stored causes the model may reuse by name."""
         hints = {**(doc_hints or {}), **exploration_hints(incident.external_data)}
-        return with_fix_evidence(normalise(await self.strategy.extract(incident, hints, feedback)), incident.fix)
+        graph = normalise(await self.strategy.extract(incident, hints, feedback, existing))
+        return with_fix_evidence(graph, incident.fix)

@@ -1,11 +1,13 @@
 """The LLM calls of the knowledge base: one system prompt plus one user text in, one JSON object out.
 
-`TextModel` is the narrow seam; `JsonLLM` adds fence stripping, JSON parsing and a typed error.
+`TextModel` is the narrow seam; `JsonLLM` asks for structured output (a JSON Schema, temperature 0), strips
+fences, parses, asks once more when the answer is not a JSON object, then raises a typed error.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,6 +16,7 @@ from typing import Any, Protocol
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.models import Model, ModelRequest, user_text
 
+log = logging.getLogger(__name__)
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 
 
@@ -57,9 +60,15 @@ class JsonLLM:
     async def complete_json(self, system: str, user: str,
                             response_schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The parsed answer, asked for in the provider's JSON mode (constrained by `response_schema` when
-        given); typed adapter errors propagate, a non-JSON answer raises ModelReplyError."""
-        answer = await self.model.complete(system, user, json_output=True, response_schema=response_schema)
-        return parse_json_object(answer)
+        given); typed adapter errors propagate. A malformed answer is asked for once more (a model call is a
+        read), a second one raises ModelReplyError."""
+        try:
+            return parse_json_object(await self.model.complete(system, user, json_output=True,
+                                                               response_schema=response_schema))
+        except ModelReplyError as exc:
+            log.warning("model answer malformed, asking once more: %s", exc)
+        return parse_json_object(await self.model.complete(system, user, json_output=True,
+                                                           response_schema=response_schema))
 
     async def complete_text(self, system: str, user: str) -> str:
         return (await self.model.complete(system, user)).strip()
@@ -79,8 +88,9 @@ class ModelText:
 
     async def complete(self, system: str, user: str, *, json_output: bool = False,
                        response_schema: Mapping[str, Any] | None = None) -> str:
+        # Temperature 0: the knowledge base wants the same names for the same incident, not variety.
         request = ModelRequest(model=self.model_name, system=system, contents=[user_text(user)], tools_enabled=False,
-                               json_output=json_output, response_schema=response_schema)
+                               json_output=json_output, response_schema=response_schema, temperature=0.0)
         return (await self.model.generate(request)).text
 
     async def context_window(self) -> int | None:

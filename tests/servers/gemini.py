@@ -105,6 +105,7 @@ class GeminiServer(FakeHTTPServer):
         self.api_key = api_key
         self.latency_s = latency_s
         self.turns: deque[Turn] = deque()
+        self.responder: Turn | None = None  # answers every call once the scripted turns are used up
         self.calls: list[GeminiCall] = []
         self.served = 0
         self.route("POST", r"(?:/[^:]*)?/(?P<version>v1|v1beta|v1alpha)/models/(?P<model>[^/:]+):(?P<method>\w+)",
@@ -157,6 +158,8 @@ class GeminiServer(FakeHTTPServer):
         return resp
 
     def _next_turn(self, body: dict[str, Any], req: Request) -> dict[str, Any]:
+        if not self.turns and self.responder is not None:
+            self.turns.append(self.responder)
         if not self.turns:
             message = f"scripted gemini server: no model turns left ({self.served} served)"
             self.errors.append(message)

@@ -9,6 +9,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from hummingbird_agent.bamboo.embeddings import Embedder
 from hummingbird_agent.bamboo.model import KnowledgeGraph
 
 
@@ -109,6 +110,15 @@ class VectorStore(Protocol):
     async def by_incident(self, incident_id: str, section: str | None = None) -> list[VectorHit]: ...
 
     async def count(self, section: str | None = None) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """The knowledge base's stores and the embedder that fills and queries the vector index."""
+
+    graph: GraphStore
+    vectors: VectorStore
+    embedder: Embedder
 
 
 def address(url: str) -> str:

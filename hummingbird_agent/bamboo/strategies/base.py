@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -47,7 +47,9 @@ class ExtractionStrategy(Protocol):
         ...
 
     async def extract(self, incident: IncidentInput, doc_hints: Mapping[str, str],
-                      feedback: str = "") -> KnowledgeGraph: ...
+                      feedback: str = "", existing: Sequence[str] = ()) -> KnowledgeGraph:
+        """`existing`: prompt lines of stored causes the model may reuse by name."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,19 @@ def phrase(text: Any, limit: int = 120) -> str:
     return _SPACE.sub(" ", str(text or "")).strip().strip(".;:,").lower()[:limit]
 
 
+# Words a model puts before a cause that say nothing about it ("Root cause: ...", "The likely ...").
+_FILLER = re.compile(r"^(?:(?:the|a|an|root cause|cause|reason|likely|probable|probably|possible|possibly|suspected)\b"
+                     r"[\s:\-–—]*)+")
+_PUNCTUATION = re.compile(r"[\"'`#*()\[\]{},;!?]+")
+
+
+def cause_name(text: Any) -> str:
+    """Canonical wording of a cause: `phrase` without filler words in front and without punctuation, so
+    "Root cause: Runner disk full." and "runner disk full" are one node."""
+    words = _SPACE.sub(" ", _PUNCTUATION.sub(" ", phrase(text, limit=400)))
+    return _FILLER.sub("", words.strip()).strip(" .:;-")[:120] or phrase(text)
+
+
 def _confidence(value: Any) -> float:
     try:
         return min(max(float(value), 0.0), 1.0)
@@ -43,16 +56,30 @@ def clip(text: str, limit: int) -> str:
 
 
 async def extract_causal(llm: JsonLLM, domain: str, task: Mapping[str, Any], facts: Sequence[Node], email: str,
-                         logs: str, hints: Mapping[str, str], feedback: str) -> tuple[list[Node], list[Edge]]:
-    """One LLM call; returns the causal nodes and every edge from or to them."""
+                         logs: str, hints: Mapping[str, str], feedback: str,
+                         existing: Sequence[str] = ()) -> tuple[list[Node], list[Edge]]:
+    """One LLM call; returns the causal nodes and every edge from or to them. `existing`: prompt lines of
+    the stored causes the model may reuse by name."""
     user = render(
         "extract_user", domain=domain, task=json.dumps(task, indent=1, default=str, sort_keys=True),
         facts="\n".join(f"- {n.type.value}: {n.name}" for n in facts) or "(none)",
         email=clip(email, budgets.BAMBOO_PROMPT_EMAIL_CHARS) or "(none)", logs=logs or "(none)",
         hints="\n".join(f"[{k}] {v}" for k, v in sorted(hints.items())) or "(none)",
-        feedback=feedback or "(first attempt)")
-    answer = await llm.complete_json(load_prompt("extract_system"), user)
+        feedback=feedback or "(first attempt)", existing="\n".join(existing) or "(none yet)")
+    answer = await llm.complete_json(load_prompt("extract_system"), user, EXTRACT_SCHEMA)
     return build_causal(answer, facts)
+
+
+_NAMED = {"type": "object", "properties": {"name": {"type": "string"}, "description": {"type": "string"},
+                                          "cause": {"type": "string"}}, "required": ["name"]}
+_LIST = {"type": "array", "items": _NAMED}
+# The extraction answer's shape, for providers with structured output (the prompt gives every field).
+EXTRACT_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {
+    "causes": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {
+        "name": {"type": "string"}, "description": {"type": "string"}, "confidence": {"type": "number"},
+        "symptoms": {"type": "array", "items": {"type": "string"}},
+        "features": {"type": "array", "items": {"type": "string"}}}}},
+    "resolutions": _LIST, "procedures": _LIST, "components": _LIST, "environments": _LIST, "context": _LIST}}
 
 
 def build_causal(answer: Mapping[str, Any], facts: Sequence[Node]) -> tuple[list[Node], list[Edge]]:
@@ -61,7 +88,7 @@ def build_causal(answer: Mapping[str, Any], facts: Sequence[Node]) -> tuple[list
     edges: list[Edge] = []
     causes = {}
     for item in _items(answer, "causes"):
-        cause = make_node(NodeType.CAUSE, phrase(item["name"]), str(item.get("description", "")),
+        cause = make_node(NodeType.CAUSE, cause_name(item["name"]), str(item.get("description", "")),
                           _confidence(item.get("confidence", 1.0)))
         causes[cause.name] = cause
         nodes.append(cause)
@@ -112,7 +139,7 @@ def _attached(answer: Mapping[str, Any], kind: NodeType, rel: RelType, causes: M
             props["steps"] = [str(s) for s in props["steps"]]
         node = make_node(kind, phrase(item["name"]), str(item.get("description", "")), **props)
         nodes.append(node)
-        cause = causes.get(phrase(item.get("cause")))
+        cause = causes.get(cause_name(item.get("cause")))
         if cause is not None:
             edges.append(Edge(cause.key, rel, node.key) if outward else Edge(node.key, rel, cause.key))
     return nodes, edges
@@ -128,7 +155,7 @@ def _procedures(answer: Mapping[str, Any], causes: Mapping[str, Node]) -> tuple[
         node = make_node(NodeType.PROCEDURE, phrase(item["name"]), str(item.get("description", "")),
                          tools=tools, parameters=json.dumps(params, sort_keys=True) if params else None)
         nodes.append(node)
-        cause = causes.get(phrase(item.get("cause")))
+        cause = causes.get(cause_name(item.get("cause")))
         if cause is not None:
             edges.append(Edge(cause.key, RelType.INVESTIGATED_BY, node.key))
         for dep in item.get("depends_on") or []:

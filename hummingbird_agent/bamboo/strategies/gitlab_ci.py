@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from hummingbird_agent import budgets
@@ -145,10 +145,10 @@ class GitLabCIStrategy:
         return symptoms + features, "\n\n".join(excerpts)
 
     async def extract(self, incident: IncidentInput, doc_hints: Mapping[str, str],
-                      feedback: str = "") -> KnowledgeGraph:
+                      feedback: str = "", existing: Sequence[str] = ()) -> KnowledgeGraph:
         facts, logs = self.facts(incident)
         nodes, edges = await extract_causal(self._llm, DOMAIN, self.task_summary(incident), facts,
-                                            incident.email_text, logs, doc_hints, feedback)
+                                            incident.email_text, logs, doc_hints, feedback, existing)
         symptoms = [n for n in facts if n.type is NodeType.SYMPTOM]
         # Features describe the failing task; tie them to its symptoms so they are never isolated.
         context = [Edge(f.key, RelType.ASSOCIATED_WITH, s.key) for f in facts

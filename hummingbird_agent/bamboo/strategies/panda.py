@@ -13,7 +13,7 @@ import html
 import logging
 import re
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from hummingbird_agent import budgets
@@ -183,12 +183,12 @@ class PandaStrategy:
         return nodes
 
     async def extract(self, incident: IncidentInput, doc_hints: Mapping[str, str],
-                      feedback: str = "") -> KnowledgeGraph:
+                      feedback: str = "", existing: Sequence[str] = ()) -> KnowledgeGraph:
         facts = self.facts(incident.task_data)
         logs = "\n\n".join(f"### {k}\n{clip(v, budgets.BAMBOO_PROMPT_LOG_CHARS)}"
                            for k, v in sorted(incident.task_logs.items()))
         nodes, edges = await extract_causal(self._llm, DOMAIN, self.task_summary(incident), facts,
-                                            incident.email_text, logs, doc_hints, feedback)
+                                            incident.email_text, logs, doc_hints, feedback, existing)
         symptoms = [n for n in facts if n.type is NodeType.SYMPTOM]
         context = [Edge(f.key, RelType.ASSOCIATED_WITH, s.key) for f in facts
                    if f.type is NodeType.TASK_FEATURE for s in symptoms]

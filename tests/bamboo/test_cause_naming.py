@@ -1,0 +1,143 @@
+"""One cause, one node: the extraction is shown the existing causes, paraphrased names merge, a malformed
+answer is asked for once more; and a failure no learned cause fits says so. The model is the real Gemini
+adapter talking to the scripted Gemini server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.analysis import NOTHING_SIMILAR
+from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.llm import JsonLLM, ModelReplyError, ModelText
+from hummingbird_agent.bamboo.navigator import ReasoningNavigator
+from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
+from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings
+from hummingbird_agent.models.retry import RetryPolicy
+from hummingbird_agent.runner.bamboo_executor import diagnosis_note
+from tests.bamboo.kb import INCIDENT_A, INCIDENT_B, LIKE_NEITHER, open_stores
+from tests.servers import GeminiServer
+from tests.servers.gemini import text_turn
+
+EXTRACT = "You turn one resolved incident"
+DISK = IncidentInput("The runner ran out of disk again; pruned the images.",
+                     {"project": "g/app", "job": "test", "stage": "test", "status": "failed", "pipeline": 300},
+                     task_logs={"test": "$ make test\nOSError: [Errno 28] No space left on device\n"})
+
+
+@pytest.fixture
+async def stores() -> AsyncIterator[Stores]:
+    async for s in open_stores():
+        yield s
+
+
+@pytest.fixture
+async def llm(gemini_server: GeminiServer) -> AsyncIterator[JsonLLM]:
+    model = GeminiModel(GeminiSettings("test-key", gemini_server.url), RetryPolicy(retries=0))
+    yield JsonLLM(ModelText(model, "gemini-test"))
+    await model.aclose()
+
+
+def parts(llm: JsonLLM, stores: Stores) -> tuple[KnowledgeAccumulator, ReasoningNavigator]:
+    extractor = KnowledgeGraphExtractor(default_registry().create("gitlab_ci", StrategyDeps(llm)))
+    return (KnowledgeAccumulator(extractor, KnowledgeReviewer(llm), llm, stores),
+            ReasoningNavigator(extractor, llm, stores))
+
+
+def section(body: dict[str, Any], title: str) -> str:
+    user = body["contents"][-1]["parts"][0]["text"]
+    return user.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+
+
+def symptoms(body: dict[str, Any]) -> list[str]:
+    block = section(body, "Facts extracted by code")
+    return [line[len("- Symptom: "):] for line in block.splitlines() if line.startswith("- Symptom: ")]
+
+
+def naming(cause: str) -> Any:
+    """An extraction answer naming `cause` for every symptom of the incident."""
+    def answer(body: dict[str, Any]) -> dict[str, Any]:
+        return text_turn(json.dumps({"causes": [{"name": cause, "confidence": 0.9, "symptoms": symptoms(body)}],
+                                     "procedures": [{"name": "read the job log", "tools": ["get_job_log"],
+                                                     "cause": cause}]}))
+    return answer
+
+
+def learning(cause: str) -> tuple[Any, ...]:
+    """The three calls of learning one incident: extraction, approving review, summary."""
+    return (naming(cause), text_turn(json.dumps({"approved": True, "confidence": 0.9})), text_turn("A summary."))
+
+
+async def cause_rows(stores: Stores) -> dict[str, int]:
+    return {r.name: r.frequency for r in await stores.graph.nodes("Cause")}
+
+
+async def test_paraphrases_of_one_cause_become_one_node_and_a_different_number_stays_apart(
+        gemini_server: GeminiServer, llm: JsonLLM, stores: Stores) -> None:
+    accumulator, _ = parts(llm, stores)
+    gemini_server.script(*learning("Runner disk full"), *learning("Root cause: the RUNNER DISK FULL."),
+                         *learning("disk full on runner"), *learning("exit code 137 in make test"),
+                         *learning("exit code 1 in make test"))
+    for n, incident in enumerate((INCIDENT_B, DISK, INCIDENT_B, INCIDENT_A, DISK)):
+        await accumulator.process(IncidentInput(incident.email_text, {**incident.task_data, "pipeline": 900 + n},
+                                                task_logs=incident.task_logs))
+    assert await cause_rows(stores) == {"runner disk full": 3, "exit code 137 in make test": 1,
+                                        "exit code 1 in make test": 1}
+
+
+async def test_the_extraction_is_shown_the_closest_existing_causes_with_structured_output(
+        gemini_server: GeminiServer, llm: JsonLLM, stores: Stores) -> None:
+    accumulator, _ = parts(llm, stores)
+    gemini_server.script(*learning("runner disk full"), *learning("npm registry mirror unreachable"),
+                         *learning("runner disk full"))
+    for incident in (INCIDENT_B, INCIDENT_A, DISK):
+        await accumulator.process(incident)
+    extractions = [c.body for c in gemini_server.generate_calls
+                   if c.body["systemInstruction"]["parts"][0]["text"].startswith(EXTRACT)]
+    assert len(extractions) == 3
+    first, last = extractions[0], extractions[-1]
+    assert section(first, "Existing causes").strip() == "(none yet)"
+    shown = section(last, "Existing causes").strip().splitlines()
+    assert shown[0].startswith("- runner disk full")  # the same error line comes first
+    assert any(line.startswith("- npm registry mirror unreachable") for line in shown)  # same project
+    config = last["generationConfig"]
+    assert config["responseMimeType"] == "application/json" and config["temperature"] == 0
+    assert "causes" in config["responseJsonSchema"]["properties"]
+    assert await cause_rows(stores) == {"runner disk full": 2, "npm registry mirror unreachable": 1}
+
+
+async def test_a_malformed_answer_is_asked_once_more_and_a_second_one_fails_the_incident(
+        gemini_server: GeminiServer, llm: JsonLLM, stores: Stores) -> None:
+    accumulator, _ = parts(llm, stores)
+    review, summary = learning("x")[1:]
+    gemini_server.script(text_turn("Sure! The cause is the disk."), naming("runner disk full"), review, summary)
+    await accumulator.process(INCIDENT_B)
+    assert await cause_rows(stores) == {"runner disk full": 1}
+    assert len(gemini_server.generate_calls) == 4
+    gemini_server.script(text_turn("no JSON here"), text_turn("[1, 2]"))
+    with pytest.raises(ModelReplyError):
+        await accumulator.process(DISK)
+    assert await cause_rows(stores) == {"runner disk full": 1}
+    assert len(gemini_server.generate_calls) == 6
+
+
+async def test_a_failure_no_learned_cause_fits_says_so_in_the_diagnosis_note(
+        gemini_server: GeminiServer, llm: JsonLLM, stores: Stores) -> None:
+    accumulator, navigator = parts(llm, stores)
+    gemini_server.script(*learning("npm registry mirror unreachable"), *learning("runner disk full"))
+    await accumulator.process(INCIDENT_A)
+    await accumulator.process(INCIDENT_B)
+    # Clue extraction names nothing; the model then guesses the best-ranked known cause anyway.
+    gemini_server.script(text_turn("{}"), text_turn(json.dumps(
+        {"root_cause": "runner disk full", "confidence": 0.6, "explanation": "Maybe the disk."})),
+        text_turn("Hello."))
+    result = await navigator.analyze(LIKE_NEITHER)
+    assert not result.known
+    assert all(c.score < 0.5 for c in result.candidates)
+    note = diagnosis_note(result, "https://gitlab.example", [])
+    assert f"{NOTHING_SIMILAR}." in note and result.explanation.startswith(NOTHING_SIMILAR)
