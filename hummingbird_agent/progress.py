@@ -3,6 +3,7 @@ it, never through it), and off a terminal one plain line every few seconds: done
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from typing import TextIO
@@ -26,6 +27,7 @@ class Progress:
         self._started = clock()
         self._last_line: float | None = None
         self._bar_shown = False
+        self.finished = False
 
     def advance(self, failed: bool = False) -> None:
         self.done += 1
@@ -41,6 +43,7 @@ class Progress:
 
     def finish(self) -> None:
         """End the bar's line (terminal); off a terminal the last line was printed by the last advance()."""
+        self.finished = True
         if self.tty and self._bar_shown:
             self._stream.write("\n")
             self._stream.flush()
@@ -87,11 +90,15 @@ class BarAwareStream:
         self._progress, self._stream = progress, stream
 
     def write(self, text: str) -> int:
-        self._progress.write_above(text)
+        # After finish() (or from a later command in the same process) lines go to the current stderr.
+        if self._progress.finished:
+            sys.stderr.write(text)
+        else:
+            self._progress.write_above(text)
         return len(text)
 
     def flush(self) -> None:
-        self._stream.flush()
+        (sys.stderr if self._progress.finished else self._stream).flush()
 
     def isatty(self) -> bool:
         return self._stream.isatty()

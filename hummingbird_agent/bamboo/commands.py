@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TextIO
@@ -44,6 +45,21 @@ class PopulateReport:
         return "\n".join(lines)
 
 
+@contextlib.contextmanager
+def bar_logging(loaded: LoadedConfig, bar: Progress, on: bool = True) -> Iterator[None]:
+    """Log lines above the bar while the block runs; the process's logging set-up is restored after it."""
+    root = logging.getLogger()
+    saved, level = list(root.handlers), root.level
+    if on:
+        setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), bar.log_stream(),
+                      json_lines=False)
+    try:
+        yield
+    finally:
+        root.handlers[:] = saved
+        root.setLevel(level)
+
+
 def render_knowledge(number: int, result: AccumulationResult, dry_run: bool) -> str:
     """What one incident adds to the knowledge base: its id, review verdict, summary, nodes and edges."""
     knowledge = result.knowledge
@@ -60,14 +76,14 @@ def render_knowledge(number: int, result: AccumulationResult, dry_run: bool) -> 
 
 
 async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, path: str, dry_run: bool,
-                   max_retries: int | None, out: TextIO | None = None, progress: Progress | None = None,
+                   max_retries: int | None, out: TextIO | None = None, progress: Progress | TextIO | None = None,
                    show: bool = False) -> int:
     """Learn every incident of a JSONL file; a bad line or a failed incident is reported and skipped. With
     `show`, what each incident adds is printed to `out`."""
     out = out or sys.stdout
     lines = read_lines(path)
     report = PopulateReport(total=len(lines))
-    bar = progress or Progress(report.total, sys.stderr, "populate")
+    bar = progress if isinstance(progress, Progress) else Progress(report.total, progress or sys.stderr, "populate")
     if stores is not None:
         await _open(stores)
     try:
@@ -169,8 +185,6 @@ def populate_command(loaded: LoadedConfig, path: str, dry_run: bool, max_retries
             return 2
     lines = read_lines(path)  # an unreadable file is one error line before anything opens
     bar = Progress(len(lines), sys.stderr, "populate")
-    # Warnings (a failed line, a rejected extraction) are printed above the bar, never through it.
-    setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), bar.log_stream(), json_lines=False)
     stores = None if dry_run else build_stores(loaded)
     model = build_model(loaded)
 
@@ -181,7 +195,9 @@ def populate_command(loaded: LoadedConfig, path: str, dry_run: bool, max_retries
         finally:
             await model.aclose()
 
-    return asyncio.run(run())
+    # Warnings (a failed line, a rejected extraction) are printed above the bar, never through it.
+    with bar_logging(loaded, bar):
+        return asyncio.run(run())
 
 
 def stats_command(loaded: LoadedConfig) -> int:
@@ -205,9 +221,6 @@ def analyze_command(loaded: LoadedConfig, paths: Sequence[str], as_json: bool) -
     except AgentError as exc:
         return service.report_error(exc)
     bar = Progress(len(incidents), sys.stderr, "analyze")
-    if len(incidents) > 1:
-        setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), bar.log_stream(),
-                      json_lines=False)
 
     async def run() -> int:
         failed = 0
@@ -228,7 +241,8 @@ def analyze_command(loaded: LoadedConfig, paths: Sequence[str], as_json: bool) -
             await model.aclose()
         return 2 if failed else 0
 
-    return asyncio.run(run())
+    with bar_logging(loaded, bar, on=len(incidents) > 1):
+        return asyncio.run(run())
 
 
 async def _analyze_one(navigator: ReasoningNavigator, incident: IncidentInput, path: str, as_json: bool,
