@@ -40,6 +40,9 @@ FETCH_BATCH_CONCURRENCY = 4
 FETCH_BATCH_PREVIEW_BYTES = 120
 # A tool error sentence shown to the model is cut here; errors are one line, never a traceback.
 TOOL_ERROR_MAX_CHARS = 500
+# Long CLI batches (bamboo populate/analyze) off a terminal print one progress line at most this often,
+# seconds: often enough to see a stuck run in a CI log, rare enough that 10,000 incidents stay readable.
+PROGRESS_LINE_INTERVAL_S = 5.0
 # transcript.md shows each tool result cut to this many characters (the full data is in the sandbox).
 TRANSCRIPT_RESULT_MAX_CHARS = 2000
 
@@ -69,6 +72,13 @@ MODEL_CONTEXT_PROBE_TIMEOUT_S = 5.0
 # GitLab rejects note bodies over 1,000,000 characters; we truncate below that with a visible marker
 # so the session marker and footer always fit.
 NOTE_MAX_CHARS = 999_000
+# Characters kept free for what the poster appends after the run's note (reply prompt, session marker:
+# under 400 together), so an audited note never reaches the cut in cap_body.
+NOTE_TAIL_RESERVE_CHARS = 2000
+# "What I looked at": one tool argument value is shown cut to this many characters, one gap or error
+# sentence to AUDIT_TEXT_MAX_CHARS (TOOL_ERROR_MAX_CHARS is the model's view; the note needs less).
+AUDIT_ARG_MAX_CHARS = 80
+AUDIT_TEXT_MAX_CHARS = 200
 # A workflow with `action: none` logs its result (INFO) cut to this many characters; the session keeps it whole.
 LOG_RESULT_MAX_CHARS = 4000
 

@@ -28,7 +28,7 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from hummingbird_agent.commands import serve
 
-    return serve(args.config, args.role)
+    return serve(args.config, args.role, args.port)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -84,6 +84,9 @@ def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("serve", help="run the service (router, worker, webhook ingress)")
     _config_arg(p)
     _role_arg(p, "what to run")
+    p.add_argument("--port", type=int, default=None, metavar="N",
+                   help="HTTP port of this process (health, /metrics, webhook); overrides webhook.port, so that "
+                        "roles sharing a host do not collide")
     p.set_defaults(func=_cmd_serve)
 
 
@@ -119,6 +122,7 @@ def _add_bamboo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     pop.add_argument("file", metavar="FILE.jsonl")
     pop.add_argument("--dry-run", action="store_true", help="extract and review, write nothing")
     pop.add_argument("--max-retries", type=int, default=None, metavar="N", help="reviewer retry limit for this run")
+    pop.add_argument("--show", action="store_true", help="print what each incident adds (with --dry-run: would add)")
     pop.add_argument("--strategy", default=None, metavar="NAME",
                      help="extraction strategy for this run (gitlab_ci, panda); default bamboo.extraction_strategy")
     for kind, what in (("docs", "PanDA documentation (.md .rst .txt .html)"), ("source", "PanDA source (.py)")):
@@ -127,9 +131,9 @@ def _add_bamboo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         index.add_argument("dir", metavar="DIR")
     stats = bsub.add_parser("stats", help="counts per node and edge type, top causes")
     _config_arg(stats)
-    analyze = bsub.add_parser("analyze", help="diagnose one incident")
+    analyze = bsub.add_parser("analyze", help="diagnose incidents (progress on stderr when several)")
     _config_arg(analyze)
-    analyze.add_argument("incident", metavar="INCIDENT.json")
+    analyze.add_argument("incident", metavar="INCIDENT.json", nargs="+")
     analyze.add_argument("--json", action="store_true", help="print the AnalysisResult as JSON")
     p.set_defaults(func=_cmd_bamboo)
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
 from hummingbird_agent.config import LoadedConfig, check_role, default_config_path, load_config, required_env_names
+from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.model_targets import all_targets, knowledge_target, workflow_target
 from hummingbird_agent.observability import Redactor, setup_logging, setup_sentry
 
@@ -68,13 +70,25 @@ def model_lines(loaded: LoadedConfig) -> list[str]:
     return lines
 
 
-def serve(config_path: str | None, role: str) -> int:
+def serve(config_path: str | None, role: str, port: int | None = None) -> int:
     from hummingbird_agent.runner.service import serve as serve_service
 
     loaded = load(config_path)
+    if port is not None:
+        loaded = with_port(loaded, port)
     check_role(loaded, role)
     redact = start_process(loaded)
     return serve_service(loaded, role, redact)
+
+
+def with_port(loaded: LoadedConfig, port: int) -> LoadedConfig:
+    """`loaded` with webhook.port replaced (validated like the file's value)."""
+    cfg = loaded.config
+    try:
+        webhook = type(cfg.webhook).model_validate({**cfg.webhook.model_dump(), "port": port})
+    except ValueError:
+        raise ConfigError(f"--port {port}: must be 0-65535") from None
+    return dataclasses.replace(loaded, config=cfg.model_copy(update={"webhook": webhook}))
 
 
 def run_workflow(args: argparse.Namespace) -> int:
@@ -90,8 +104,15 @@ def bamboo(args: argparse.Namespace) -> int:
     from hummingbird_agent.bamboo import commands as kb
 
     loaded = load(args.config)
+    command = args.bamboo_command
+    uses_stores = command in ("stats", "analyze") or (command == "populate" and not args.dry_run)
+    if not loaded.config.bamboo.enabled and uses_stores:
+        # Before any store is built: a disabled knowledge base gets no directories, files or connections.
+        raise ConfigError(f"bamboo {args.bamboo_command}: the knowledge base is off in {loaded.path}; set "
+                          "`bamboo: {enabled: true}` there (embedded stores under bamboo.graph.path and "
+                          "bamboo.vectors.path, or a Neo4j / Qdrant server). Nothing was created")
     if args.bamboo_command == "populate":
-        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.strategy)
+        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.strategy, args.show)
     if args.bamboo_command in ("index-docs", "index-source"):
         return kb.index_command(loaded, args.bamboo_command.removeprefix("index-"), args.dir)
     if args.bamboo_command == "stats":

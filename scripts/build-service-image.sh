@@ -4,7 +4,8 @@
 #   base  localhost/hummingbird-sandbox   Debian bookworm from debootstrap (python3 3.11), sandbox-image/
 #   deps  localhost/hummingbird-agent-deps the pinned runtime dependencies, installed by the host .venv's pip
 #                                          (same CPython minor 3.11, glibc manylinux wheels) into a --target dir
-#   app   localhost/hummingbird-agent      hummingbird_agent/, workflows/ and config.yaml at /app, USER 65532
+#   app   localhost/hummingbird-agent      hummingbird_agent/, workflows/ and config.yaml at /app, USER 65532;
+#                                          config.yaml gets scripts/container-config.sed, as in the Containerfile
 # Nothing is pip-installed at run time, and `podman build` runs with --network=none --pull=never.
 # Prints the image name on stdout.
 set -euo pipefail
@@ -26,7 +27,7 @@ label() { podman image inspect --format '{{index .Labels "io.hummingbird.inputs"
 # A deterministic tar of the app files: equal trees give equal hashes whatever their mtimes.
 app_tar() {
   tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=a+rX,go-w \
-    --exclude=__pycache__ --exclude='*.pyc' -cf - hummingbird_agent workflows config.yaml
+    --exclude=__pycache__ --exclude='*.pyc' -cf - hummingbird_agent workflows config.yaml scripts/container-config.sed
 }
 
 # The deps layer's recipe; its hash (with the dependency files and the base) keys the layer, so editing
@@ -76,6 +77,8 @@ echo "build-service-image: building $IMAGE (inputs $app_hash)" >&2
 old_id="$(podman image inspect --format '{{.Id}}' "$IMAGE" 2>/dev/null || true)"
 mkdir -p "$ctx/app"
 app_tar | tar -xf - -C "$ctx/app"
+sed -i -f "$ctx/app/scripts/container-config.sed" "$ctx/app/config.yaml"
+rm -r "$ctx/app/scripts"
 printf '%s\nLABEL io.hummingbird.inputs=%s\n' "$APP_CONTAINERFILE" "$app_hash" >"$ctx/Containerfile"
 podman build --quiet --network=none --pull=never -t "$IMAGE" -f "$ctx/Containerfile" "$ctx" >/dev/null
 new_id="$(podman image inspect --format '{{.Id}}' "$IMAGE")"

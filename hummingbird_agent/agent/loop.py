@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from hummingbird_agent.agent.audit import CallRecord, record_call
 from hummingbird_agent.agent.prompts import Budget, SystemPrompt, WarningKind, choose_warning
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.models.base import Content, Model, ModelRequest, ModelResponse, ToolCall, Usage
@@ -45,6 +46,10 @@ class LoopResult:
     """The adapter that answered last (`gemini`, `anthropic`, `openai`, `scripted`), for footers and metrics."""
     model: str = ""
     """The model name that provider reported."""
+    calls: tuple[CallRecord, ...] = ()
+    """Every tool call in order, for the note's audit trail."""
+    error_class: str = ""
+    """For a failed run, the class of the error that ended it (TransientError, PermanentError, ...)."""
 
 
 @dataclass(slots=True)
@@ -58,6 +63,7 @@ class _State:
     steps: list[StepRecord] = field(default_factory=list)
     provider: str = ""
     model: str = ""
+    calls: list[CallRecord] = field(default_factory=list)
 
 
 class AgentLoop:
@@ -84,7 +90,7 @@ class AgentLoop:
         """Loop until the model answers, a budget ends the run, or the model fails (a failure result)."""
         self.state = _State(contents=list(contents))
         status: Status = "no_answer"
-        reason = "the iteration budget ran out"
+        reason, error_class = "the iteration budget ran out", ""
         try:
             while self.state.iteration < self.budget.max_iterations:
                 done, stop_reason = await self.step()
@@ -94,9 +100,10 @@ class AgentLoop:
                     break
         except AgentError as exc:
             log.error("agent run failed iteration=%d error=%s", self.state.iteration, exc)
-            status, reason = "failed", str(exc)
+            status, reason, error_class = "failed", str(exc), type(exc).__name__
         s = self.state
-        return LoopResult(status, s.final_text, s.contents, tuple(s.steps), s.usage, reason, s.provider, s.model)
+        return LoopResult(status, s.final_text, s.contents, tuple(s.steps), s.usage, reason, s.provider, s.model,
+                          tuple(s.calls), error_class)
 
     async def step(self) -> tuple[bool, str]:
         """One iteration. Returns (done, why)."""
@@ -151,4 +158,5 @@ class AgentLoop:
                 result = ToolResult.error("tools_disabled", "tools are disabled on the final turn")
             log.info("tool call tool=%s ok=%s spilled=%s", call.name, result.ok, result.spilled_path or "-")
             results.append(result)
+            self.state.calls.append(record_call(call, result))
         return tool_message(calls, [r.to_response() for r in results])

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
-from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from hummingbird_agent import budgets
 from hummingbird_agent.agent.loop import AgentLoop, LoopResult, StepRecord
 from hummingbird_agent.agent.prompts import Budget, SystemPrompt, base_system_prompt, render_prompt
+from hummingbird_agent.agent.report import RunAudit, audited_note
 from hummingbird_agent.agent.transcript import render_transcript
 from hummingbird_agent.config import LoadedConfig, WorkflowConfig
 from hummingbird_agent.errors import AgentError, PermanentError
@@ -29,8 +32,9 @@ from hummingbird_agent.tools.spill import Spiller
 log = logging.getLogger(__name__)
 
 CONTEXT_VERSION = 1
-# register_sources(registry, loaded, workflow, project): the data-source tools of one run.
-SourceRegistrar = Callable[[ToolRegistry, LoadedConfig, str, str], None]
+# register_sources(registry, loaded, workflow, project): the data-source tools of one run; returns one
+# sentence per source it skipped (missing credentials), which the model and the note are told about.
+SourceRegistrar = Callable[[ToolRegistry, LoadedConfig, str, str], Sequence[str] | None]
 # publish(note, result): called once with the final note text before the session is saved.
 Publish = Callable[[str, LoopResult], Awaitable[None]]
 Save = Callable[[Mapping[str, Any], str, AsyncIterable[bytes] | None], Awaitable[None]]
@@ -63,6 +67,8 @@ class RunDeps:
     save: Save | None = None
     on_step: Callable[[StepRecord, list[Content]], None] = lambda step, contents: None
     redact: Callable[[str], str] = str
+    answer_suffix: Callable[[], str] = lambda: ""
+    """Appended to the model's answer, before the audit trail (e.g. the knowledge base's citations)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +113,7 @@ def initial_contents(request: RunRequest) -> tuple[str, list[Content]]:
 
 async def run_workflow(request: RunRequest, deps: RunDeps) -> RunOutcome:
     """Run `request` once. Model failures end in a failure note, never an exception."""
+    started = time.monotonic()
     workflow, body = load_workflow(deps.loaded, request.workflow)
     session_id, contents = initial_contents(request)
     with log_context(session_id=session_id, project=request.project, mr_iid=request.mr_iid, workflow=request.workflow):
@@ -114,27 +121,66 @@ async def run_workflow(request: RunRequest, deps: RunDeps) -> RunOutcome:
         async with LazySandbox(deps.sandbox_factory(session_id), restore_from) as sandbox:
             registry = ToolRegistry(Spiller(sandbox), deps.redact)
             register_sandbox_tools(registry)
-            deps.register_sources(registry, deps.loaded, request.workflow, request.project)
+            gaps = tuple(deps.register_sources(registry, deps.loaded, request.workflow, request.project) or ())
             continuation = render_prompt("continuation") if request.resume is not None else ""
-            prompt = SystemPrompt(base_system_prompt(), registry.notes(), body, continuation)
+            prompt = SystemPrompt(base_system_prompt(), _tool_notes(registry, gaps), body, continuation)
             budget = Budget(workflow.max_iterations, deps.loaded.config.model.context_limit_tokens)
             model_name = workflow_target(deps.loaded.config, request.workflow).name
             loop = AgentLoop(deps.model, model_name, registry, prompt, budget, deps.on_step)
             result = await loop.run(contents)
-            note = final_note(request.workflow, result)
+            audit = run_audit(deps, request, workflow, session_id, result, gaps, time.monotonic() - started)
+            answer = final_note(request.workflow, result)
+            answer = answer + deps.answer_suffix() if answer else answer
+            limit = budgets.NOTE_MAX_CHARS - budgets.NOTE_TAIL_RESERVE_CHARS
+            note = deps.redact(audited_note(answer, audit, limit))
+            log.info("run finished status=%s stop=%s correlation_id=%s iterations=%d tool_calls=%d",
+                     result.status, audit.stop or "-", audit.correlation_id, audit.iterations, len(result.calls))
             if deps.publish is not None:
                 await deps.publish(note, result)
             saved, problems = await _save(deps, session_id, request, prompt, result, sandbox)
     return RunOutcome(session_id, note, result, saved, problems)
 
 
-def final_note(workflow: str, result: LoopResult) -> str:
-    """The model's answer, or a short failure text saying why there is none."""
-    if result.final_text.strip():
-        return result.final_text.strip()
+def _tool_notes(registry: ToolRegistry, gaps: Sequence[str]) -> str:
+    """The registry's notes, plus the sources this run does not have, so the model does not guess their data."""
+    notes = registry.notes()
+    if not gaps:
+        return notes
+    missing = render_prompt("unavailable_sources", gaps=list(gaps))
+    return f"{notes}\n\n{missing}" if notes else missing
+
+
+def run_audit(deps: RunDeps, request: RunRequest, workflow: WorkflowConfig, session_id: str, result: LoopResult,
+              gaps: Sequence[str], wall_s: float) -> RunAudit:
+    """What the note's footer and details state about this run; provider and model as the provider reported
+    them, else as configured."""
+    target = workflow_target(deps.loaded.config, request.workflow)
+    return RunAudit(
+        workflow=request.workflow, provider=result.provider or target.connection.provider,
+        model=result.model or target.name,
+        session_id=session_id, iterations=len(result.steps), max_iterations=workflow.max_iterations,
+        usage=result.usage, wall_s=wall_s, calls=result.calls, source_gaps=tuple(gaps), stop=stop_kind(result),
+        error_class=result.error_class, correlation_id=uuid.uuid4().hex[:12],
+    )
+
+
+def stop_kind(result: LoopResult) -> str:
+    """Why a run without an answer ended: budget, model_error, tool_failure, or no_answer ("" if answered)."""
+    if result.status == "completed":
+        return ""
     if result.status == "failed":
-        return f"Hummingbird could not complete the `{workflow}` run: {result.reason}."
-    return f"Hummingbird did not produce an answer for `{workflow}` ({result.reason})."
+        return "model_error"
+    if result.reason in ("the iteration budget ran out", "final turn"):
+        return "budget"
+    last = result.steps[-1].tools if result.steps else ()
+    if last and any(c.error_kind for c in result.calls[-len(last):]):
+        return "tool_failure"
+    return "no_answer"
+
+
+def final_note(workflow: str, result: LoopResult) -> str:
+    """The model's answer ("" when there is none: the audited note then says why the run stopped)."""
+    return result.final_text.strip()
 
 
 async def _save(

@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import json
 import logging
 import sys
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TextIO
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.accumulator import AccumulationResult, KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.incidents import iter_incidents, read_lines
+from hummingbird_agent.bamboo.navigator import ReasoningNavigator
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, default_registry
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import AgentError, ConfigError
+from hummingbird_agent.observability import setup_logging
+from hummingbird_agent.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -28,42 +35,67 @@ class PopulateReport:
     failures: list[tuple[int, str]] = field(default_factory=list)
 
     def render(self, path: str, dry_run: bool) -> str:
-        verb = "extracted (dry run, nothing written)" if dry_run else "stored"
+        verb = "would store (dry run, nothing written)" if dry_run else "stored"
+        short = "would be stored" if dry_run else "stored"
         lines = [f"populate: {self.total} incidents from {path}",
                  f"  {verb}: {self.stored}",
-                 f"  rejected by the reviewer, best result {verb.split(' ')[0]} with a warning: {self.with_warning}",
+                 f"  rejected by the reviewer, best result {short} with a warning: {self.with_warning}",
                  f"  failed: {len(self.failures)}"]
         lines += [f"    line {n}: {reason}" for n, reason in self.failures]
         return "\n".join(lines)
 
 
-def _progress(done: int, total: int, out: TextIO) -> None:
-    if not out.isatty():
-        return
-    width = 30
-    filled = width * done // max(total, 1)
-    out.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-    if done == total:
-        out.write("\n")
-    out.flush()
+@contextlib.contextmanager
+def bar_logging(loaded: LoadedConfig, bar: Progress, on: bool = True) -> Iterator[None]:
+    """Log lines above the bar while the block runs; the process's logging set-up is restored after it."""
+    root = logging.getLogger()
+    saved, level = list(root.handlers), root.level
+    if on:
+        setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), bar.log_stream(),
+                      json_lines=False)
+    try:
+        yield
+    finally:
+        root.handlers[:] = saved
+        root.setLevel(level)
+
+
+def render_knowledge(number: int, result: AccumulationResult, dry_run: bool) -> str:
+    """What one incident adds to the knowledge base: its id, review verdict, summary, nodes and edges."""
+    knowledge = result.knowledge
+    verb = "would store" if dry_run else "stored"
+    verdict = "approved" if result.approved else "rejected: " + "; ".join(result.review.issues)[:300]
+    lines = [f"line {number}: {verb} incident {knowledge.incident_id} ({verdict}, {result.attempts} attempt(s))",
+             f"  summary: {knowledge.summary}"]
+    by_type: dict[str, list[str]] = {}
+    for node in knowledge.graph.nodes:
+        by_type.setdefault(node.type.value, []).append(node.name)
+    lines += [f"  {kind}: " + "; ".join(names) for kind, names in by_type.items()]
+    lines += [f"  edge: {e.source[1]} -{e.type.value}-> {e.target[1]}" for e in knowledge.graph.edges]
+    return "\n".join(lines)
 
 
 async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, path: str, dry_run: bool,
-                   max_retries: int | None, out: TextIO | None = None, progress: TextIO | None = None) -> int:
-    """Learn every incident of a JSONL file; a bad line or a failed incident is reported and skipped."""
-    out, progress = out or sys.stdout, progress or sys.stderr
+                   max_retries: int | None, out: TextIO | None = None, progress: Progress | TextIO | None = None,
+                   show: bool = False) -> int:
+    """Learn every incident of a JSONL file; a bad line or a failed incident is reported and skipped. With
+    `show`, what each incident adds is printed to `out`."""
+    out = out or sys.stdout
     lines = read_lines(path)
     report = PopulateReport(total=len(lines))
+    bar = progress if isinstance(progress, Progress) else Progress(report.total, progress or sys.stderr, "populate")
     if stores is not None:
         await _open(stores)
     try:
-        for done, (number, item) in enumerate(iter_incidents(lines), 1):
+        for number, item in iter_incidents(lines):
+            failed_before = len(report.failures)
             if isinstance(item, str):
                 report.failures.append((number, item))
-            else:
-                await _one(accumulator, item, number, dry_run, max_retries, report)
-            _progress(done, report.total, progress)
+            elif (result := await _one(accumulator, item, number, dry_run, max_retries, report)) and show:
+                bar.above(partial(print, render_knowledge(number, result, dry_run), file=out, flush=True))
+            bar.advance(failed=len(report.failures) > failed_before)
     finally:
+        bar.finish()
         if stores is not None:
             await _close(stores)
     print(report.render(path, dry_run), file=out)
@@ -71,17 +103,18 @@ async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, pat
 
 
 async def _one(accumulator: KnowledgeAccumulator, incident: IncidentInput, number: int, dry_run: bool,
-               max_retries: int | None, report: PopulateReport) -> None:
+               max_retries: int | None, report: PopulateReport) -> AccumulationResult | None:
     try:
         result = await accumulator.process(incident, dry_run=dry_run, max_review_retries=max_retries)
     except AgentError as exc:
         log.warning("populate: line %d failed: %s", number, exc)
         report.failures.append((number, str(exc) or type(exc).__name__))
-        return
+        return None
     if result.approved:
         report.stored += 1
     else:
         report.with_warning += 1
+    return result
 
 
 async def _open(stores: Stores) -> None:
@@ -135,7 +168,7 @@ def with_strategy(loaded: LoadedConfig, strategy: str) -> LoadedConfig:
 
 
 def populate_command(loaded: LoadedConfig, path: str, dry_run: bool, max_retries: int | None,
-                     strategy: str | None = None) -> int:
+                     strategy: str | None = None, show: bool = False) -> int:
     """`bamboo populate FILE.jsonl [--strategy NAME]`: build the model, stores and accumulator from config,
     then run."""
     from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
@@ -150,17 +183,21 @@ def populate_command(loaded: LoadedConfig, path: str, dry_run: bool, max_retries
         except ConfigError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-    read_lines(path)  # an unreadable file is one error line before anything opens
+    lines = read_lines(path)  # an unreadable file is one error line before anything opens
+    bar = Progress(len(lines), sys.stderr, "populate")
     stores = None if dry_run else build_stores(loaded)
     model = build_model(loaded)
 
     async def run() -> int:
         try:
-            return await populate(build_accumulator(loaded, model, stores), stores, path, dry_run, max_retries)
+            return await populate(build_accumulator(loaded, model, stores), stores, path, dry_run, max_retries,
+                                  progress=bar, show=show)
         finally:
             await model.aclose()
 
-    return asyncio.run(run())
+    # Warnings (a failed line, a rejected extraction) are printed above the bar, never through it.
+    with bar_logging(loaded, bar):
+        return asyncio.run(run())
 
 
 def stats_command(loaded: LoadedConfig) -> int:
@@ -169,31 +206,61 @@ def stats_command(loaded: LoadedConfig) -> int:
     return asyncio.run(stats(build_stores(loaded)))
 
 
-def analyze_command(loaded: LoadedConfig, path: str, as_json: bool) -> int:
-    """`bamboo analyze INCIDENT.json [--json]`: diagnose one incident and print the AnalysisResult."""
+def analyze_command(loaded: LoadedConfig, paths: Sequence[str], as_json: bool) -> int:
+    """`bamboo analyze INCIDENT.json... [--json]`: diagnose each incident and print its AnalysisResult; several
+    incidents get a heading each (JSON: one object per line) and progress on stderr."""
     from hummingbird_agent.bamboo import service
     from hummingbird_agent.bamboo.factory import build_stores
     from hummingbird_agent.models import build_model
 
     try:
-        incident = service.read_incident(path)
+        incidents = [service.read_incident(path) for path in paths]
         stores = build_stores(loaded)
         model = build_model(loaded)
         navigator = service.build_navigator(loaded, model, stores)
     except AgentError as exc:
         return service.report_error(exc)
+    bar = Progress(len(incidents), sys.stderr, "analyze")
 
     async def run() -> int:
+        failed = 0
         try:
-            result = await service.analyze_incident(navigator, stores, incident)
+            await _open(stores)
+            try:
+                for path, incident in zip(paths, incidents, strict=True):
+                    ok = await _analyze_one(navigator, incident, path, as_json, len(incidents) > 1, bar)
+                    failed += not ok
+                    if len(incidents) > 1:
+                        bar.advance(failed=not ok)
+            finally:
+                bar.finish()
+                await _close(stores)
         except AgentError as exc:
             return service.report_error(exc)
         finally:
             await model.aclose()
-        service.print_result(result, as_json)
-        return 0
+        return 2 if failed else 0
 
-    return asyncio.run(run())
+    with bar_logging(loaded, bar, on=len(incidents) > 1):
+        return asyncio.run(run())
+
+
+async def _analyze_one(navigator: ReasoningNavigator, incident: IncidentInput, path: str, as_json: bool,
+                       several: bool, bar: Progress) -> bool:
+    from hummingbird_agent.bamboo import service
+
+    try:
+        result = await navigator.analyze(incident)
+    except AgentError as exc:
+        bar.above(partial(service.report_error, exc))
+        return False
+    if not several:
+        service.print_result(result, as_json)
+    elif as_json:
+        bar.above(partial(print, json.dumps({"incident": path, **result.to_json()}), flush=True))
+    else:
+        bar.above(partial(print, f"== {path}\n{result.render()}\n", flush=True))
+    return True
 
 
 def index_command(loaded: LoadedConfig, kind: str, folder: str) -> int:

@@ -278,6 +278,15 @@ class EmbeddedQueue:
         with self._store.transaction() as db:
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
 
+    async def depth(self) -> dict[str, int]:
+        """Visible / in-flight counts and the dead-letter queue's depth (for metrics)."""
+        visible, in_flight = self.counts()
+        counts = {"visible": visible, "in_flight": in_flight}
+        if self._dead_letter:
+            counts["dead_lettered"] = sum(EmbeddedQueue(self._store, self._dead_letter, fifo=self.fifo,
+                                                        dead_letter=None, max_receives=0).counts())
+        return counts
+
     def counts(self) -> tuple[int, int]:
         """(visible, in flight) message counts, for tests, benchmarks and operators."""
         now = self._store.clock()

@@ -22,10 +22,12 @@ from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.events.edge import EdgeLimits, HttpEdge
 from hummingbird_agent.events.embedded import EmbeddedStore
 from hummingbird_agent.events.protocols import Continuations, Event, Handler, Queue
-from hummingbird_agent.events.router import router_loop
+from hummingbird_agent.events.router import RouterStats, router_loop
 from hummingbird_agent.events.watch import OutageLog, WatchedQueue
 from hummingbird_agent.events.webhook import DedupLedger, WebhookIngress, build_app
 from hummingbird_agent.events.worker import WorkerSettings, poll_loop
+from hummingbird_agent.metrics import Metrics, metered_handler
+from hummingbird_agent.metrics.http import add_metrics_route, webhook_counter
 
 logger = logging.getLogger(__name__)
 ROLES = ("router", "worker", "ingress", "all")
@@ -104,6 +106,12 @@ async def _embedded(loaded: LoadedConfig, queues: QueuesConfig) -> AsyncIterator
         store.close()
 
 
+def depth_readers(queues: list[Queue]) -> dict[str, Any]:
+    """Each queue's depth reader for /metrics (both backends have one; a watched queue is looked through)."""
+    inner = [getattr(q, "inner", q) for q in queues]
+    return {q.name: q.depth for q in inner if hasattr(q, "depth")}
+
+
 def worker_settings(queues: QueuesConfig) -> WorkerSettings:
     return WorkerSettings(
         max_concurrent=queues.max_concurrent_agents,
@@ -114,7 +122,8 @@ def worker_settings(queues: QueuesConfig) -> WorkerSettings:
     )
 
 
-async def _start_http(loaded: LoadedConfig, role: str, transport: Transport, waiting: str | None) -> HttpEdge:
+async def _start_http(loaded: LoadedConfig, role: str, transport: Transport, waiting: str | None,
+                      metrics: Metrics) -> HttpEdge:
     hook = loaded.config.webhook
     ingress = None
     if hook.enabled and role in ("ingress", "all") and transport.ingress is not None:
@@ -124,7 +133,10 @@ async def _start_http(loaded: LoadedConfig, role: str, transport: Transport, wai
         ledger = DedupLedger(budgets.WEBHOOK_DEDUP_WINDOW_S, budgets.WEBHOOK_DEDUP_MAX_KEYS)
         ingress = WebhookIngress(transport.ingress, secret, hook.max_body_bytes, ledger)
     queues = [q for q in (transport.ingress, transport.work) if q is not None]
-    edge = HttpEdge(build_app(queues, ingress, hook.path, waiting, waiting_unready=role == "worker"), EdgeLimits())
+    app = build_app(queues, ingress, hook.path, waiting, waiting_unready=role == "worker")
+    add_metrics_route(app, metrics, depth_readers(queues))
+    app.middlewares.append(webhook_counter(metrics, hook.path))
+    edge = HttpEdge(app, EdgeLimits())
     try:
         await edge.start(hook.host, hook.port)
     except OSError as exc:
@@ -139,8 +151,10 @@ async def run_service(
     stop: asyncio.Event | None = None,
     *,
     worker_waiting: str | None = None,
+    metrics: Metrics | None = None,
 ) -> int:
-    """Run `role` until `stop` is set or SIGTERM/SIGINT arrives; returns the exit code (0).
+    """Run `role` until `stop` is set or SIGTERM/SIGINT arrives; returns the exit code (0). Every role serves
+    /metrics from `metrics` (a fresh registry when not given).
 
     `worker_waiting` (why the handler cannot run, e.g. a missing secret) keeps the worker from
     receiving at all, so waiting events keep their receive counts and never reach the dead-letter
@@ -148,6 +162,7 @@ async def run_service(
     if role not in ROLES:
         raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     stop = stop or asyncio.Event()
+    metrics = metrics if metrics is not None else Metrics()
     queues = loaded.config.queues
     waiting = worker_waiting if role in ("worker", "all") else None
     if waiting:
@@ -155,9 +170,10 @@ async def run_service(
                        waiting)
     with _signals_set(stop):
         async with open_transport(loaded, role) as transport:
-            edge = await _start_http(loaded, role, transport, waiting)
+            edge = await _start_http(loaded, role, transport, waiting, metrics)
             try:
-                loops = _loops(role, transport, None if waiting else handler, queues, stop)
+                work = None if waiting else metered_handler(handler, metrics)
+                loops = _loops(role, transport, work, queues, stop, metrics)
                 logger.info("serve ready: role=%s transport=%s listening on %s", role, transport.description, edge.url)
                 await asyncio.gather(stop.wait(), *loops)
             finally:
@@ -167,10 +183,15 @@ async def run_service(
 
 
 def _loops(
-    role: str, transport: Transport, handler: Handler | None, queues: QueuesConfig, stop: asyncio.Event
+    role: str, transport: Transport, handler: Handler | None, queues: QueuesConfig, stop: asyncio.Event,
+    metrics: Metrics,
 ) -> list[Awaitable[Any]]:
     loops: list[Awaitable[Any]] = []
     if role in ("router", "all") and transport.ingress is not None and transport.work is not None:
+        stats = RouterStats()
+        metrics.watch_counts("hummingbird_events_routed", "Ingress messages by routing outcome.", "outcome",
+                             lambda: {"forwarded": stats.forwarded, "undecodable": stats.undecodable,
+                                      "send_failed": stats.send_failures})
         loops.append(
             router_loop(
                 transport.ingress,
@@ -178,6 +199,7 @@ def _loops(
                 stop,
                 wait_s=queues.wait_time_s,
                 visibility_timeout_s=queues.visibility_timeout_s,
+                stats=stats,
             )
         )
     if role in ("worker", "all") and transport.work is not None and handler is not None:

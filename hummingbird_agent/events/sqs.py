@@ -6,6 +6,7 @@ The endpoint comes from config (AWS_ENDPOINT_URL overrides it there), so real AW
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -120,6 +121,24 @@ class SqsQueue:
         with map_sqs_errors(name, "GetQueueUrl"):
             reply = await self._client.client.get_queue_url(QueueName=name)
         return str(reply["QueueUrl"])
+
+    async def depth(self) -> dict[str, int]:
+        """Approximate visible / in-flight counts, and the dead-letter queue's depth when a redrive policy names
+        one (for metrics)."""
+        names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "RedrivePolicy"]
+        with map_sqs_errors(self.name, "GetQueueAttributes"):
+            attrs = (await self._client.client.get_queue_attributes(QueueUrl=self.url, AttributeNames=names))
+        attrs = attrs.get("Attributes", {})
+        counts = {"visible": int(attrs.get("ApproximateNumberOfMessages", 0)),
+                  "in_flight": int(attrs.get("ApproximateNumberOfMessagesNotVisible", 0))}
+        target = json.loads(attrs.get("RedrivePolicy") or "{}").get("deadLetterTargetArn", "")
+        if target:
+            with map_sqs_errors(self.name, "GetQueueAttributes (dead-letter queue)"):
+                url = (await self._client.client.get_queue_url(QueueName=target.rsplit(":", 1)[-1]))["QueueUrl"]
+                dlq = await self._client.client.get_queue_attributes(
+                    QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+            counts["dead_lettered"] = int(dlq.get("Attributes", {}).get("ApproximateNumberOfMessages", 0))
+        return counts
 
 
 def _received(message: dict[str, Any]) -> ReceivedMessage:

@@ -64,8 +64,11 @@ def _mr_path(project_id: int | str, iid: int) -> str:
 class GitLabClient:
     """Async facade over python-gitlab for the bot's own actions."""
 
-    def __init__(self, url: str, token: str, timeout_s: float = budgets.GITLAB_REQUEST_TIMEOUT_S) -> None:
+    def __init__(self, url: str, token: str, timeout_s: float = budgets.GITLAB_REQUEST_TIMEOUT_S,
+                 on_response: Callable[[str, int], None] | None = None) -> None:
         self._url, self._token, self._timeout_s = url, token, timeout_s
+        self._on_response = on_response
+        """Called with (HTTP method, status) after every API response (metrics)."""
         self._gl: gitlab.Gitlab | None = None
         self._bot_id: int | None = None
         self.state = ClientState.UNOPENED
@@ -77,6 +80,10 @@ class GitLabClient:
         self._gl = gitlab.Gitlab(
             self._url, private_token=self._token, retry_transient_errors=False, timeout=self._timeout_s
         )
+        if self._on_response is not None:
+            seen = self._on_response
+            self._gl.session.hooks["response"].append(
+                lambda response, *args, **kwargs: seen(response.request.method or "", response.status_code))
         self.state = ClientState.OPEN
 
     async def aclose(self) -> None:

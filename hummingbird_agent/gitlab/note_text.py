@@ -12,6 +12,9 @@ from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
 
 PLACEHOLDER_TEXT = "Running the workflow..."
 FAILURE_TEXT = "Hummingbird analysis failed."
+# The audit footer's way to continue (agent/report.py), and what replaces it when the session was not saved.
+FOOTER_CONTINUE = "reply to continue"
+FOOTER_UNSAVED = "session not saved, a reply cannot continue it"
 REPLY_PROMPT = "_Reply to this thread to ask a follow-up question; the agent continues with the same context._"
 UNSAVED_NOTICE = ("_This conversation could not be saved, so a reply cannot continue it; start a new run with "
                   "`/hummingbird <workflow>`._")
@@ -35,8 +38,9 @@ def failure_body(marker: SessionMarker, reason: str | None = None) -> str:
 
 
 def unsaved_body(body: str) -> str:
-    """A posted result whose session failed to save: the reply prompt becomes UNSAVED_NOTICE."""
-    return body.replace(REPLY_PROMPT, UNSAVED_NOTICE)
+    """A posted result whose session failed to save: the reply prompt becomes UNSAVED_NOTICE, and the audit
+    footer's way to continue says so too."""
+    return body.replace(REPLY_PROMPT, UNSAVED_NOTICE).replace(FOOTER_CONTINUE, FOOTER_UNSAVED)
 
 
 def cap_body(text: str, reserve: int = 0) -> str:

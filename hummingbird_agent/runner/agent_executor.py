@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from hummingbird_agent.agent.loop import LoopResult
-from hummingbird_agent.agent.run import RunDeps, RunRequest, SourceRegistrar, run_workflow
+from hummingbird_agent.agent.run import RunDeps, RunOutcome, RunRequest, SourceRegistrar, run_workflow, stop_kind
 from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.models.base import Model
 from hummingbird_agent.runner.executor import Publish, SaveSession
 from hummingbird_agent.runner.work_order import WorkOrder
@@ -20,9 +22,11 @@ class AgentExecutor:
     def __init__(
         self, loaded: LoadedConfig, model: Model, sandbox_factory: Callable[[str], Sandbox],
         register_sources: SourceRegistrar, redact: Callable[[str], str] = str,
+        answer_suffix: Callable[[], str] = lambda: "", metrics: Metrics | None = None,
     ) -> None:
         self._loaded, self._model, self._sandboxes = loaded, model, sandbox_factory
-        self._register_sources, self._redact = register_sources, redact
+        self._register_sources, self._redact, self._suffix = register_sources, redact, answer_suffix
+        self._metrics = metrics if metrics is not None else Metrics()
 
     async def run(self, order: WorkOrder, resume: StoredSession | None, publish: Publish, save: SaveSession) -> None:
         async def deliver(note: str, result: LoopResult) -> None:
@@ -36,8 +40,23 @@ class AgentExecutor:
         deps = RunDeps(
             loaded=self._loaded, model=self._model, sandbox_factory=self._sandboxes,
             register_sources=self._register_sources, publish=deliver, save=save, redact=self._redact,
+            answer_suffix=self._suffix,
         )
-        await run_workflow(request, deps)
+        started = time.monotonic()
+        outcome = await run_workflow(request, deps)
+        self._record(order.workflow, outcome, time.monotonic() - started)
+
+    def _record(self, workflow: str, outcome: RunOutcome, wall_s: float) -> None:
+        """Runs by outcome, run time, tool calls and the session save of one finished run."""
+        m = self._metrics
+        m.runs.labels(workflow, stop_kind(outcome.result) or "completed").inc()
+        m.run_duration.labels(workflow).observe(wall_s)
+        for call in outcome.result.calls:
+            # The model may name a tool that does not exist: one label value for all of them.
+            tool = "unknown" if call.error_kind == "unknown_tool" else call.tool
+            m.tool_calls.labels(tool, call.error_kind or "ok").inc()
+        if outcome.saved or outcome.problems:
+            m.session_saves.labels("saved" if outcome.saved else "failed").inc()
 
     @staticmethod
     def _task_facts(order: WorkOrder) -> dict[str, object]:

@@ -25,7 +25,7 @@ def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
 
     async def post(request: RunRequest, note: str, ok: bool) -> None:
         marker = SessionMarker(id=request.session_id or "", wf=request.workflow)
-        body = note_text.result_body(note, marker, reply_prompt=True) if ok else note_text.failure_body(marker)
+        body = note_text.result_body(note, marker, reply_prompt=True) if ok else note_text.failure_body(marker, note)
         internal = requires_internal(loaded.config, request.project, request.workflow)
         client = GitLabClient(cfg.url, token)
         await client.open()

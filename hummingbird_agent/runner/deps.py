@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from hummingbird_agent.config import Config, LoadedConfig
 from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.runner.executor import Executor
 from hummingbird_agent.sessions import SessionStore
 
@@ -18,6 +19,8 @@ class Deps:
     sessions: SessionStore
     executor: Executor
     """Runs one workflow in a sandbox and returns its outcome."""
+    metrics: Metrics = field(default_factory=Metrics)
+    """Where the runner records placeholders and runs that could not start (the service's registry)."""
 
     @property
     def config(self) -> Config:

@@ -3,7 +3,7 @@ adds the knowledge tools for projects that enable them and cites what they retur
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from hummingbird_agent.agent.run import SourceRegistrar
 from hummingbird_agent.bamboo import tools as knowledge_tools
@@ -11,6 +11,7 @@ from hummingbird_agent.bamboo.accumulator import Stores
 from hummingbird_agent.bamboo.citations import Citations
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.models.base import Model
 from hummingbird_agent.runner.agent_executor import AgentExecutor
 from hummingbird_agent.runner.executor import Executor, Publish, SaveSession
@@ -43,9 +44,10 @@ class KnowledgeAgentExecutor:
 
     def __init__(self, loaded: LoadedConfig, model: Model, sandbox_factory: Callable[[str], Sandbox],
                  register_sources: SourceRegistrar, redact: Callable[[str], str] = str,
-                 stores: Stores | None = None) -> None:
+                 stores: Stores | None = None, metrics: Metrics | None = None) -> None:
         self._loaded, self._model, self._sandboxes = loaded, model, sandbox_factory
         self._register_sources, self._redact, self._stores = register_sources, redact, stores
+        self._metrics = metrics
 
     def _enabled(self, order: WorkOrder) -> bool:
         workflow = self._loaded.config.workflows.get(order.workflow)
@@ -54,17 +56,17 @@ class KnowledgeAgentExecutor:
 
     async def run(self, order: WorkOrder, resume: StoredSession | None, publish: Publish, save: SaveSession) -> None:
         if not self._enabled(order) or self._stores is None:
-            agent = AgentExecutor(self._loaded, self._model, self._sandboxes, self._register_sources, self._redact)
+            agent = AgentExecutor(self._loaded, self._model, self._sandboxes, self._register_sources, self._redact,
+                                  metrics=self._metrics)
             await agent.run(order, resume, publish, save)
             return
         stores, citations = self._stores, Citations(self._loaded.config.gitlab.url)
 
-        def sources(registry: ToolRegistry, loaded: LoadedConfig, workflow: str, project: str) -> None:
-            self._register_sources(registry, loaded, workflow, project)
+        def sources(registry: ToolRegistry, loaded: LoadedConfig, workflow: str, project: str) -> Sequence[str]:
+            gaps = self._register_sources(registry, loaded, workflow, project)
             knowledge_tools.register(registry, stores, citations.wrap)
+            return tuple(gaps or ())
 
-        async def cited(ok: bool, text: str) -> None:
-            await publish(ok, text + citations.footer() if ok else text)
-
-        agent = AgentExecutor(self._loaded, self._model, self._sandboxes, sources, self._redact)
-        await agent.run(order, resume, cited, save)
+        agent = AgentExecutor(self._loaded, self._model, self._sandboxes, sources, self._redact, citations.footer,
+                              self._metrics)
+        await agent.run(order, resume, publish, save)

@@ -7,15 +7,18 @@ stops (the note is final) or finishes it (the note is still a placeholder after 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.agent.report import failure_text
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import PostedNote
 from hummingbird_agent.gitlab.markers import SessionMarker, answers_note, format_reply_marker, parse_markers
 from hummingbird_agent.gitlab.threads import bot_notes, scan_agent_threads
+from hummingbird_agent.metrics.wrappers import elapsed_since
 from hummingbird_agent.observability import log_context
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.executor import SaveSession
@@ -27,10 +30,10 @@ from hummingbird_agent.sessions.base import StoredSession
 log = logging.getLogger(__name__)
 
 
-async def handle_continuation(deps: Deps, order: WorkOrder) -> None:
+async def handle_continuation(deps: Deps, order: WorkOrder, accepted_at: object = None) -> None:
     with log_context(session_id=order.session_id, project=order.project, mr_iid=order.mr_iid,
                      workflow=order.workflow):
-        await _execute_workflow(deps, order)
+        await _execute_workflow(deps, order, accepted_at)
 
 
 def _marker(order: WorkOrder) -> SessionMarker:
@@ -54,7 +57,7 @@ def _find_own_note(
     return None
 
 
-async def _execute_workflow(deps: Deps, order: WorkOrder) -> None:
+async def _execute_workflow(deps: Deps, order: WorkOrder, accepted_at: object = None) -> None:
     workflow = deps.config.workflows.get(order.workflow)
     settings = project_settings(workflow, order.project) if workflow else None
     if workflow is None or settings is None:
@@ -79,6 +82,8 @@ async def _execute_workflow(deps: Deps, order: WorkOrder) -> None:
         await _run_without_note(deps, order, resume)
         return
     note = own[0] if own else await _post_placeholder(deps, order, marker)
+    if own is None and (waited := elapsed_since(accepted_at)) is not None:
+        deps.metrics.time_to_placeholder.labels(order.workflow).observe(waited)
     await _run(deps, order, marker, note, resume)
 
 
@@ -148,7 +153,7 @@ async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: Posted
             body = note_text.result_body(text, marker, reply_prompt=conversational)
         else:
             log.warning("workflow run failed: %s", text)
-            body = note_text.failure_body(marker)
+            body = note_text.failure_body(marker, text)
         await deps.gitlab.update_note(order.project_id, order.mr_iid, note.discussion_id, note.note_id, body)
         published, posted_body = True, body
         log.info("note %s updated (%s)", note.note_id, "result" if ok else "failure")
@@ -164,7 +169,10 @@ async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: Posted
     except AgentError as exc:
         if published:
             raise
-        await publish(False, str(exc))
+        correlation_id = uuid.uuid4().hex[:12]
+        log.error("run could not start correlation_id=%s error=%s", correlation_id, exc)
+        deps.metrics.runs.labels(order.workflow, "not_started").inc()
+        await publish(False, failure_text(type(exc).__name__, correlation_id))
 
 
 def _saver(deps: Deps, order: WorkOrder, on_failure: Callable[[], Awaitable[None]] | None) -> SaveSession:

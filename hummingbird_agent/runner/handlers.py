@@ -6,6 +6,7 @@ Handlers never run a workflow themselves; they finish in seconds so their messag
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from hummingbird_agent import budgets
@@ -34,7 +35,8 @@ MR_ACTIONS = {"open", "reopen", "update"}
 
 
 async def _enqueue(continuations: Continuations, order: WorkOrder) -> None:
-    await continuations.enqueue(order.session_id, order.to_json())
+    # accepted_at (wall clock): the placeholder's latency is measured from here, across workers.
+    await continuations.enqueue(order.session_id, {**order.to_json(), "accepted_at": time.time()})
     log.info("enqueued %s %s for %s!%s", order.kind, order.workflow, order.project, order.mr_iid,
              extra={"session_id": order.session_id, "workflow": order.workflow})
 
@@ -224,7 +226,7 @@ async def handle_event(deps: Deps, event: Event, continuations: Continuations) -
 
     key = (event.source, event.event_type)
     if key == ("agent", "continuation"):
-        await handle_continuation(deps, WorkOrder.from_json(event.body))
+        await handle_continuation(deps, WorkOrder.from_json(event.body), event.body.get("accepted_at"))
     elif key == ("gitlab", "pipeline"):
         await handle_pipeline(deps, event.body, continuations)
     elif key == ("gitlab", "merge_request"):

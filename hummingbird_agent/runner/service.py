@@ -18,6 +18,7 @@ from hummingbird_agent.errors import RetryLater
 from hummingbird_agent.events.protocols import Continuations, Event, Handler
 from hummingbird_agent.events.serve import run_service, run_to_exit
 from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.metrics import MeteredModel, MeteredSandbox, Metrics
 from hummingbird_agent.model_targets import all_targets
 from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.runner.bamboo_executor import BambooAccumulateExecutor, BambooDiagnoseExecutor
@@ -25,6 +26,7 @@ from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.engines import EngineExecutor, KnowledgeAgentExecutor
 from hummingbird_agent.runner.executor import Executor
 from hummingbird_agent.runner.handlers import handle_event
+from hummingbird_agent.sandbox.base import Sandbox
 from hummingbird_agent.sandbox.factory import SandboxFactory
 from hummingbird_agent.sessions.base import SessionStore
 from hummingbird_agent.sessions.local import LocalSessionStore
@@ -52,29 +54,37 @@ async def open_sessions(loaded: LoadedConfig) -> AsyncIterator[SessionStore]:
 
 @contextlib.asynccontextmanager
 async def open_deps(
-    loaded: LoadedConfig, register_sources: SourceRegistrar, redact: Callable[[str], str] = str
+    loaded: LoadedConfig, register_sources: SourceRegistrar, redact: Callable[[str], str] = str,
+    metrics: Metrics | None = None,
 ) -> AsyncIterator[Deps]:
-    """Every client the handlers use, opened in order and closed in reverse."""
+    """Every client the handlers use, opened in order and closed in reverse; each records into `metrics`."""
     cfg = loaded.config
+    metrics = metrics if metrics is not None else Metrics()
     async with contextlib.AsyncExitStack() as stack:
-        gitlab = GitLabClient(cfg.gitlab.url, loaded.secret(cfg.gitlab.token_env) or "")
+        gitlab = GitLabClient(cfg.gitlab.url, loaded.secret(cfg.gitlab.token_env) or "",
+                              on_response=lambda method, status: metrics.gitlab_calls.labels(method, status).inc())
         await gitlab.open()
         stack.push_async_callback(gitlab.aclose)
         sandboxes = SandboxFactory(cfg.sandbox)
         await sandboxes.start()
         stack.push_async_callback(sandboxes.close)
-        model = build_model(loaded)
+
+        def new_sandbox(session_id: str) -> Sandbox:
+            return MeteredSandbox(sandboxes.new(session_id), metrics)
+
+        providers = {t.name: t.connection.provider for t in all_targets(cfg)}
+        model = MeteredModel(build_model(loaded), providers, cfg.model.provider, metrics)
         stack.push_async_callback(model.aclose)
         sessions = await stack.enter_async_context(open_sessions(loaded))
         stores = await stack.enter_async_context(open_stores(loaded)) if cfg.bamboo.enabled else None
         engines: dict[str, Executor] = {
-            "agent": KnowledgeAgentExecutor(loaded, model, sandboxes.new, register_sources, redact, stores)}
+            "agent": KnowledgeAgentExecutor(loaded, model, new_sandbox, register_sources, redact, stores, metrics)}
         if stores is not None:
             engines["bamboo-accumulate"] = BambooAccumulateExecutor(
                 loaded, gitlab, build_accumulator(loaded, model, stores))
             engines["bamboo-diagnose"] = BambooDiagnoseExecutor(loaded, build_navigator(loaded, model, stores))
         executor = EngineExecutor(loaded, engines)
-        yield Deps(loaded=loaded, gitlab=gitlab, sessions=sessions, executor=executor)
+        yield Deps(loaded=loaded, gitlab=gitlab, sessions=sessions, executor=executor, metrics=metrics)
 
 
 @contextlib.asynccontextmanager
@@ -98,17 +108,19 @@ def build_handler(deps: Deps) -> Handler:
 
 
 async def serve_async(loaded: LoadedConfig, role: str, redact: Callable[[str], str] = str,
-                      stop: asyncio.Event | None = None) -> int:
-    """Run the service until `stop` is set or SIGTERM/SIGINT arrives. Without its secrets the worker
-    does not receive (events wait in the queue, receive counts untouched); router and webhook run."""
+                      stop: asyncio.Event | None = None, metrics: Metrics | None = None) -> int:
+    """Run the service until `stop` is set or SIGTERM/SIGINT arrives; every role serves /metrics. Without its
+    secrets the worker does not receive (events wait in the queue, receive counts untouched); router and
+    webhook run."""
     cfg = loaded.config
+    metrics = metrics if metrics is not None else Metrics()
     missing = [n for n in (cfg.gitlab.token_env,) if not loaded.secret(n)]
     missing += [t.connection.key_env for t in all_targets(cfg) if t.connection.missing(loaded.secret)]
     if missing or role in ("router", "ingress"):
         waiting = f"{', '.join(missing)} not set" if missing else None
-        return await run_service(loaded, role, no_handler, stop, worker_waiting=waiting)
-    async with open_deps(loaded, register_selected, redact) as deps:
-        return await run_service(loaded, role, build_handler(deps), stop)
+        return await run_service(loaded, role, no_handler, stop, worker_waiting=waiting, metrics=metrics)
+    async with open_deps(loaded, register_selected, redact, metrics) as deps:
+        return await run_service(loaded, role, build_handler(deps), stop, metrics=metrics)
 
 
 async def no_handler(event: Event, _continuations: Continuations) -> None:

@@ -107,7 +107,13 @@ async def test_run_then_resume(loaded: LoadedConfig, gitlab: GitLabServer, gemin
         text_turn(NOTE),
     )
     code, out, err = await run_cli(loaded, gitlab, "--pipeline", "99", "--save-session", str(tmp_path / "s1"))
-    assert (code, out) == (0, NOTE + "\n")
+    assert code == 0 and out.startswith(NOTE + "\n\n<details><summary>What I looked at</summary>")
+    looked_at = out[out.index("<details>"):out.index("</details>")]
+    assert [line.split("`")[1] for line in looked_at.splitlines() if line[:1].isdigit()] == [
+        "get_mr", "get_job_log", "fetch_to_sandbox", "sandbox_exec"]
+    assert f"job=`501` → {len(LOG) / 1024:.1f} KB, spilled to the sandbox" in looked_at
+    assert "args.job=`502` path=`logs/502.log`" in looked_at
+    assert "· gemini/" in out and "· 5/5 iterations" in out and "read-token" not in out
     assert [line.split(":")[0] for line in err.splitlines()] == [f"iteration {i}/5" for i in range(1, 6)]
     assert "tools get_job_log; tokens so far" in err.splitlines()[1]
 
@@ -148,7 +154,8 @@ async def test_run_then_resume(loaded: LoadedConfig, gitlab: GitLabServer, gemin
     )
     code, out, err = await run_cli(loaded, gitlab, "--resume", str(saved), "--message", "Is the log still there?",
                                    "--save-session", str(tmp_path / "s2"))
-    assert (code, out) == (0, "The log is still there.\n")
+    assert code == 0 and out.startswith("The log is still there.\n\n<details>")
+    assert f"session `{context['session_id']}`" in out
     first, second = (c.body for c in gemini_server.generate_calls[5:])
     assert first["contents"][:-1] == calls[4]["contents"] + [{"role": "model", "parts": [{"text": NOTE}]}]
     assert first["contents"][-1] == {"role": "user", "parts": [{"text": "Is the log still there?"}]}

@@ -48,3 +48,21 @@ def test_a_bad_incident_file_is_one_error_line(tmp_path: Path, capsys: pytest.Ca
     assert main(["bamboo", "analyze", "--config", str(write_config(tmp_path)), str(incident)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: bamboo analyze:") and "incident.json" in err and len(err.splitlines()) == 1
+
+
+def test_several_incidents_print_one_json_line_each_and_progress(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    config = write_config(tmp_path)
+    (tmp_path / "turns.json").write_text(json.dumps({"turns": TURNS * 2}))
+    paths = []
+    for name in ("a", "b"):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"task_data": {"project": "g/app", "job": name},
+                                    "task_logs": {"build": "npm ERR! code ETIMEDOUT after 30000 ms\n"}}))
+        paths.append(str(path))
+    assert main(["bamboo", "analyze", "--config", str(config), *paths, "--json"]) == 0
+    captured = capsys.readouterr()
+    lines = [json.loads(line) for line in captured.out.splitlines()]
+    assert [line["incident"] for line in lines] == paths
+    assert all(line["root_cause"] == "registry outage (hypothesis)" for line in lines)
+    assert "analyze: 1/2 done" in captured.err and "analyze: 2/2 done" in captured.err and "0 failed" in captured.err

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,7 +70,7 @@ async def state(tmp: Path) -> dict[str, object]:
 async def run(tmp: Path, path: Path) -> str:
     out = io.StringIO()
     s = stores(tmp)
-    await populate(accumulator(s), s, str(path), False, None, out=out, progress=io.StringIO())
+    await populate(accumulator(s), s, str(path), False, None, out=out)
     return out.getvalue()
 
 
@@ -101,9 +104,9 @@ async def test_bad_lines_are_reported_with_their_number_and_skipped(tmp_path: Pa
     data.write_text("\n".join([incident_line(0), "{not json", '{"task_data": {}}', '{"bogus": 1}',
                                incident_line(2)]) + "\n")
     out = io.StringIO()
-    code = await populate(accumulator(None), None, str(data), True, None, out=out, progress=io.StringIO())
+    code = await populate(accumulator(None), None, str(data), True, None, out=out)
     text = out.getvalue()
-    assert code == 1 and "extracted (dry run, nothing written): 2" in text
+    assert code == 1 and "would store (dry run, nothing written): 2" in text
     assert "line 2: invalid JSON" in text and "line 3: " in text and "line 4: bogus: Extra inputs" in text
 
 
@@ -136,3 +139,29 @@ def test_cli_populate_with_a_scripted_model_then_stats(tmp_path: Path, capsys: p
     assert "x.json: cannot read" in capsys.readouterr().err
     assert main(["bamboo", "populate", str(tmp_path / "missing.jsonl"), "--config", config]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_cli_dry_run_show_prints_what_would_be_stored_and_progress_lines(tmp_path: Path) -> None:
+    turns = [{"text": causal_answer(cause, "retry")} for cause in ("flaky dns",)] + [
+        {"text": '{"approved": true}'}, {"text": "summary one"},
+        {"text": causal_answer("npm mirror outage", "use the cache")}, {"text": '{"approved": true}'},
+        {"text": "summary two"}]
+    (tmp_path / "turns.json").write_text(json.dumps({"turns": turns}))
+    (tmp_path / "config.yaml").write_text("model: {provider: scripted, script: turns.json}\nworkflows: {}\n"
+                                          "bamboo: {enabled: true, embeddings: {dimensions: 32}}\n")
+    (tmp_path / "in.jsonl").write_text("\n".join([incident_line(1), "{not json", incident_line(2)]) + "\n")
+    stderr_path = tmp_path / "stderr.txt"
+    with stderr_path.open("w") as stderr:
+        done = subprocess.run(
+            [sys.executable, "-m", "hummingbird_agent", "bamboo", "populate", str(tmp_path / "in.jsonl"), "--dry-run",
+             "--show", "--max-retries", "0", "--config", str(tmp_path / "config.yaml")],
+            stdout=subprocess.PIPE, stderr=stderr, text=True, timeout=120, cwd=tmp_path, check=False)
+    assert done.returncode == 1  # the bad line
+    out, err = done.stdout, stderr_path.read_text()
+    assert "line 1: would store incident " in out and "Cause: flaky dns" in out and "summary: summary one" in out
+    assert "line 3: would store incident " in out and "Cause: npm mirror outage" in out
+    assert "would store (dry run, nothing written): 2" in out and "line 2: invalid JSON" in out
+    assert "\r" not in err and "\x1b" not in err
+    assert re.search(r"^populate: 1/3 done, [\d.]+/s, ETA \S+, 0 failed$", err, re.MULTILINE)
+    assert re.search(r"^populate: 3/3 done, [\d.]+/s, ETA 0s, 1 failed$", err, re.MULTILINE)
+    assert not (tmp_path / "var").exists()  # a dry run creates no store

@@ -42,8 +42,8 @@ def agent_container(deployment: dict[str, Any]) -> dict[str, Any]:
 
 
 def secret_names() -> tuple[set[str], set[str]]:
-    """(keys with a value in stringData, keys listed but commented out) of kubernetes/secret.yaml."""
-    text = (KUBE_DIR / "secret.yaml").read_text(encoding="utf-8")
-    live = set(by_kind("secret.yaml", "Secret").get("stringData", {}))
+    """(keys with a value in stringData, keys listed but commented out) of kubernetes/service/secret.yaml."""
+    text = (KUBE_DIR / "service" / "secret.yaml").read_text(encoding="utf-8")
+    live = set(by_kind("service/secret.yaml", "Secret").get("stringData", {}))
     commented = {m.group(1) for line in text.splitlines() if (m := _COMMENTED_KEY.match(line))}
     return live, commented - live

@@ -1,4 +1,4 @@
-"""Every environment variable the code reads is listed in kubernetes/secret.yaml or documented in README
+"""Every environment variable the code reads is listed in kubernetes/service/secret.yaml or documented in README
 as optional; the collector behind it finds new reads by itself."""
 
 from __future__ import annotations
@@ -70,14 +70,14 @@ def test_every_env_var_read_is_in_the_secret_or_documented_optional() -> None:
     live, commented = secret_names()
     documented = live | commented | readme_optional()
     missing = sorted({f"{r.name} ({r.where})" for r in scan_package(PACKAGE) if r.name not in documented})
-    assert not missing, "add to kubernetes/secret.yaml or README as optional: " + ", ".join(missing)
+    assert not missing, "add to kubernetes/service/secret.yaml or README as optional: " + ", ".join(missing)
 
 
 def test_aws_credentials_are_documented_in_the_secret() -> None:
     live, commented = secret_names()
     assert set(AWS_NAMES) <= live | commented
     assert {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} <= live
-    assert "IRSA" in (KUBE_DIR / "secret.yaml").read_text(encoding="utf-8")
+    assert "IRSA" in (KUBE_DIR / "service" / "secret.yaml").read_text(encoding="utf-8")
 
 
 def test_only_config_reads_the_process_environment() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -78,3 +80,33 @@ def test_bad_config_path_is_one_line_inside_the_image(image: str) -> None:
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "missing.yaml" in lines[0], result.stderr
+
+
+def _get_inside(name: str, path: str) -> subprocess.CompletedProcess[str]:
+    probe = ("import urllib.request; r = urllib.request.urlopen('http://127.0.0.1:8080" + path + "', timeout=2); "
+             "print(r.status); print(r.read().decode())")
+    return subprocess.run(["podman", "exec", name, "python3", "-c", probe], capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT_S, check=False)
+
+
+@pytest.mark.timeout(BUILD_TIMEOUT_S + 180)
+def test_default_command_serves_with_the_baked_config(image: str) -> None:
+    # As shipped: the image's CMD and /app/config.yaml, a read-only root, /tmp writable, no secrets.
+    name = f"hb-serve-test-{uuid.uuid4().hex[:8]}"
+    started = subprocess.run(["podman", "run", "-d", "--name", name, "--network=none", "--read-only",
+                              "--tmpfs", "/tmp:rw,size=64m,mode=1777", image],
+                             capture_output=True, text=True, timeout=RUN_TIMEOUT_S, check=False)
+    assert started.returncode == 0, started.stderr
+    try:
+        deadline = time.monotonic() + RUN_TIMEOUT_S
+        ready = _get_inside(name, "/readyz")
+        while ready.stdout.split()[:1] != ["200"] and time.monotonic() < deadline:
+            time.sleep(0.5)
+            ready = _get_inside(name, "/readyz")
+        logs = subprocess.run(["podman", "logs", name], capture_output=True, text=True, check=False)
+        assert ready.stdout.split()[:1] == ["200"], (ready.stderr, logs.stderr[-2000:])
+        assert "serve ready: role=all transport=embedded (/tmp/hummingbird/queue.sqlite)" in logs.stderr
+        metrics = _get_inside(name, "/metrics")
+        assert metrics.stdout.split()[:1] == ["200"] and "hummingbird_queue_messages" in metrics.stdout
+    finally:
+        subprocess.run(["podman", "rm", "-f", "-t", "5", name], capture_output=True, check=False, timeout=60)

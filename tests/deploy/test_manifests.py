@@ -4,6 +4,7 @@ commented-out options are valid once switched on, and the cluster config validat
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,9 @@ from hummingbird_agent.config import load_config, required_env_names
 from hummingbird_agent.events.webhook import build_app
 from tests.deploy.manifests import KUBE_DIR, ROOT, agent_container, by_kind, documents, secret_names, uncommented
 
-MANIFESTS = ("deployment.yaml", "secret.yaml", "rbac.yaml", "sandbox-pool.yaml", "networkpolicy.yaml")
+MANIFESTS = ("service/deployment.yaml", "service/secret.yaml", "rbac.yaml", "sandbox-pool.yaml",
+             "networkpolicy.yaml", "monitoring/servicemonitor.yaml", "monitoring/prometheus-rules.yaml")
+KUSTOMIZE = {"service/kustomization.yaml", "openshift/kustomization.yaml"}
 
 
 @pytest.mark.parametrize("name", MANIFESTS)
@@ -26,11 +29,11 @@ def test_manifest_parses_with_kind_and_name(name: str) -> None:
 
 
 def test_no_unexpected_manifests() -> None:
-    assert {p.name for p in KUBE_DIR.glob("*.yaml")} == set(MANIFESTS)
+    assert {p.relative_to(KUBE_DIR).as_posix() for p in KUBE_DIR.glob("**/*.yaml")} == set(MANIFESTS) | KUSTOMIZE
 
 
 def deployment() -> dict[str, Any]:
-    return by_kind("deployment.yaml", "Deployment")
+    return by_kind("service/deployment.yaml", "Deployment")
 
 
 def test_deployment_rollout_and_identity() -> None:
@@ -47,7 +50,7 @@ def test_deployment_rollout_and_identity() -> None:
 def test_deployment_env_comes_from_the_secret() -> None:
     container = agent_container(deployment())
     assert {"secretRef": {"name": "hummingbird-agent"}} in container["envFrom"]
-    assert by_kind("secret.yaml", "Secret")["metadata"]["name"] == "hummingbird-agent"
+    assert by_kind("service/secret.yaml", "Secret")["metadata"]["name"] == "hummingbird-agent"
 
 
 def test_probes_hit_health_routes_the_service_serves() -> None:
@@ -63,7 +66,7 @@ def test_probes_hit_health_routes_the_service_serves() -> None:
 
 
 def cluster_config_text() -> str:
-    return str(by_kind("deployment.yaml", "ConfigMap")["data"]["config.yaml"])
+    return str(by_kind("service/deployment.yaml", "ConfigMap")["data"]["config.yaml"])
 
 
 @pytest.fixture
@@ -96,13 +99,13 @@ def test_cluster_config_secrets_are_live_keys_of_the_secret(cluster_config: Any)
 
 
 def test_secret_template_holds_no_values() -> None:
-    data = by_kind("secret.yaml", "Secret")
+    data = by_kind("service/secret.yaml", "Secret")
     assert data["type"] == "Opaque"
     assert all(value == "" for value in data["stringData"].values())
 
 
 def switched_on_deployment() -> dict[str, Any]:
-    text = (KUBE_DIR / "deployment.yaml").read_text(encoding="utf-8")
+    text = (KUBE_DIR / "service" / "deployment.yaml").read_text(encoding="utf-8")
     docs = [d for d in yaml.safe_load_all(uncommented(text)) if d]
     return next(d for d in docs if d["kind"] == "Deployment")
 
@@ -166,3 +169,38 @@ def test_networkpolicy_denies_all_traffic_of_every_pod() -> None:
     assert policy["podSelector"] == {}
     assert policy["egress"] == []
     assert set(policy["policyTypes"]) >= {"Egress"}
+
+
+# --- kustomize: the service namespace and its OpenShift overlay -------------------------------------------
+
+
+def kustomize(directory: str) -> list[dict[str, Any]]:
+    """What `kubectl apply -k` would apply (kubectl's built-in kustomize, no cluster needed)."""
+    built = subprocess.run(["kubectl", "kustomize", str(KUBE_DIR / directory)], capture_output=True, text=True,
+                           timeout=60, check=False)
+    assert built.returncode == 0, built.stderr
+    return [d for d in yaml.safe_load_all(built.stdout) if d]
+
+
+def test_service_kustomization_has_the_account_the_deployment_runs_as() -> None:
+    docs = {(d["kind"], d["metadata"]["name"]) for d in kustomize("service")}
+    assert {("ServiceAccount", "hummingbird-agent"), ("Deployment", "hummingbird-agent"),
+            ("ConfigMap", "hummingbird-agent-config"), ("Secret", "hummingbird-agent")} == docs
+    assert deployment()["spec"]["template"]["spec"]["serviceAccountName"] == "hummingbird-agent"
+
+
+def test_openshift_overlay_fixes_no_uid_and_meets_restricted_v2() -> None:
+    [dep] = [d for d in kustomize("openshift") if d["kind"] == "Deployment"]
+    pod = dep["spec"]["template"]["spec"]
+    text = yaml.safe_dump(dep)
+    assert "runAsUser" not in text and "runAsGroup" not in text and "fsGroup" not in text
+    assert pod["securityContext"] == {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    for container in pod["containers"]:
+        ctx = container["securityContext"]
+        assert ctx["allowPrivilegeEscalation"] is False and ctx["capabilities"] == {"drop": ["ALL"]}
+    assert all("hostPath" not in v for v in pod["volumes"]) and not pod.get("hostNetwork")
+    # Everything but the uid is the base's.
+    [base] = [d for d in kustomize("service") if d["kind"] == "Deployment"]
+    base["spec"]["template"]["spec"]["securityContext"].pop("runAsUser")
+    base["spec"]["template"]["spec"]["securityContext"].pop("runAsGroup")
+    assert base == dep

@@ -38,7 +38,8 @@ def test_run_post_creates_a_thread_with_marker(
     config = write_config(tmp_path, gitlab_server, [NOTE])
     monkeypatch.setenv("HB_BOT_TOKEN", gitlab_server.bot_token)  # the environment, not our code
     assert main(run_argv(config, "--post")) == 0
-    assert capsys.readouterr().out == NOTE + "\n"
+    printed = capsys.readouterr().out
+    assert printed.startswith(NOTE + "\n\n<details>") and "scripted/" in printed
     [discussion] = gitlab_server.discussions[(PROJECT_ID, IID)]
     [note] = discussion["notes"]
     assert note["author"]["id"] == gitlab_server.bot_user["id"] and note["internal"] is True

@@ -13,7 +13,7 @@ from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.runner.work_order import WorkOrder
 from tests.runner.harness import Service, comment, expect_turns, pipeline_event, seed_gitlab, start_service
 from tests.servers import GeminiServer, GitLabServer, MotoServer
-from tests.servers.gemini import text_turn
+from tests.servers.gemini import function_call_turn, text_turn
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(240)]
 
@@ -62,11 +62,16 @@ async def test_session_save_failure_still_posts_the_note(tmp_path: Path, fakes: 
 
 async def test_oversized_result_is_truncated_not_rejected(tmp_path: Path, fakes: Any) -> None:
     async with running(tmp_path, fakes) as service:
-        expect_turns(service.model, text_turn("## Analysis\n" + "x" * (budgets.NOTE_MAX_CHARS + 10_000)))
+        # A huge run: many tool calls and an answer over the note limit. The details go first, the answer is
+        # cut last, the footer and the marker stay whole.
+        expect_turns(service.model, function_call_turn("sandbox_exec", {"command": "echo 1"}),
+                     text_turn("## Analysis\n" + "x" * (budgets.NOTE_MAX_CHARS + 10_000)))
         service.publish(pipeline_event())
         await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis", timeout_s=90)
         body = service.final_notes()[0]["body"]
         assert "[truncated" in body and len(body) <= budgets.NOTE_MAX_CHARS
+        assert "1 more tool calls not shown" in body and "`sandbox_exec`" not in body
+        assert "2/6 iterations" in body and "`/hummingbird help`</sub>" in body
         assert service.markers()[0].wf == "analyze-failures"
 
 

@@ -5,6 +5,7 @@ Backends implement these Protocols; the conformance suites in tests/bamboo run a
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -118,3 +119,13 @@ class Stores:
     graph: GraphStore
     vectors: VectorStore
     embedder: Embedder
+
+
+def address(url: str) -> str:
+    """A server URL as errors name it: scheme, host, port and path, never user info."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = f"{parts.hostname}:{parts.port}" if parts.port else (parts.hostname or "")
+    except ValueError:
+        return "an invalid URL"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", "")) if host else url

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -65,7 +66,7 @@ class LadybugSession:
         try:
             self._db = ladybug.Database(self._path)
         except RuntimeError as exc:  # the engine reports lock and I/O problems as RuntimeError
-            raise ConfigError(f"graph store {self._path}: cannot open ({exc})") from None
+            raise ConfigError(_open_problem(self._path, str(exc))) from None
         self._conn = ladybug.Connection(self._db)
         for statement in schema_statements():
             self._conn.execute(statement)
@@ -117,3 +118,14 @@ class LadybugSession:
     async def read(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]:
         async with self._lock:
             return await self._call(query, params)
+
+
+def _open_problem(path: str, message: str) -> str:
+    """One line for an unopenable graph: for a lock, who holds it and how to share the graph instead."""
+    holder = re.search(r"held by PID (\d+)", message)
+    if "lock" not in message.lower():
+        return f"graph store {path}: cannot open ({message.splitlines()[0]})"
+    who = f"process {holder.group(1)}" if holder else "another process"
+    return (f"graph store {path} is locked by {who} (the embedded graph allows one process at a time): stop it "
+            "(the service or another bamboo command), or use bamboo.graph.backend: neo4j, which several processes "
+            "can share")

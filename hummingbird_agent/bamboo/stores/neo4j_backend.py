@@ -11,6 +11,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from hummingbird_agent.bamboo.stores import cypher
+from hummingbird_agent.bamboo.stores.base import address
 from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
 
 T = TypeVar("T")
@@ -63,14 +64,24 @@ class Neo4jSession:
         if self._driver is None:
             if not self._uri:
                 raise ConfigError("bamboo.graph.uri: the neo4j backend needs a bolt:// or neo4j:// URI")
+            import neo4j.exceptions as nx
             from neo4j import AsyncGraphDatabase
 
-            self._driver = AsyncGraphDatabase.driver(self._uri, auth=self._auth)
-        async with _mapped("connect"):
-            await self._driver.verify_connectivity()
-            async with self._driver.session(database=self._database) as session:
-                for statement in schema_statements():
-                    await session.run(statement)
+            try:
+                self._driver = AsyncGraphDatabase.driver(self._uri, auth=self._auth)
+            except (nx.ConfigurationError, ValueError):
+                # The driver's message repeats the URI, user info included: name only the safe part.
+                raise ConfigError(f"bamboo.graph.uri {address(self._uri)}: not a usable Neo4j URI (bolt:// or "
+                                  "neo4j://, credentials in NEO4J_USER / NEO4J_PASSWORD, not in the URI)") from None
+        try:
+            async with _mapped(f"connect to {address(self._uri or '')}"):
+                await self._driver.verify_connectivity()
+                async with self._driver.session(database=self._database) as session:
+                    for statement in schema_statements():
+                        await session.run(statement)
+        except BaseException:
+            await self.aclose()  # a failed open leaves no driver (and no socket) behind
+            raise
 
     async def aclose(self) -> None:
         if self._driver is not None:

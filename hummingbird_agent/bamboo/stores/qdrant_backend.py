@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from hummingbird_agent.bamboo.stores.base import VectorHit, VectorPoint
+from hummingbird_agent.bamboo.stores.base import VectorHit, VectorPoint, address
 from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
 
 log = logging.getLogger(__name__)
@@ -49,16 +49,21 @@ class QdrantVectorStore:
         from qdrant_client import AsyncQdrantClient, models
 
         if self._url:
-            self._client = AsyncQdrantClient(url=self._url, api_key=self._api_key)
+            # No version check: it runs in a background thread and prints a warning of its own when the server
+            # is unreachable; open() below reports that as one line naming the address.
+            self._client = AsyncQdrantClient(url=self._url, api_key=self._api_key, check_compatibility=False)
         elif self._path == ":memory:":
             self._client = AsyncQdrantClient(location=":memory:")
         else:
             Path(str(self._path)).mkdir(parents=True, exist_ok=True)
             try:
                 self._client = AsyncQdrantClient(path=self._path)
-            except RuntimeError as exc:  # local mode: the folder is locked by another process
-                raise ConfigError(f"vector store {self._path}: {exc}") from None
-        async with _mapped("open"):
+            except RuntimeError:  # local mode: the folder is locked by another process
+                raise ConfigError(
+                    f"vector store {self._path} is locked by another process (lock file {self._path}/.lock; Qdrant "
+                    "local mode allows one process at a time): stop it (the service or another bamboo command), or "
+                    "set bamboo.vectors.url to a Qdrant server, which several processes can share") from None
+        async with _mapped(f"open at {address(self._url)}" if self._url else "open"):
             if not await self._client.collection_exists(self._collection):
                 await self._client.create_collection(
                     self._collection,
