@@ -58,6 +58,19 @@ async def test_nodes_merge_on_type_and_name_and_count_support(store: CypherGraph
     assert counts.nodes["Cause"] == 1 and counts.nodes["Procedure"] == 2 and counts.incidents == 2
 
 
+async def test_a_batch_stores_what_the_same_incidents_stored_one_by_one_would(store: CypherGraphStore) -> None:
+    items = [("A", incident("dns outage")), ("B", incident("disk full", symptom="No space left on device")),
+             ("A", incident("dns outage", fix="retry the job"))]
+    assert await store.replace_incidents(items) == [True, True, True]
+    batched = await snapshot(store)
+    for gid in ("A", "B"):
+        await store.remove_incident(gid)
+    for gid, graph in items:
+        await store.replace_incident(gid, graph)
+    assert await snapshot(store) == batched
+    assert await store.replace_incidents(items[1:]) == [False, False]
+
+
 async def test_unchanged_incident_is_not_rewritten(store: CypherGraphStore) -> None:
     assert await store.replace_incident("A", incident("dns outage"))
     before = await snapshot(store)

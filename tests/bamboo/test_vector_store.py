@@ -39,6 +39,19 @@ async def test_replace_is_idempotent_and_drops_stale_points(vectors: QdrantVecto
     assert await vectors.count() == 1 and await vectors.count("Summary") == 0
 
 
+async def test_batch_replace_matches_one_by_one_and_survives_reopen(tmp_path: Path) -> None:
+    store = QdrantVectorStore("kb", 64, path=str(tmp_path / "q"))
+    await store.open()
+    await store.replace_incidents({"A": [point("A", "Symptom", "s1", "x"), point("A", "Summary", "Summary", "a")],
+                                   "B": [point("B", "Summary", "Summary", "b")]})
+    await store.aclose()
+    store = QdrantVectorStore("kb", 64, path=str(tmp_path / "q"))
+    await store.open()  # the stale point of A written before the reopen must still be found and dropped
+    await store.replace_incidents({"A": [point("A", "Summary", "Summary", "a2")], "C": []})
+    assert await store.count() == 2 and [h.payload["content"] for h in await store.by_incident("A")] == ["a2"]
+    await store.aclose()
+
+
 async def test_search_is_restricted_to_a_section(vectors: QdrantVectorStore) -> None:
     await vectors.replace_incident("A", [point("A", "Symptom", "s", "npm ERR! network timeout"),
                                          point("A", "Cause", "c", "npm registry unreachable")])

@@ -5,6 +5,7 @@ Backends implement these Protocols; the conformance suites in tests/bamboo run a
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -66,6 +67,10 @@ class GraphStore(Protocol):
         """Make `graph` exactly this incident's contribution; False when it was already identical."""
         ...
 
+    async def replace_incidents(self, items: Sequence[tuple[str, KnowledgeGraph]]) -> list[bool]:
+        """`replace_incident` for each item, all in one write transaction."""
+        ...
+
     async def remove_incident(self, incident_id: str) -> None: ...
 
     async def counts(self) -> GraphCounts: ...
@@ -100,6 +105,10 @@ class VectorStore(Protocol):
 
     async def replace_incident(self, incident_id: str, points: list[VectorPoint]) -> None:
         """Delete every point of this incident, then upsert `points`."""
+        ...
+
+    async def replace_incidents(self, points: Mapping[str, list[VectorPoint]]) -> None:
+        """`replace_incident` for each incident id: one delete and one upsert for the whole batch."""
         ...
 
     async def search(self, vector: list[float], section: str | None, limit: int,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType, RelType
@@ -20,6 +20,10 @@ T = TypeVar("T")
 
 class CypherTx(Protocol):
     async def run(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]: ...
+
+    async def run_all(self, statements: Sequence[tuple[str, dict[str, object]]]) -> None:
+        """Run statements in order, discarding their rows (one hop to the engine where it can)."""
+        ...
 
 
 class CypherSession(Protocol):
@@ -81,6 +85,17 @@ def _mean(row: dict[str, Any]) -> float:
     return round(float(row.get("conf_sum") or 0.0) / freq, 6) if freq else 0.0
 
 
+async def _replace_in(tx: CypherTx, incident_id: str, new: dict[str, Any], digest: str) -> bool:
+    found = await tx.run(*cypher.get_incident(incident_id))
+    if found and found[0]["digest"] == digest:
+        return False
+    statements = _withdraw(json.loads(found[0]["contribution"]), incident_id) if found else []
+    statements += _contribute(new, incident_id)
+    statements.append(cypher.put_incident(incident_id, digest, json.dumps(new, sort_keys=True)))
+    await tx.run_all(statements)
+    return True
+
+
 class CypherGraphStore:
     """GraphStore over any CypherSession; the same statements run on every backend."""
 
@@ -94,30 +109,24 @@ class CypherGraphStore:
         await self._session.aclose()
 
     async def replace_incident(self, incident_id: str, graph: KnowledgeGraph) -> bool:
-        new = contribution(graph)
-        digest = _digest(new)
+        return (await self.replace_incidents([(incident_id, graph)]))[0]
 
-        async def work(tx: CypherTx) -> bool:
-            found = await tx.run(*cypher.get_incident(incident_id))
-            if found and found[0]["digest"] == digest:
-                return False
-            statements = _withdraw(json.loads(found[0]["contribution"]), incident_id) if found else []
-            statements += _contribute(new, incident_id)
-            statements.append(cypher.put_incident(incident_id, digest, json.dumps(new, sort_keys=True)))
-            for query, params in statements:
-                await tx.run(query, params)
-            return True
+    async def replace_incidents(self, items: Sequence[tuple[str, KnowledgeGraph]]) -> list[bool]:
+        """Replace several incidents in one write transaction (one commit for the whole batch)."""
+        prepared = [(gid, new, _digest(new)) for gid, new in ((gid, contribution(g)) for gid, g in items)]
 
-        return await self._session.write(work)
+        async def work(tx: CypherTx) -> list[bool]:
+            return [await _replace_in(tx, gid, new, digest) for gid, new, digest in prepared]
+
+        return await self._session.write(work) if prepared else []
 
     async def remove_incident(self, incident_id: str) -> None:
         async def work(tx: CypherTx) -> None:
             found = await tx.run(*cypher.get_incident(incident_id))
             if not found:
                 return
-            for query, params in [*_withdraw(json.loads(found[0]["contribution"]), incident_id),
-                                  cypher.delete_incident(incident_id)]:
-                await tx.run(query, params)
+            await tx.run_all([*_withdraw(json.loads(found[0]["contribution"]), incident_id),
+                              cypher.delete_incident(incident_id)])
 
         await self._session.write(work)
 

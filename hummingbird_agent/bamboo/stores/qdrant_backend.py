@@ -7,7 +7,8 @@ points can be replaced as a whole and searches can be restricted to a section.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections import defaultdict
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,20 @@ async def _mapped(action: str) -> AsyncIterator[None]:
         raise TransientError(f"qdrant {action}: {type(exc.source).__name__}") from exc
 
 
+def _relax_local_sync(client: Any, collection: str) -> None:
+    """Local mode commits each point of an upsert on its own; with the default rollback journal every
+    commit waits for the disk (about 16 ms, so storing cost more than extracting). WAL with
+    synchronous=NORMAL keeps the file consistent on a crash and may lose the last commits on power
+    loss only, which re-running `bamboo populate` restores. Reached through the client's local
+    internals (pinned version); if they move, the default journal stays and only speed is lost."""
+    try:
+        storage = client._client.collections[collection].storage.storage
+        storage.execute("PRAGMA journal_mode=WAL")
+        storage.execute("PRAGMA synchronous=NORMAL")
+    except (AttributeError, KeyError, TypeError) as exc:
+        log.info("vector store: local sqlite journal left as is (%s)", exc)
+
+
 class QdrantVectorStore:
     """VectorStore over one Qdrant collection of `dimensions`-sized cosine vectors."""
 
@@ -44,6 +59,10 @@ class QdrantVectorStore:
         self._dimensions = dimensions
         self._url, self._path, self._api_key = url, path, api_key
         self._client: Any = None
+        # Local mode only: incident id -> its point ids. Local mode scans every payload in Python for a
+        # filtered delete; this index (built once at open, kept on write) makes replacing one incident
+        # cost its own points. Local mode locks its folder to one process, so nothing else writes.
+        self._local_ids: dict[str, set[str]] | None = None
 
     async def open(self) -> None:
         from qdrant_client import AsyncQdrantClient, models
@@ -68,6 +87,21 @@ class QdrantVectorStore:
             # Local mode ignores payload indexes (and warns); a server uses them for the section filters.
             for key in ("section", "incident_id") if self._url else ():
                 await self._client.create_payload_index(self._collection, key, models.PayloadSchemaType.KEYWORD)
+            if not self._url:
+                self._local_ids = await self._incident_ids()
+        if self._path and self._path != ":memory:":
+            _relax_local_sync(self._client, self._collection)
+
+    async def _incident_ids(self) -> dict[str, set[str]]:
+        ids: dict[str, set[str]] = defaultdict(set)
+        offset = None
+        while True:
+            records, offset = await self._client.scroll(self._collection, limit=_SCROLL_PAGE * 16, offset=offset,
+                                                        with_payload=["incident_id"])
+            for r in records:
+                ids[str((r.payload or {}).get("incident_id", ""))].add(str(r.id))
+            if offset is None:
+                return ids
 
     async def _check_size(self) -> None:
         info = await self._client.get_collection(self._collection)
@@ -88,15 +122,33 @@ class QdrantVectorStore:
         return models.Filter(must=must) if must else None
 
     async def replace_incident(self, incident_id: str, points: list[VectorPoint]) -> None:
+        await self.replace_incidents({incident_id: points})
+
+    async def replace_incidents(self, points: Mapping[str, list[VectorPoint]]) -> None:
         from qdrant_client import models
 
+        if not points:
+            return
+        structs = [models.PointStruct(id=p.id, vector=list(p.vector), payload={**p.payload, "incident_id": gid})
+                   for gid, batch in points.items() for p in batch]
+        selector = self._selector(list(points))
         async with _mapped("replace"):
-            await self._client.delete(self._collection, points_selector=models.FilterSelector(
-                filter=self._filter(incident_id=incident_id)), wait=True)
-            if points:
-                structs = [models.PointStruct(id=p.id, vector=list(p.vector),
-                                              payload={**p.payload, "incident_id": incident_id}) for p in points]
+            if selector is not None:
+                await self._client.delete(self._collection, points_selector=selector, wait=True)
+            if structs:
                 await self._client.upsert(self._collection, wait=True, points=structs)
+        if self._local_ids is not None:
+            for gid, batch in points.items():
+                self._local_ids[gid] = {p.id for p in batch}
+
+    def _selector(self, incident_ids: list[str]) -> Any:
+        from qdrant_client import models
+
+        if self._local_ids is not None:
+            known = sorted(i for g in incident_ids for i in self._local_ids.get(g, ()))
+            return models.PointIdsList(points=known) if known else None  # local mode refuses an empty list
+        return models.FilterSelector(filter=models.Filter(must=[models.FieldCondition(
+            key="incident_id", match=models.MatchAny(any=incident_ids))]))
 
     async def search(self, vector: list[float], section: str | None, limit: int,
                      min_score: float = 0.0) -> list[VectorHit]:
