@@ -181,14 +181,21 @@ class KnowledgeAccumulator:
 
     async def _store(self, knowledge: ExtractedKnowledge) -> None:
         assert self._stores is not None
-        gid = knowledge.incident_id
-        await self._stores.graph.replace_incident(gid, knowledge.graph)
-        items = [Insight(SUMMARY_SECTION, SUMMARY_SECTION, knowledge.summary), *knowledge.insights]
-        vectors = await self._stores.embedder.embed([i.content for i in items])
-        points = [VectorPoint(derive_id(gid, i.section, i.name), tuple(v),
-                              {"section": i.section, "name": i.name, "content": i.content})
-                  for i, v in zip(items, vectors, strict=True)]
-        await self._stores.vectors.replace_incident(gid, points)
+        await store_knowledge(self._stores, [knowledge])
+
+
+async def store_knowledge(stores: Stores, batch: Sequence[ExtractedKnowledge]) -> None:
+    """Write incidents to both stores: one graph transaction, one embedding call and one vector
+    replace for the whole batch (the accumulator writes batches of one)."""
+    await stores.graph.replace_incidents([(k.incident_id, k.graph) for k in batch])
+    items = [(k.incident_id, i) for k in batch
+             for i in (Insight(SUMMARY_SECTION, SUMMARY_SECTION, k.summary), *k.insights)]
+    vectors = await stores.embedder.embed([i.content for _, i in items]) if items else []
+    points: dict[str, list[VectorPoint]] = {k.incident_id: [] for k in batch}
+    for (gid, i), v in zip(items, vectors, strict=True):
+        points[gid].append(VectorPoint(derive_id(gid, i.section, i.name), tuple(v),
+                                       {"section": i.section, "name": i.name, "content": i.content}))
+    await stores.vectors.replace_incidents(points)
 
 
 def _enriched(incident: IncidentInput, found: Enrichment) -> IncidentInput:

@@ -3,6 +3,7 @@ available here; the client API is the same)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -61,6 +62,25 @@ async def test_search_is_restricted_to_a_section(vectors: QdrantVectorStore) -> 
     assert hits[0].score > hits[1].score
     assert all(h.payload["section"] == "Symptom" for h in hits)
     assert len(await vectors.search(EMBED.embed_one("npm"), None, 5, min_score=0.99)) == 0
+
+
+async def test_section_search_is_exact_when_other_sections_crowd_the_top(vectors: QdrantVectorStore) -> None:
+    texts = {f"I{i}": (f"npm ERR! network timeout {i}", f"release notes of build {i} for {i % 7}") for i in range(60)}
+    await vectors.replace_incidents({gid: [point(gid, "Symptom", "s", sym), point(gid, "Summary", "Summary", summ)]
+                                     for gid, (sym, summ) in texts.items()})
+    await vectors.replace_incident("X", [point("X", "Cause", "c", "registry down")])
+    query = EMBED.embed_one("npm ERR! network timeout 3")
+
+    def cosine(text: str) -> float:
+        v = EMBED.embed_one(text)
+        return sum(a * b for a, b in zip(query, v, strict=True)) / math.sqrt(
+            sum(a * a for a in query) * sum(b * b for b in v))
+
+    expected = sorted((round(cosine(summ), 4) for _, summ in texts.values()), reverse=True)[:5]
+    hits = await vectors.search(query, "Summary", 5)  # ties may come in any order: compare the scores
+    assert [round(h.score, 4) for h in hits] == expected and {h.payload["section"] for h in hits} == {"Summary"}
+    assert [h.payload["incident_id"] for h in await vectors.search(query, "Cause", 5)] == ["X"]
+    assert await vectors.search(query, "Task_Context", 5) == []
 
 
 async def test_points_of_one_incident(vectors: QdrantVectorStore) -> None:
