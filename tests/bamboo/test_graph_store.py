@@ -71,6 +71,26 @@ async def test_a_batch_stores_what_the_same_incidents_stored_one_by_one_would(st
     assert await store.replace_incidents(items[1:]) == [False, False]
 
 
+async def test_clue_lookups_count_the_causes_a_clue_reaches_as_incidents_come_and_go(
+        store: CypherGraphStore) -> None:
+    await store.replace_incident("A", incident("dns outage"))
+    await store.replace_incident("B", incident("disk full"))
+    await store.replace_incident("C", incident("disk full", symptom="No space left on device"))
+    found = await store.clue_causes({"Symptom": ["error: <N> tests failed", "unknown line"],
+                                     "Task_Feature": ["job=test"]})
+    tests = "error: <N> tests failed"
+    assert sorted((c.clue_type, c.clue, c.shared_by, c.cause.name, c.cause.frequency) for c in found) == [
+        ("Symptom", tests, 2, "disk full", 2), ("Symptom", tests, 2, "dns outage", 1),
+        ("Task_Feature", "job=test", 2, "disk full", 2), ("Task_Feature", "job=test", 2, "dns outage", 1)]
+    await store.remove_incident("A")
+    await store.replace_incident("B", incident("disk full", symptom="No space left on device"))
+    assert await store.clue_causes({"Symptom": ["error: <N> tests failed"]}) == []
+    [only] = await store.clue_causes({"Symptom": ["No space left on device"]})
+    assert (only.shared_by, only.cause.name, sorted(only.cause.incidents)) == (1, "disk full", ["B", "C"])
+    by_incident = await store.causes_of_incidents(["C", "A", "nope"])
+    assert {gid: [c.name for c in causes] for gid, causes in by_incident.items()} == {"C": ["disk full"]}
+
+
 async def test_unchanged_incident_is_not_rewritten(store: CypherGraphStore) -> None:
     assert await store.replace_incident("A", incident("dns outage"))
     before = await snapshot(store)

@@ -50,6 +50,17 @@ class CauseRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ClueCause:
+    """A cause reached from one clue; `shared_by` is how many distinct causes that clue reaches (kept
+    on write, the document frequency of the clue's specificity)."""
+
+    clue_type: str
+    clue: str
+    shared_by: int
+    cause: NodeRow
+
+
+@dataclass(frozen=True, slots=True)
 class GraphCounts:
     nodes: dict[str, int]
     edges: dict[str, int]
@@ -80,6 +91,15 @@ class GraphStore(Protocol):
     async def edges(self, rel_type: str) -> list[EdgeRow]: ...
 
     async def top_causes(self, limit: int) -> list[CauseRow]: ...
+
+    async def clue_causes(self, clues: Mapping[str, Sequence[str]]) -> list[ClueCause]:
+        """Causes reached from these clue names (keyed by clue node type), by indexed lookups only:
+        the cost follows the clues and what they reach, not the size of the graph."""
+        ...
+
+    async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
+        """Each known incident's causes, by indexed lookups (for the similar-incident clue)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

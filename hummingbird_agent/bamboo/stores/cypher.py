@@ -35,6 +35,10 @@ _SHRINK = ("WHERE $gid IN {v}.incidents UNWIND {v}.incidents AS x "
            "SET {v}.incidents = keep, {v}.frequency = size(keep), {v}.conf_sum = {v}.conf_sum - c")
 
 EdgeGroup = tuple[str, str, str]
+# Node types whose relationship to a Cause is a diagnosis clue; each keeps `causes`, the number of
+# distinct causes it reaches (the document frequency of its IDF), recounted whenever it is written.
+CLUE_LABELS: tuple[str, ...] = (NodeType.SYMPTOM.value, NodeType.TASK_FEATURE.value, NodeType.COMPONENT.value,
+                                NodeType.ENVIRONMENT.value)
 
 
 def merge_nodes(label: str, rows: list[dict[str, object]], gid: str) -> Statement:
@@ -116,3 +120,41 @@ def group_rows(items: Iterable[tuple[EdgeGroup, dict[str, object]]]) -> dict[Edg
     for key, row in items:
         grouped[key].append(row)
     return dict(sorted(grouped.items()))
+
+
+def clue_groups() -> list[EdgeGroup]:
+    """The (clue label, relationship, Cause) groups of the schema: one per clue label."""
+    return [g for g in edge_groups() if g[0] in CLUE_LABELS and g[2] == NodeType.CAUSE.value]
+
+
+def recount_causes(group: EdgeGroup, names: list[str]) -> Statement:
+    src, rel, tgt = group
+    return (f"UNWIND $names AS nm MATCH (s:{src} {{name: nm}}) OPTIONAL MATCH (s)-[:{rel}]->(c:{tgt}) "
+            "WITH s, count(c) AS k SET s.causes = k", {"names": names})
+
+
+def backfill_causes(group: EdgeGroup) -> Statement:
+    """Counts for clue nodes written before the count existed (run at open; a no-op afterwards)."""
+    src, rel, tgt = group
+    return (f"MATCH (s:{src}) WHERE s.causes IS NULL OPTIONAL MATCH (s)-[:{rel}]->(c:{tgt}) "
+            "WITH s, count(c) AS k SET s.causes = k", {})
+
+
+def clue_causes(group: EdgeGroup, names: list[str]) -> Statement:
+    """Causes reached from the given clue names: primary-key lookups, then their own edges."""
+    src, rel, tgt = group
+    return (f"UNWIND $names AS nm MATCH (s:{src} {{name: nm}})-[:{rel}]->(c:{tgt}) "
+            "RETURN s.name AS clue, s.causes AS shared_by, c.name AS name, c.description AS description, "
+            "c.incidents AS incidents, c.frequency AS frequency, c.conf_sum AS conf_sum, c.props AS props "
+            "ORDER BY clue, name", {"names": names})
+
+
+def causes_named(names: list[str]) -> Statement:
+    return ("UNWIND $names AS nm MATCH (c:Cause {name: nm}) RETURN c.name AS name, c.description AS description, "
+            "c.incidents AS incidents, c.frequency AS frequency, c.conf_sum AS conf_sum, c.props AS props "
+            "ORDER BY name", {"names": names})
+
+
+def incident_contributions(gids: list[str]) -> Statement:
+    return (f"UNWIND $gids AS g MATCH (i:{INCIDENT_LABEL} {{name: g}}) "
+            "RETURN i.name AS gid, i.contribution AS contribution ORDER BY gid", {"gids": gids})

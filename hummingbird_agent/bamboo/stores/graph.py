@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType, RelType
 from hummingbird_agent.bamboo.stores import cypher
-from hummingbird_agent.bamboo.stores.base import CauseRow, EdgeRow, GraphCounts, NodeRow
+from hummingbird_agent.bamboo.stores.base import CauseRow, ClueCause, EdgeRow, GraphCounts, NodeRow
 
 T = TypeVar("T")
 
@@ -91,9 +91,23 @@ async def _replace_in(tx: CypherTx, incident_id: str, new: dict[str, Any], diges
         return False
     statements = _withdraw(json.loads(found[0]["contribution"]), incident_id) if found else []
     statements += _contribute(new, incident_id)
+    statements += _recount(json.loads(found[0]["contribution"]) if found else None, new)
     statements.append(cypher.put_incident(incident_id, digest, json.dumps(new, sort_keys=True)))
     await tx.run_all(statements)
     return True
+
+
+def _recount(*contributions: dict[str, Any] | None) -> list[cypher.Statement]:
+    """Specificity counts of every clue node these contributions touch (withdrawn or added)."""
+    by_label = {(n["type"], n["name"]) for c in contributions if c for n in c["nodes"]
+                if n["type"] in cypher.CLUE_LABELS}
+    return [cypher.recount_causes(g, sorted(name for label, name in by_label if label == g[0]))
+            for g in cypher.clue_groups() if any(label == g[0] for label, _ in by_label)]
+
+
+def _node_row(label: str, r: dict[str, Any]) -> NodeRow:
+    return NodeRow(label, r["name"], r["description"] or "", tuple(r["incidents"] or ()),
+                   int(r["frequency"] or 0), _mean(r), json.loads(r["props"] or "{}"))
 
 
 class CypherGraphStore:
@@ -104,6 +118,11 @@ class CypherGraphStore:
 
     async def open(self) -> None:
         await self._session.open()
+
+        async def backfill(tx: CypherTx) -> None:
+            await tx.run_all([cypher.backfill_causes(g) for g in cypher.clue_groups()])
+
+        await self._session.write(backfill)
 
     async def aclose(self) -> None:
         await self._session.aclose()
@@ -125,8 +144,8 @@ class CypherGraphStore:
             found = await tx.run(*cypher.get_incident(incident_id))
             if not found:
                 return
-            await tx.run_all([*_withdraw(json.loads(found[0]["contribution"]), incident_id),
-                              cypher.delete_incident(incident_id)])
+            old = json.loads(found[0]["contribution"])
+            await tx.run_all([*_withdraw(old, incident_id), *_recount(old), cypher.delete_incident(incident_id)])
 
         await self._session.write(work)
 
@@ -141,9 +160,24 @@ class CypherGraphStore:
 
     async def nodes(self, node_type: str) -> list[NodeRow]:
         label = NodeType(node_type).value
-        rows = await self._session.read(*cypher.list_nodes(label))
-        return [NodeRow(label, r["name"], r["description"] or "", tuple(r["incidents"] or ()),
-                        int(r["frequency"] or 0), _mean(r), json.loads(r["props"] or "{}")) for r in rows]
+        return [_node_row(label, r) for r in await self._session.read(*cypher.list_nodes(label))]
+
+    async def clue_causes(self, clues: Mapping[str, Sequence[str]]) -> list[ClueCause]:
+        out: list[ClueCause] = []
+        for group in cypher.clue_groups():
+            names = sorted({n for n in clues.get(group[0], ()) if n})
+            for r in await self._session.read(*cypher.clue_causes(group, names)) if names else []:
+                out.append(ClueCause(group[0], r["clue"], int(r["shared_by"] or 0), _node_row(group[2], r)))
+        return out
+
+    async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
+        rows = await self._session.read(*cypher.incident_contributions(sorted(set(incident_ids))))
+        names = {r["gid"]: sorted({n["name"] for n in json.loads(r["contribution"])["nodes"]
+                                   if n["type"] == NodeType.CAUSE.value}) for r in rows}
+        wanted = sorted({n for ns in names.values() for n in ns})
+        causes = {r["name"]: _node_row(NodeType.CAUSE.value, r)
+                  for r in (await self._session.read(*cypher.causes_named(wanted)) if wanted else [])}
+        return {gid: [causes[n] for n in ns if n in causes] for gid, ns in names.items()}
 
     async def edges(self, rel_type: str) -> list[EdgeRow]:
         out: list[EdgeRow] = []

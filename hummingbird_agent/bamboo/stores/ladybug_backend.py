@@ -32,6 +32,8 @@ def schema_statements() -> list[str]:
     for src, rel, tgt in cypher.edge_groups():
         pairs[rel].append(f"FROM {src} TO {tgt}")
     ddl += [f"CREATE REL TABLE IF NOT EXISTS {rel}({', '.join(p)}, {_PROPS})" for rel, p in sorted(pairs.items())]
+    # Added after the first release: ALTER also upgrades a store created before it (values start NULL).
+    ddl += [f"ALTER TABLE {label} ADD IF NOT EXISTS causes INT64" for label in cypher.CLUE_LABELS]
     return ddl
 
 
