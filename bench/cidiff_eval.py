@@ -1,7 +1,11 @@
 """CiDiff protocol: precision/recall/F1 of excerpts against the E (error) lines of each breakage.
 
 Usage: python bench/cidiff_eval.py DATA_DIR   (one sub-folder per breakage: fail.log, pass.log,
-groundtruth). Prints per-case figures on stderr, then one JSON line with the means.
+groundtruth). Cases without E lines are skipped (counted). Each case is its own project, so the
+5 folds are folds of cases. Baselines: the last lines of the failed log (15, or as many as the mode
+output) and, with the same information as the passing mode, every line whose signature the passing
+log never printed. Prints per-case figures on stderr, then one JSON line (`n`, `skipped`, per mode
+and baseline the means and the fold F1, mean and worst fold).
 """
 
 from __future__ import annotations
@@ -11,8 +15,11 @@ import re
 import sys
 from pathlib import Path
 
-from hummingbird_agent.logs import excerpt_lines
+from excerpt_figures import covered, report, score, tail
 
+from hummingbird_agent.logs import excerpt_lines, signature
+
+TAIL_LINES = 15
 _BREAK = re.compile(rb"\r\n|\r|\n")
 
 
@@ -37,28 +44,44 @@ def error_lines(case: Path) -> set[int]:
     return truth
 
 
-def score(got: set[int], truth: set[int]) -> dict[str, float]:
-    hit = len(got & truth)
-    precision = hit / len(got) if got else 0.0
-    recall = hit / len(truth) if truth else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if hit else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1}
+def new_lines(case: Path) -> set[int]:
+    """Every non-blank line of the failed log whose signature the passing log never printed."""
+    def lines(name: str) -> list[str]:
+        return (case / name).read_bytes().decode("utf-8", "replace").split("\n")
+
+    known = {signature(line) for line in lines("pass.log")}
+    return {n for n, line in enumerate(lines("fail.log"), 1) if line.strip() and signature(line) not in known}
 
 
-def main(root: Path) -> dict[str, dict[str, float]]:
-    rows: dict[str, list[dict[str, float]]] = {"passing": [], "alone": []}
+def main(root: Path) -> dict[str, object]:
+    rows: dict[str, list] = {
+        k: [] for k in ("passing", "alone", "baseline_tail_15", "baseline_tail_as_alone",
+                        "baseline_tail_as_passing", "baseline_new_lines")
+    }
+    skipped: list[str] = []
+    n = 0
     for case in sorted(p for p in root.iterdir() if (p / "groundtruth").is_file()):
         truth = error_lines(case)
-        for mode, passing in (("passing", case / "pass.log"), ("alone", None)):
-            excerpt = excerpt_lines(case / "fail.log", passing=passing)
-            got = {n for first, last in excerpt.ranges for n in range(first, last + 1)}
+        if not truth or not (case / "pass.log").is_file():
+            skipped.append(case.name)
+            continue
+        n += 1
+        passing = excerpt_lines(case / "fail.log", passing=case / "pass.log")
+        alone = excerpt_lines(case / "fail.log")
+        total = alone.total_lines
+        figures = {
+            "passing": covered(passing.ranges),
+            "alone": covered(alone.ranges),
+            "baseline_tail_15": tail(total, TAIL_LINES),
+            "baseline_tail_as_alone": tail(total, len(covered(alone.ranges))),
+            "baseline_tail_as_passing": tail(total, len(covered(passing.ranges))),
+            "baseline_new_lines": new_lines(case),
+        }
+        for mode, got in figures.items():
             row = score(got, truth)
-            rows[mode].append(row)
-            print(f"{case.name:24} {mode:8} " + " ".join(f"{k}={v:.2f}" for k, v in row.items()), file=sys.stderr)
-    return {
-        mode: {k: round(sum(r[k] for r in rs) / max(len(rs), 1), 4) for k in ("precision", "recall", "f1")}
-        for mode, rs in rows.items()
-    }
+            rows[mode].append((case.name, row))
+            print(f"{case.name:24} {mode:26} " + " ".join(f"{k}={v:.2f}" for k, v in row.items()), file=sys.stderr)
+    return report(rows, n, skipped)
 
 
 if __name__ == "__main__":

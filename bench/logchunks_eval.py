@@ -2,7 +2,11 @@
 
 Usage: python bench/logchunks_eval.py DATA_DIR   (a folder with index.jsonl and the logs it names)
 For each repository, each labelled log in turn is the test log and up to 5 other labelled logs of
-that repository are the examples. Prints per-mode means, then one JSON line.
+that repository are the examples. Logs whose chunk cannot be found in the log are skipped (counted).
+Baselines get the same information as the mode they compare with: the last lines of the log (15, or
+as many as the mode output), and for the examples mode the examples' median length and distance
+from the log end. Prints a table on stderr, then one JSON line with `n`, `skipped` and, per mode and
+baseline, the means and the 5-fold-by-repository F1 (mean and worst fold).
 """
 
 from __future__ import annotations
@@ -10,13 +14,16 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import statistics
 import sys
-from collections import defaultdict
 from pathlib import Path
+
+from excerpt_figures import covered, report, score, tail
 
 from hummingbird_agent.logs import Example, excerpt_lines
 
 MAX_EXAMPLES = 5
+TAIL_LINES = 15
 _NOISE = re.compile(r"\x1b?\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
 
 
@@ -40,24 +47,8 @@ def chunk_lines(log_lines: list[str], chunk: str) -> set[int] | None:
     return None
 
 
-def score(got: set[int], truth: set[int]) -> dict[str, float]:
-    hit = len(got & truth)
-    precision = hit / len(got) if got else 0.0
-    recall = hit / len(truth)
-    f1 = 2 * precision * recall / (precision + recall) if hit else 0.0
-    return {"precision": precision, "recall": recall, "f1": f1}
-
-
-def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
-    n = max(len(rows), 1)
-    out = {k: round(sum(r[k] for r in rows) / n, 4) for k in ("precision", "recall", "f1")}
-    out["full"] = round(sum(r["recall"] == 1.0 for r in rows) / n, 4)
-    out["partial"] = round(sum(0.0 < r["recall"] < 1.0 for r in rows) / n, 4)
-    return out
-
-
-def load(root: Path) -> dict[str, list[dict]]:
-    by_repo: dict[str, list[dict]] = defaultdict(list)
+def load(root: Path) -> list[dict]:
+    records = []
     for raw in (root / "index.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(raw)
         log = root / record["build_log"]
@@ -65,25 +56,42 @@ def load(root: Path) -> dict[str, list[dict]]:
             lines = handle.read().split("\n")
         record["path"], record["total"] = str(log), len(lines)
         record["truth"] = chunk_lines(lines, record["chunk"])
-        by_repo[record["repository"]].append(record)
-    return by_repo
+        records.append(record)
+    return records
 
 
-def main(root: Path) -> dict[str, dict[str, float]]:
-    rows: dict[str, list[dict[str, float]]] = {"examples": [], "unsupervised": []}
-    for records in load(root).values():
-        usable = [r for r in records if r["truth"]]
-        for record in usable:
-            others = [o for o in usable if o is not record][:MAX_EXAMPLES]
-            examples = [Example(o["chunk"], tuple(o["keywords"]), o["total"] - max(o["truth"])) for o in others]
-            for mode, given in (("examples", examples), ("unsupervised", None)):
-                excerpt = excerpt_lines(record["path"], examples=given)
-                got = {n for first, last in excerpt.ranges for n in range(first, last + 1)}
-                rows[mode].append(score(got, record["truth"]))
-    result = {mode: summarise(r) for mode, r in rows.items()}
-    for mode, figures in result.items():
-        print(f"{mode:13} " + " ".join(f"{k}={v:.3f}" for k, v in figures.items()), file=sys.stderr)
-    return result
+def position_baseline(examples: list[Example], total: int) -> set[int]:
+    """The examples' median chunk length, at their median distance from the log end."""
+    length = int(statistics.median(len(e.chunk.split("\n")) for e in examples))
+    from_end = int(statistics.median(e.from_end or 0 for e in examples))
+    last = max(1, total - from_end)
+    return set(range(max(1, last - length + 1), last + 1))
+
+
+def main(root: Path) -> dict[str, object]:
+    records = load(root)
+    usable = [r for r in records if r["truth"]]
+    skipped = [f"{r['repository']}/{r['log_id']}" for r in records if not r["truth"]]
+    rows: dict[str, list] = {
+        k: [] for k in ("examples", "unsupervised", "baseline_tail_15", "baseline_tail_as_unsupervised",
+                        "baseline_tail_as_examples", "baseline_examples_position")
+    }
+    for record in usable:
+        repo, truth = record["repository"], record["truth"]
+        others = [o for o in usable if o["repository"] == repo and o is not record][:MAX_EXAMPLES]
+        examples = [Example(o["chunk"], tuple(o["keywords"]), o["total"] - max(o["truth"])) for o in others]
+        unsupervised = excerpt_lines(record["path"])
+        got = covered(unsupervised.ranges)
+        total = unsupervised.total_lines
+        rows["unsupervised"].append((repo, score(got, truth)))
+        rows["baseline_tail_15"].append((repo, score(tail(total, TAIL_LINES), truth)))
+        rows["baseline_tail_as_unsupervised"].append((repo, score(tail(total, len(got)), truth)))
+        if examples:
+            guided = covered(excerpt_lines(record["path"], examples=examples).ranges)
+            rows["examples"].append((repo, score(guided, truth)))
+            rows["baseline_tail_as_examples"].append((repo, score(tail(total, len(guided)), truth)))
+            rows["baseline_examples_position"].append((repo, score(position_baseline(examples, total), truth)))
+    return report(rows, len(usable), skipped)
 
 
 if __name__ == "__main__":

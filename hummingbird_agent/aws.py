@@ -4,14 +4,19 @@ mapping of botocore errors to our typed errors."""
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from typing import Any
 
+from aiobotocore.config import AioConfig
 from aiobotocore.session import get_session
 from botocore.exceptions import BotoCoreError, ClientError
 
+from hummingbird_agent import budgets
 from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
 from hummingbird_agent.lifecycle import ClientState
+
+logger = logging.getLogger(__name__)
 
 AUTH_CODES = frozenset({
     "AccessDenied", "InvalidAccessKeyId", "InvalidClientTokenId", "SignatureDoesNotMatch",
@@ -47,10 +52,40 @@ class AwsClient:
         self.state = ClientState.UNOPENED
 
     async def start(self) -> None:
-        creator = get_session().create_client(self._service, region_name=self._region, endpoint_url=self._endpoint_url)
+        config = AioConfig(
+            connect_timeout=budgets.AWS_CONNECT_TIMEOUT_S,
+            read_timeout=budgets.AWS_READ_TIMEOUT_S,
+            retries={"mode": "standard", "total_max_attempts": budgets.AWS_MAX_ATTEMPTS},
+        )
+        creator = get_session().create_client(
+            self._service, region_name=self._region, endpoint_url=self._endpoint_url, config=config
+        )
         self.client = await self._stack.enter_async_context(creator)
+        # Emitted after every attempt, before botocore decides whether to retry it.
+        self.client.meta.events.register(f"needs-retry.{self._service}", log_failed_attempt)
         self.state = ClientState.OPEN
 
     async def aclose(self) -> None:
         await self._stack.aclose()
         self.state = ClientState.CLOSED
+
+
+def log_failed_attempt(
+    attempts: int = 0,
+    operation: Any = None,
+    request_dict: dict[str, Any] | None = None,
+    response: Any = None,
+    caught_exception: BaseException | None = None,
+    **_: Any,
+) -> None:
+    """WARNING per failed attempt with the status (or the connection error), the operation, the URL path
+    without its query string (presigned URLs carry credentials there) and the attempt number. Returns
+    None: the retry decision stays botocore's."""
+    status = response[0].status_code if response else None
+    if caught_exception is None and (status is None or status < 400):
+        return
+    path = str((request_dict or {}).get("url_path", "")).split("?", 1)[0]
+    cause = f"status {status}" if status is not None else type(caught_exception).__name__
+    name = getattr(operation, "name", "?")
+    service = getattr(getattr(operation, "service_model", None), "service_id", "?")
+    logger.warning("%s %s failed: %s, path %s, attempt %d", service, name, cause, path or "/", attempts)

@@ -52,6 +52,18 @@ MODEL_CALL_TIMEOUT_S = 300.0
 # Cap of one backoff delay: with MODEL_MAX_RETRIES = 5 and base 1 s the waits are 1+2+4+8+16 = 31 s,
 # so a model that is still unavailable after about half a minute ends the run with a failure result.
 MODEL_RETRY_MAX_DELAY_S = 30.0
+# A provider's Retry-After is honoured up to this many seconds; a longer wait ends the attempts at once (the
+# run ends with a failure note) instead of holding a worker slot for minutes. Above MODEL_RETRY_MAX_DELAY_S
+# because a provider's own figure is better than our backoff guess.
+MODEL_RETRY_AFTER_MAX_S = 60.0
+# Output tokens one Claude / OpenAI-compatible call may produce (Anthropic requires the cap). A note is far
+# shorter (NOTE_MAX_CHARS is a GitLab limit, not a target); 8192 fits every current Claude and GPT model.
+MODEL_MAX_OUTPUT_TOKENS = 8192
+# Canonical messages the Gemini adapter keeps converted to SDK objects between calls of a run (history is
+# append-only, so each call converts only what is new); the whole cache is dropped past this count.
+MODEL_SDK_CONTENT_CACHE = 4096
+# Seconds to wait for a local OpenAI-compatible server (Ollama) to report its context window at start.
+MODEL_CONTEXT_PROBE_TIMEOUT_S = 5.0
 
 # --- notes ---------------------------------------------------------------------------------------
 # GitLab rejects note bodies over 1,000,000 characters; we truncate below that with a visible marker
@@ -74,6 +86,10 @@ EXCERPT_EXAMPLES_MAX_LINES = 400
 # Lines an unsupervised excerpt grows to through the paragraph of its error block. LogChunks'
 # labelled failure chunks have a median of 6 lines and 80 % are 21 lines or fewer.
 EXCERPT_PARAGRAPH_LINES = 21
+# Last lines of the log shown with the unsupervised pick when no CI runner marked the failing step (the
+# pick is then a guess): the end of a failed log is where the failure usually is. 15 lines are the
+# baseline bench/cidiff_eval.py compares with; with a paragraph pick they stay within EXCERPT_MAX_LINES.
+EXCERPT_UNANCHORED_TAIL_LINES = 15
 # Bytes read and scanned at a time. Large enough that the per-block Python work is amortised, small
 # enough that a block plus its split lines stays a few MB of the < 100 MB the localiser may use.
 EXCERPT_READ_BLOCK_BYTES = 1024 * 1024
@@ -103,9 +119,8 @@ SANDBOX_EXEC_TIMEOUT_S = 120.0
 # After a command's own `timeout -s KILL` should have fired, the host waits this long more before
 # killing the exec session itself (covers a wedged exec transport).
 SANDBOX_KILL_GRACE_S = 5.0
-# Sweeps of leftover processes after the last command in flight returns: `kill -KILL -1` is repeated
-# until it finds nothing (a fork bomb forks while the kill walks the table), at most this many times,
-# pausing when the pids limit refused the exec itself.
+# Sweep of leftover processes after the last command in flight returns (`kill -KILL -1`): tries when the
+# pids limit refuses the exec itself right after a fork bomb, and the pause between them.
 SANDBOX_SWEEP_ATTEMPTS = 8
 SANDBOX_SWEEP_RETRY_S = 0.2
 # Bound of one streaming operation (stream_exec, read_file_iter, archive): 100 MB takes ~1 s here,
@@ -134,6 +149,12 @@ SANDBOX_POOL_CLAIM_WAIT_S = 10.0
 SANDBOX_POOL_POLL_S = 0.5
 
 # --- event transport ---------------------------------------------------------------------------
+# SQS and S3 calls (botocore): connect timeout, seconds (a reachable endpoint answers in well under 1 s);
+# read timeout, seconds, above the 20 s long poll (LONG_POLL_WAIT_S) so a receive is never cut short;
+# attempts per call including the first (botocore "standard" mode: jittered backoff, at most 20 s).
+AWS_CONNECT_TIMEOUT_S = 5
+AWS_READ_TIMEOUT_S = 40
+AWS_MAX_ATTEMPTS = 4
 # SQS hard limit for ReceiveMessage / SendMessageBatch / DeleteMessageBatch entries; the embedded
 # queue uses the same so both backends batch alike.
 QUEUE_BATCH_MAX = 10
@@ -163,6 +184,23 @@ WEBHOOK_DEDUP_MAX_KEYS = 100_000
 WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
 # Largest decompressed event body (gzip bomb guard); far above WEBHOOK_MAX_BODY_BYTES.
 ENVELOPE_MAX_DECODED_BYTES = 16 * 1024 * 1024
+# Deepest JSON nesting of a webhook body. GitLab bodies nest about 5 levels (changes.labels.previous.*);
+# a deeper body is refused with 400 before it is parsed, so parsing never meets Python's recursion limit.
+WEBHOOK_MAX_JSON_DEPTH = 64
+# HTTP edge (webhook, /healthz, /readyz). A client must send a complete request head within this time of
+# connecting (or of its previous response, for keep-alive); slow-header clients are closed.
+WEBHOOK_HEADER_TIMEOUT_S = 10.0
+# An authenticated webhook's body must arrive within this time (1 MiB takes well under a second); else 408.
+WEBHOOK_BODY_TIMEOUT_S = 30.0
+# Open connections of the HTTP edge. At the cap a new connection evicts the oldest one that is not inside a
+# request handler (slow clients go first), else it is closed at once. Never more than half the process's
+# file-handle limit (RLIMIT_NOFILE), so queue, sessions, sandboxes and API clients keep theirs.
+WEBHOOK_MAX_CONNECTIONS = 512
+# Listen backlog: connections the kernel queues before we accept them (the queued-accepts cap).
+WEBHOOK_LISTEN_BACKLOG = 128
+# At most one log line per this interval for repeated edge trouble (accept failures such as running out of
+# file handles, evicted connections); the line carries the count since the previous one.
+EDGE_ERROR_LOG_INTERVAL_S = 60.0
 # On SIGTERM: how long in-flight handlers may finish (the deployment's terminationGracePeriod, 900 s).
 SHUTDOWN_GRACE_S = 900.0
 # Embedded queue: how often an idle long poll re-reads SQLite for messages sent by another process
@@ -172,6 +210,24 @@ EMBEDDED_POLL_INTERVAL_S = 0.05
 EMBEDDED_BUSY_TIMEOUT_S = 5.0
 # Router/worker pause after a failed queue call, so an outage does not become a hot loop.
 TRANSPORT_ERROR_BACKOFF_S = 1.0
+# `queue peek` / `queue redrive` on SQS: how long received messages stay hidden while the tool looks
+# at them (released at once afterwards); long enough that one run sees each message once.
+ADMIN_HOLD_S = 120
+# `queue peek`: messages shown when --max is not given.
+ADMIN_PEEK_DEFAULT = 10
+# After SHUTDOWN_GRACE_S: how long cancelled handlers get to unwind before their messages are released
+# anyway (a handler blocked in a thread cannot be interrupted). Small against the grace.
+CANCEL_WAIT_S = 2.0
+# After the event loop ended: how long blocking calls still running in threads (SDK retries) may take
+# before the process exits without them; the messages they served were already released. Together
+# with CANCEL_WAIT_S this is the few seconds shutdown may overrun SHUTDOWN_GRACE_S.
+EXIT_THREAD_JOIN_S = 3.0
+
+# --- trust gate ----------------------------------------------------------------------------------
+# A non-member's `/hummingbird` comment or reply is refused with one note per user per MR in this
+# window; later attempts are only logged (otherwise anyone who can comment could make the bot spam).
+# Checked against the bot's own refusal notes on the MR, so it holds across restarts and replicas.
+REFUSAL_NOTE_INTERVAL_S = 3600.0
 
 # --- knowledge base (Bamboo) ---------------------------------------------------------------------
 # Reviewer rejections answered by a re-extraction before the best result is stored with a warning

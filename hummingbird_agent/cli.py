@@ -22,7 +22,7 @@ def _config_arg(parser: argparse.ArgumentParser) -> None:
 def _cmd_check_config(args: argparse.Namespace) -> int:
     from hummingbird_agent.commands import check_config
 
-    return check_config(args.config)
+    return check_config(args.config, args.role)
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
@@ -49,10 +49,41 @@ def _cmd_bamboo(args: argparse.Namespace) -> int:
     return bamboo(args)
 
 
+def _cmd_queue(args: argparse.Namespace) -> int:
+    from hummingbird_agent.commands import queue
+
+    return queue(args)
+
+
+def _add_queue(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("queue", help="inspect the event queues, redrive dead letters, purge")
+    qsub = p.add_subparsers(dest="queue_command", metavar="COMMAND", required=True)
+    names = ["ingress", "work", "ingress-dlq", "work-dlq"]
+    stats = qsub.add_parser("stats", help="depth, in flight, delayed and oldest age per queue")
+    peek = qsub.add_parser("peek", help="what waits in a queue: event kind, project, MR, group, receives")
+    peek.add_argument("queue", nargs="?", default="work-dlq", choices=names, help="default: work-dlq")
+    peek.add_argument("--max", type=int, default=None, metavar="N", help="at most N messages")
+    redrive = qsub.add_parser("redrive", help="move dead-lettered messages back to their source queue")
+    redrive.add_argument("source", nargs="?", default="work", choices=["ingress", "work"], help="default: work")
+    redrive.add_argument("--id", action="append", default=[], metavar="MESSAGE_ID", help="only these (repeatable)")
+    purge = qsub.add_parser("purge", help="delete every message in a queue (asks first)")
+    purge.add_argument("queue", choices=names)
+    purge.add_argument("--yes", action="store_true", help="do not ask (scripts)")
+    for q in (stats, peek, redrive, purge):
+        _config_arg(q)
+    for q in (stats, peek):
+        q.add_argument("--json", action="store_true", help="one JSON array")
+    p.set_defaults(func=_cmd_queue)
+
+
+def _role_arg(parser: argparse.ArgumentParser, help_text: str) -> None:
+    parser.add_argument("--role", choices=["router", "worker", "ingress", "all"], default="all", help=help_text)
+
+
 def _add_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("serve", help="run the service (router, worker, webhook ingress)")
     _config_arg(p)
-    p.add_argument("--role", choices=["router", "worker", "ingress", "all"], default="all", help="what to run")
+    _role_arg(p, "what to run")
     p.set_defaults(func=_cmd_serve)
 
 
@@ -111,9 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_run(sub)
     check = sub.add_parser("check-config", help="validate config.yaml and summarise it")
     _config_arg(check)
+    _role_arg(check, "also check what `serve --role ROLE` needs (the sqs queue URLs)")
     check.set_defaults(func=_cmd_check_config)
     _add_excerpt(sub)
     _add_bamboo(sub)
+    _add_queue(sub)
     return parser
 
 

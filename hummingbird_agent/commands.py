@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from hummingbird_agent.config import LoadedConfig, default_config_path, load_config, required_env_names
+from hummingbird_agent.config import LoadedConfig, check_role, default_config_path, load_config, required_env_names
+from hummingbird_agent.model_targets import all_targets, knowledge_target, workflow_target
 from hummingbird_agent.observability import Redactor, setup_logging, setup_sentry
 
 
@@ -20,8 +21,10 @@ def start_process(loaded: LoadedConfig) -> Redactor:
     return redact
 
 
-def check_config(config_path: str | None) -> int:
+def check_config(config_path: str | None, role: str = "all") -> int:
+    """Validate the file and what `serve --role <role>` needs (the same checks serve runs); print a summary."""
     loaded = load(config_path)
+    check_role(loaded, role)
     print(render_summary(loaded))
     return 0
 
@@ -34,23 +37,42 @@ def render_summary(loaded: LoadedConfig) -> str:
         triggers = ", ".join(wf.triggers) or "command only"
         sources = ", ".join(wf.data_sources.declared()) or "none"
         # Knowledge-base engines use bamboo.model, not the workflow's model and iteration budget.
-        engine = (f"model {wf.model}, max {wf.max_iterations} iterations" if wf.engine == "agent"
-                  else f"engine {wf.engine}, model {cfg.bamboo.model}")
+        target = workflow_target(cfg, name) if wf.engine == "agent" else knowledge_target(cfg)
+        model = f"model {target.name}"
+        engine = (f"{model}, max {wf.max_iterations} iterations" if wf.engine == "agent"
+                  else f"engine {wf.engine}, {model}")
         lines.append(f"  {name}: {wf.description} [{engine}]")
         lines.append(f"    triggers: {triggers}; data sources: {sources}")
         projects = ", ".join(wf.projects) or "none (no project may run it)"
         lines.append(f"    projects: {projects}")
     lines.append(f"queues: {cfg.queues.backend}; sessions: {cfg.sessions.backend}; sandbox: {cfg.sandbox.backend}")
     lines.append(f"bamboo: {'enabled' if cfg.bamboo.enabled else 'disabled'}")
+    lines += model_lines(loaded)
     missing = [name for name in required_env_names(cfg) if not loaded.secret(name)]
     lines.append("missing env vars: " + (", ".join(missing) if missing else "none"))
     return "\n".join(lines)
+
+
+def model_lines(loaded: LoadedConfig) -> list[str]:
+    """One line per model endpoint the config uses, and what it still lacks."""
+    cfg = loaded.config
+    if cfg.model.provider == "scripted":
+        return [f"model: scripted ({cfg.model.script})"]
+    lines, seen = [], set()
+    for target in all_targets(cfg):
+        if target.connection in seen:
+            continue
+        seen.add(target.connection)
+        problem = target.connection.missing(loaded.secret)
+        lines.append(f"model: {target.connection.describe()}" + (f" - missing: {problem}" if problem else ""))
+    return lines
 
 
 def serve(config_path: str | None, role: str) -> int:
     from hummingbird_agent.runner.service import serve as serve_service
 
     loaded = load(config_path)
+    check_role(loaded, role)
     redact = start_process(loaded)
     return serve_service(loaded, role, redact)
 
@@ -75,3 +97,13 @@ def bamboo(args: argparse.Namespace) -> int:
     if args.bamboo_command == "stats":
         return kb.stats_command(loaded)
     return kb.analyze_command(loaded, args.incident, args.json)
+
+
+def queue(args: argparse.Namespace) -> int:
+    from hummingbird_agent.events.queue_tool import QueueRequest, queue_tool
+
+    # Only what this subcommand has and the operator gave; QueueRequest holds the defaults.
+    names = {"queue": "queue", "source": "source", "limit": "max", "yes": "yes", "as_json": "json"}
+    given = {key: getattr(args, name) for key, name in names.items() if getattr(args, name, None)}
+    request = QueueRequest(action=args.queue_command, ids=frozenset(getattr(args, "id", [])), **given)
+    return queue_tool(load(args.config), request)

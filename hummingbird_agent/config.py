@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from hummingbird_agent.config_schema import (
@@ -36,7 +35,9 @@ from hummingbird_agent.config_schema import (
     WebhookConfig,
     WorkflowConfig,
 )
+from hummingbird_agent.config_yaml import read_yaml
 from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.model_targets import all_targets, embedding_connection
 
 __all__ = [
     "BambooConfig",
@@ -61,6 +62,7 @@ __all__ = [
     "VectorStoreConfig",
     "WebhookConfig",
     "WorkflowConfig",
+    "check_role",
     "default_config_path",
     "load_config",
     "required_env_names",
@@ -72,8 +74,18 @@ ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
     "EXTRACTION_STRATEGY": ("bamboo", "extraction_strategy"),
     "MCP_SERVERS_CONFIG": ("bamboo", "mcp_servers_config"),
     "EXPLORATORY_INVESTIGATION_THRESHOLD": ("bamboo", "exploratory_threshold"),
+    "LLM_PROVIDER": ("bamboo", "provider"),
+    "LLM_MODEL": ("bamboo", "model"),
 }
+_NUMBER_OVERRIDES = frozenset({"EXPLORATORY_INVESTIGATION_THRESHOLD"})
 DEFAULT_CONFIG_ENV = "HUMMINGBIRD_CONFIG"
+# Queue URLs each `serve --role` needs with the sqs backend (check-config checks a role the same way).
+ROLE_QUEUE_URLS: dict[str, tuple[str, ...]] = {
+    "router": ("ingress_url", "work_url"),
+    "worker": ("work_url",),
+    "ingress": ("ingress_url",),
+    "all": ("ingress_url", "work_url"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +116,11 @@ class LoadedConfig:
         return self.secret("SENTRY_DSN")
 
     @property
+    def ca_bundle(self) -> str | None:
+        """The deployment's CA bundle for outbound TLS (model clients), as requests and OpenSSL name it."""
+        return self.secret("REQUESTS_CA_BUNDLE") or self.secret("SSL_CERT_FILE")
+
+    @property
     def log_level(self) -> str:
         return self.env.get("LOG_LEVEL", "INFO").upper()
 
@@ -131,14 +148,17 @@ class LoadedConfig:
 def required_env_names(config: Config) -> list[str]:
     """Env var names the config refers to for secrets, in a stable order."""
     names = [config.gitlab.token_env, config.webhook.secret_env]
-    if config.model.provider == "gemini":
-        names.append(config.model.api_key_env)
+    names += [t.connection.key_env for t in all_targets(config) if t.connection.needs_key()]
     for wf in config.workflows.values():
         sources = wf.data_sources
         if sources.gitlab:
             names.append(sources.gitlab.token_env)
         if sources.konflux:
             names.append(sources.konflux.kubeconfig_env)
+    embeddings = config.bamboo.embeddings
+    if config.bamboo.enabled and embeddings.provider in ("gemini", "openai"):
+        connection = embedding_connection(config)
+        names += [connection.key_env] if connection.needs_key() else []
     if config.bamboo.enabled and config.bamboo.graph.backend == "neo4j":
         names += [config.bamboo.graph.user_env, config.bamboo.graph.password_env]
     if config.bamboo.enabled and config.bamboo.panda.token_env:
@@ -155,7 +175,7 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> L
     """Read, validate and check config.yaml. Raises ConfigError with one line naming the key and problem."""
     env = dict(os.environ if environ is None else environ)
     cfg_path = Path(path).absolute()
-    raw = _read_yaml(cfg_path)
+    raw = read_yaml(cfg_path)
     _apply_env_overrides(raw, env)
     try:
         config = Config.model_validate(raw)
@@ -164,43 +184,6 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> L
     loaded = LoadedConfig(config=config, path=cfg_path, env=env)
     _check_files(loaded)
     return loaded
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A YAML loader that rejects duplicate mapping keys instead of keeping the last one."""
-
-
-def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
-        if key in seen:
-            line = key_node.start_mark.line + 1
-            raise ConfigError(f"line {line}: duplicate key {key!r}")
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read config file ({exc.strerror})") from None
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except ConfigError as exc:
-        raise ConfigError(f"{path.name}: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or "not valid YAML"
-        raise ConfigError(f"{path.name}: {where}invalid YAML ({problem})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path.name}: the top level must be a mapping of settings")
-    return data
 
 
 def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str]) -> None:
@@ -216,25 +199,55 @@ def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str]) -> None:
             if not isinstance(child, dict):
                 return
             node = child
-        node[key_path[-1]] = value
+        node[key_path[-1]] = _override_value(name, value)
+
+
+def _override_value(name: str, value: str) -> Any:
+    """Environment values are text; a number setting gets a number (or the error names the variable)."""
+    if name not in _NUMBER_OVERRIDES:
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigError(f"{name}: must be a number") from None
 
 
 def _first_error(exc: ValidationError) -> str:
     errors = exc.errors()
     first = errors[0]
     where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-    message = first["msg"]
+    message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         message = "unknown key"
     more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
     return f"{where}: {message}{more}"
 
 
+def check_role(loaded: LoadedConfig, role: str) -> None:
+    """What `serve --role <role>` needs beyond a valid file: with the sqs backend, the role's queue URLs.
+    `check-config` and `serve` both call it; ConfigError names the missing key."""
+    if role not in ROLE_QUEUE_URLS:
+        raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(ROLE_QUEUE_URLS)}")
+    queues = loaded.config.queues
+    if queues.backend != "sqs":
+        return
+    for key in ROLE_QUEUE_URLS[role]:
+        if not getattr(queues, key):
+            raise ConfigError(f"{loaded.path.name}: queues.{key} is required for role {role!r} with the sqs backend")
+
+
+def _is_file(loaded: LoadedConfig, relative: str) -> bool:
+    try:
+        return loaded.resolve(relative).is_file()
+    except (OSError, ValueError):  # a NUL byte or an overlong name is no file either
+        return False
+
+
 def _check_files(loaded: LoadedConfig) -> None:
     for name, wf in loaded.config.workflows.items():
-        prompt = loaded.prompt_path(name)
-        if not prompt.is_file():
-            raise ConfigError(f"{loaded.path.name}: workflows.{name}.prompt: file not found: {wf.prompt}")
+        if not _is_file(loaded, wf.prompt):
+            shown = wf.prompt.encode("unicode_escape").decode("ascii")  # one line, whatever the name holds
+            raise ConfigError(f"{loaded.path.name}: workflows.{name}.prompt: file not found: {shown}")
     script = loaded.config.model.script
-    if loaded.config.model.provider == "scripted" and not (script and loaded.resolve(script).is_file()):
+    if loaded.config.model.provider == "scripted" and not (script and _is_file(loaded, script)):
         raise ConfigError(f"{loaded.path.name}: model.script: a scripted model needs an existing turns file")

@@ -6,15 +6,19 @@ config.py, which re-exports these classes.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, field_validator, model_validator
 
 from hummingbird_agent import budgets
+from hummingbird_agent.config_types import StrictModel, compiled_regexes, number, url_path, whole
+
+_MiB = 1024 * 1024
+_GiB = 1024 * _MiB
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Model(StrictModel):
+    """Every section: unknown keys refused, `*_env` values are variable names, numbers strict."""
 
 
 class GitLabConfig(_Model):
@@ -26,18 +30,58 @@ class GitLabConfig(_Model):
     """Informational only; the bot is identified by the token's `/user` id, never by name."""
 
 
-class ModelConfig(_Model):
-    provider: Literal["gemini", "scripted"] = "gemini"
-    """`gemini` calls the Gemini API; `scripted` replays turns from `script` (demos, replays, tests)."""
-    api_key_env: str = "GEMINI_API_KEY"
-    """Env var holding the Gemini API key."""
+Provider = Literal["gemini", "anthropic", "openai"]
+
+
+class ModelConnection(_Model):
+    """Where a model is served; every key unset here falls back to the top-level `model` section."""
+
+    provider: Provider | None = None
+    """`gemini` (AI Studio or Vertex AI), `anthropic` (Claude API or Claude on Vertex AI) or `openai` (any
+    OpenAI-compatible Chat Completions endpoint: OpenAI, Azure OpenAI, vLLM, Ollama)."""
+    api_key_env: str | None = None
+    """Env var holding the API key; default GEMINI_API_KEY / ANTHROPIC_API_KEY / OPENAI_API_KEY. An
+    `openai` endpoint with a `base_url` (a local server) may run without one."""
     base_url: str | None = None
-    """Override of the API base URL (a proxy, or a local scripted server in tests)."""
+    """Override of the API base URL (a gateway, a local server, or a fake in tests)."""
+    vertex_project: str | None = None
+    """Google Cloud project: serve `gemini` or `anthropic` through Vertex AI instead of an API key."""
+    vertex_location: str | None = None
+    """Vertex AI region (`us-east5`, `europe-west1`, ...); default `global`."""
+    credentials_file: str | None = None
+    """Vertex AI: service-account JSON file, relative to the config file; unset uses Application Default
+    Credentials (GOOGLE_APPLICATION_CREDENTIALS, workload identity, gcloud)."""
+
+
+class WorkflowModel(ModelConnection):
+    """A workflow's own model: a name, and optionally another provider or endpoint."""
+
+    name: str
+    """Model name passed to the provider."""
+
+
+class ModelConfig(_Model):
+    provider: Literal["gemini", "anthropic", "openai", "scripted"] = "gemini"
+    """`gemini`, `anthropic` or `openai` (see ModelConnection); `scripted` replays turns from `script` (demos,
+    replays, tests)."""
+    name: str | None = None
+    """Model of workflows that name none; default gemini-2.5-pro / claude-sonnet-5 / gpt-4.1."""
+    api_key_env: str | None = None
+    """Env var holding the API key; default GEMINI_API_KEY / ANTHROPIC_API_KEY / OPENAI_API_KEY."""
+    base_url: str | None = None
+    """Override of the API base URL (a proxy, a local OpenAI-compatible server, or a fake in tests)."""
     api_version: str = "v1beta"
-    """Gemini REST API version path segment."""
+    """Gemini API (not Vertex AI) REST version path segment."""
+    vertex_project: str | None = None
+    """Google Cloud project: serve `gemini` or `anthropic` through Vertex AI instead of an API key."""
+    vertex_location: str | None = None
+    """Vertex AI region; default `global`."""
+    credentials_file: str | None = None
+    """Vertex AI: service-account JSON file, relative to the config file; unset uses Application Default
+    Credentials."""
     script: str | None = None
     """For provider `scripted`: path of the turns file, relative to the config file."""
-    context_limit_tokens: int = Field(budgets.CONTEXT_LIMIT_TOKENS, gt=0)
+    context_limit_tokens: Annotated[int, whole(1000, 2_000_000, "tokens")] = budgets.CONTEXT_LIMIT_TOKENS
     """Prompt tokens per call before the final turn is forced."""
 
 
@@ -56,11 +100,17 @@ class TriggerRules(_Model):
     branches: TriggerRule = TriggerRule()
     """Target branch names (globs)."""
     title: TriggerRule = TriggerRule()
-    """MR title regexes, e.g. exclude `\\[skip hummingbird\\]`."""
+    """MR title regexes, e.g. exclude `\\[skip hummingbird\\]`; each must compile (checked at load)."""
+
+    @field_validator("title")
+    @classmethod
+    def _title_regexes_compile(cls, value: TriggerRule) -> TriggerRule:
+        compiled_regexes(value.include + value.exclude)
+        return value
 
 
 class ProjectConfig(_Model):
-    max_runs_per_mr: int = Field(5, ge=0)
+    max_runs_per_mr: Annotated[int, whole(0, 1000, "threads")] = 5
     """Threads one workflow may open on one MR automatically (commands and replies are not counted)."""
     internal_notes: bool = False
     """Post internal (confidential) notes; replies to public threads become new internal notes."""
@@ -112,9 +162,10 @@ class WorkflowConfig(_Model):
     """What to do with the final text: post it as an MR note, or nothing (print only)."""
     triggers: tuple[Literal["pipeline", "merge_request"], ...] = ()
     """Events that run the workflow automatically; empty means only `/hummingbird <name>`."""
-    model: str = "gemini-2.5-pro"
-    """Model name passed to the provider."""
-    max_iterations: int = Field(budgets.DEFAULT_MAX_ITERATIONS, gt=0)
+    model: str | WorkflowModel | None = None
+    """Model name passed to the provider (default `model.name`), or a mapping with `name` and any
+    ModelConnection key to run this workflow elsewhere (a cheaper model, another provider)."""
+    max_iterations: Annotated[int, whole(1, 1000, "model turns")] = budgets.DEFAULT_MAX_ITERATIONS
     """Model turns per run."""
     data_sources: DataSourcesConfig = DataSourcesConfig()
     """Sources whose tools this workflow may use; undeclared sources never reach the tool list."""
@@ -138,18 +189,27 @@ class QueuesConfig(_Model):
     """AWS region."""
     embedded_path: str = "var/queue.sqlite"
     """SQLite file of the embedded queue, relative to the config file."""
-    max_concurrent_agents: int = Field(4, gt=0)
+    max_concurrent_agents: Annotated[int, whole(1, 1000, "message groups")] = 4
     """Message groups processed in parallel by one worker."""
-    visibility_timeout_s: int = Field(budgets.VISIBILITY_TIMEOUT_S, gt=0, le=43_200)
+    visibility_timeout_s: Annotated[int, whole(1, 43_200, "seconds")] = budgets.VISIBILITY_TIMEOUT_S
     """Visibility timeout of received messages, seconds; a heartbeat extends it while a handler runs."""
-    heartbeat_interval_s: float = Field(budgets.HEARTBEAT_INTERVAL_S, gt=0)
-    """Seconds between visibility extensions of in-flight messages; keep under visibility_timeout_s / 2."""
-    wait_time_s: int = Field(budgets.LONG_POLL_WAIT_S, ge=0, le=20)
+    heartbeat_interval_s: Annotated[float, number(0.01, 21_600, "seconds")] = budgets.HEARTBEAT_INTERVAL_S
+    """Seconds between visibility extensions of in-flight messages; must be under visibility_timeout_s / 2."""
+    wait_time_s: Annotated[int, whole(0, 20, "seconds")] = budgets.LONG_POLL_WAIT_S
     """Long-poll wait of one receive, seconds (SQS maximum 20)."""
-    max_receives: int = Field(budgets.MAX_RECEIVES, ge=1, le=1000)
+    max_receives: Annotated[int, whole(1, 1000, "receives")] = budgets.MAX_RECEIVES
     """Embedded backend: receives before a message moves to the dead-letter queue (SQS: the RedrivePolicy)."""
-    shutdown_grace_s: float = Field(budgets.SHUTDOWN_GRACE_S, ge=0)
+    shutdown_grace_s: Annotated[float, number(0, 86_400, "seconds")] = budgets.SHUTDOWN_GRACE_S
     """On SIGTERM, seconds in-flight handlers may run before they are cancelled."""
+
+    @model_validator(mode="after")
+    def _heartbeat_renews_in_time(self) -> QueuesConfig:
+        if self.heartbeat_interval_s >= self.visibility_timeout_s / 2:
+            raise ValueError(
+                f"heartbeat_interval_s ({self.heartbeat_interval_s:g} s) must be under half of visibility_timeout_s "
+                f"({self.visibility_timeout_s} s), or a running message reappears before it is renewed"
+            )
+        return self
 
 
 class WebhookConfig(_Model):
@@ -157,13 +217,15 @@ class WebhookConfig(_Model):
     """Serve the GitLab webhook endpoint (single-machine mode, or teams without SNS)."""
     host: str = "127.0.0.1"
     """Bind address."""
-    port: int = Field(8080, ge=0, le=65535)
+    port: Annotated[int, whole(0, 65535, "(TCP port)")] = 8080
     """Bind port (0 picks a free one)."""
     secret_env: str = "GITLAB_WEBHOOK_SECRET"
     """Env var holding the X-Gitlab-Token value webhooks must carry."""
-    path: str = "/webhook"
-    """URL path GitLab posts to."""
-    max_body_bytes: int = Field(budgets.WEBHOOK_MAX_BODY_BYTES, gt=0)
+    path: Annotated[str, AfterValidator(url_path)] = "/webhook"
+    """URL path GitLab posts to; starts with `/`."""
+    max_body_bytes: Annotated[int, whole(1024, budgets.ENVELOPE_MAX_DECODED_BYTES, "bytes")] = (
+        budgets.WEBHOOK_MAX_BODY_BYTES
+    )
     """Largest accepted webhook body, bytes; larger ones get 413."""
 
 
@@ -177,6 +239,12 @@ class SessionsConfig(_Model):
     s3_prefix: str = "sessions/"
     """S3 backend: key prefix."""
 
+    @model_validator(mode="after")
+    def _bucket_for_s3(self) -> SessionsConfig:
+        if self.backend == "s3" and not self.s3_bucket:
+            raise ValueError("s3_bucket is required with backend s3")
+        return self
+
 
 class SandboxConfig(_Model):
     backend: Literal["podman", "k8s", "k8s-pool"] = "podman"
@@ -185,21 +253,21 @@ class SandboxConfig(_Model):
     """Sandbox image (jq, python3, yq, tar, gzip)."""
     podman_binary: str = "podman"
     """Podman backend: the podman executable (name on PATH or absolute path)."""
-    memory_bytes: int = Field(budgets.SANDBOX_MEMORY_BYTES, gt=0)
+    memory_bytes: Annotated[int, whole(64 * _MiB, 256 * _GiB, "bytes")] = budgets.SANDBOX_MEMORY_BYTES
     """Memory limit of one sandbox, bytes; the working-directory tmpfs counts against it."""
-    workdir_bytes: int = Field(budgets.SANDBOX_WORKDIR_BYTES, gt=0)
+    workdir_bytes: Annotated[int, whole(_MiB, 1024 * _GiB, "bytes")] = budgets.SANDBOX_WORKDIR_BYTES
     """Size cap of the /tmp/data working directory (tmpfs size / emptyDir sizeLimit), bytes."""
-    pids_limit: int = Field(budgets.SANDBOX_PIDS_LIMIT, gt=0)
+    pids_limit: Annotated[int, whole(8, 65_536, "processes")] = budgets.SANDBOX_PIDS_LIMIT
     """Maximum number of processes in one sandbox."""
-    cpus: float = Field(budgets.SANDBOX_CPUS, gt=0)
+    cpus: Annotated[float, number(0.01, 256, "cores")] = budgets.SANDBOX_CPUS
     """CPU limit of one sandbox, cores."""
     namespace: str = "hummingbird-sandbox"
     """Kubernetes backends: namespace of the sandbox pods (where kubernetes/rbac.yaml is applied)."""
     kubeconfig: str | None = None
     """Kubernetes backends: kubeconfig path; None uses the in-cluster service account."""
-    run_as_user: int | None = 65532
+    run_as_user: Annotated[int | None, whole(0, 2**31 - 1, "(uid)", optional=True)] = 65532
     """Kubernetes backends: pod uid; null lets OpenShift's restricted-v2 SCC assign one."""
-    pool_claim_wait_s: float = Field(budgets.SANDBOX_POOL_CLAIM_WAIT_S, ge=0)
+    pool_claim_wait_s: Annotated[float, number(0, 3600, "seconds")] = budgets.SANDBOX_POOL_CLAIM_WAIT_S
     """Pool backend: seconds to wait for a Ready standby pod before creating a pod directly."""
 
 
@@ -217,6 +285,12 @@ class GraphStoreConfig(_Model):
     database: str | None = None
     """Neo4j database name; None uses the server's default database."""
 
+    @model_validator(mode="after")
+    def _uri_for_neo4j(self) -> GraphStoreConfig:
+        if self.backend == "neo4j" and not self.uri:
+            raise ValueError("uri is required with backend neo4j")
+        return self
+
 
 class VectorStoreConfig(_Model):
     url: str | None = None
@@ -230,15 +304,18 @@ class VectorStoreConfig(_Model):
 
 
 class EmbeddingsConfig(_Model):
-    provider: Literal["hashing", "gemini", "minilm"] = "hashing"
-    """`gemini` in production, `minilm` offline, `hashing` deterministic (tests, no model)."""
+    provider: Literal["hashing", "gemini", "openai", "minilm"] = "hashing"
+    """`gemini` (API key or Vertex AI) or `openai` (any OpenAI-compatible endpoint, Ollama included) in
+    production, `minilm` offline, `hashing` deterministic (tests, no model). Anthropic has no embeddings: a
+    Claude deployment names one of these."""
     model: str = "gemini-embedding-001"
-    """Embedding model name for the gemini provider."""
-    dimensions: int = Field(384, gt=0)
+    """Embedding model name for the gemini / openai provider (e.g. text-embedding-3-small, nomic-embed-text)."""
+    api_key_env: str | None = None
+    """Env var of the embedding provider's key; default: the `model` section's when it is the same provider."""
+    base_url: str | None = None
+    """Embedding endpoint; default: the `model` section's when it is the same provider."""
+    dimensions: Annotated[int, whole(1, 65_536, "vector components")] = 384
     """Vector size."""
-
-
-_ENV_NAME = r"^[A-Z_][A-Z0-9_]*$"
 
 
 class PandaConfig(_Model):
@@ -248,15 +325,15 @@ class PandaConfig(_Model):
     """PanDA server API base, e.g. https://pandaserver.cern.ch:25443/api/v1; None: no PanDA server tools."""
     log_url: str | None = None
     """Base serving job logs as <log_url>/<PandaID>/<file> (payload.stdout); None: no job-log tools."""
-    token_env: str | None = Field(None, pattern=_ENV_NAME)
+    token_env: str | None = None
     """Env var holding the user's OIDC ID token (sent as a Bearer header)."""
     auth_vo: str | None = None
     """The VO sent as the Origin header with the OIDC token (PanDA's PANDA_AUTH_VO)."""
-    x509_proxy_env: str | None = Field(None, pattern=_ENV_NAME)
+    x509_proxy_env: str | None = None
     """Env var holding the path of the user's X.509 proxy file (client certificate and key)."""
-    ca_path_env: str | None = Field(None, pattern=_ENV_NAME)
+    ca_path_env: str | None = None
     """Env var holding a CA bundle file or directory to verify the server; unset: the system's."""
-    timeout_s: float = Field(budgets.PANDA_HTTP_TIMEOUT_S, gt=0)
+    timeout_s: Annotated[float, number(0.1, 3600, "seconds")] = budgets.PANDA_HTTP_TIMEOUT_S
     """Seconds per PanDA request."""
     index_dir: str = "var/panda_index"
     """Where `bamboo index-docs/index-source` store the offline indexes, relative to the config file."""
@@ -269,14 +346,22 @@ class BambooConfig(_Model):
     """Turn the knowledge base on."""
     extraction_strategy: str = "gitlab_ci"
     """Active extraction strategy (EXTRACTION_STRATEGY overrides)."""
-    model: str = "gemini-2.5-flash"
-    """Model for extraction, review and diagnosis calls."""
-    max_review_retries: int = Field(budgets.BAMBOO_MAX_REVIEW_RETRIES, ge=0)
+    provider: Provider | None = None
+    """Provider of the knowledge base's calls (LLM_PROVIDER overrides); default `model.provider`, served
+    with the `model` section's connection when it is the same provider."""
+    model: str | None = None
+    """Model of extraction, review and diagnosis calls (LLM_MODEL overrides); default gemini-2.5-flash /
+    claude-haiku-4-5 / gpt-4.1-mini."""
+    base_url: str | None = None
+    """Endpoint of the knowledge base's provider when it is not the `model` section's one."""
+    api_key_env: str | None = None
+    """Env var of that provider's key when it is not the `model` section's one."""
+    max_review_retries: Annotated[int, whole(0, 100, "retries")] = budgets.BAMBOO_MAX_REVIEW_RETRIES
     """Re-extractions after reviewer rejections; when the last one is rejected too, the best result is stored
     with a warning (`bamboo populate --max-retries` overrides it per run)."""
     pseudonym_salt_env: str = "BAMBOO_PSEUDONYM_SALT"
     """Env var holding the salt of pseudonymised identity fields (panda strategy); unset means no salt."""
-    exploratory_threshold: float = Field(0.5, ge=0, le=1)
+    exploratory_threshold: Annotated[float, number(0, 1, "(confidence)")] = 0.5
     """Diagnosis confidence below which exploratory investigation runs."""
     mcp_servers_config: str | None = None
     """Path of the external MCP servers JSON (MCP_SERVERS_CONFIG overrides)."""

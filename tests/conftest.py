@@ -8,7 +8,9 @@ from collections.abc import Iterator
 import pytest
 
 from tests.servers import AWS_TEST_ENV, GeminiServer, GitLabServer, MotoServer
+from tests.servers.anthropic import AnthropicServer
 from tests.servers.k8s import KubeServer
+from tests.servers.openai import OpenAIServer
 from tests.servers.testing_farm import TestingFarmServer
 
 
@@ -26,6 +28,22 @@ def gemini_server() -> Iterator[GeminiServer]:
     with GeminiServer() as server:
         yield server
     assert not server.errors, f"scripted Gemini server: {server.errors}"
+
+
+@pytest.fixture
+def anthropic_server() -> Iterator[AnthropicServer]:
+    """A started scripted Anthropic Messages server; API key `test-key`. Script Gemini-shaped turns."""
+    with AnthropicServer() as server:
+        yield server
+    assert not server.errors, f"scripted Anthropic server: {server.errors}"
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAIServer]:
+    """A started scripted OpenAI-compatible server; API key `test-key`. Script Gemini-shaped turns."""
+    with OpenAIServer() as server:
+        yield server
+    assert not server.errors, f"scripted OpenAI server: {server.errors}"
 
 
 @pytest.fixture(scope="session")

@@ -41,6 +41,10 @@ class LoopResult:
     steps: tuple[StepRecord, ...]
     usage: Usage
     reason: str = ""
+    provider: str = ""
+    """The adapter that answered last (`gemini`, `anthropic`, `openai`, `scripted`), for footers and metrics."""
+    model: str = ""
+    """The model name that provider reported."""
 
 
 @dataclass(slots=True)
@@ -52,6 +56,8 @@ class _State:
     usage: Usage = field(default_factory=Usage)
     final_text: str = ""
     steps: list[StepRecord] = field(default_factory=list)
+    provider: str = ""
+    model: str = ""
 
 
 class AgentLoop:
@@ -90,7 +96,7 @@ class AgentLoop:
             log.error("agent run failed iteration=%d error=%s", self.state.iteration, exc)
             status, reason = "failed", str(exc)
         s = self.state
-        return LoopResult(status, s.final_text, s.contents, tuple(s.steps), s.usage, reason)
+        return LoopResult(status, s.final_text, s.contents, tuple(s.steps), s.usage, reason, s.provider, s.model)
 
     async def step(self) -> tuple[bool, str]:
         """One iteration. Returns (done, why)."""
@@ -123,7 +129,8 @@ class AgentLoop:
         s = self.state
         request = ModelRequest(
             model=self.model_name,
-            system=self.prompt.render(warning, s.iteration, self.budget),
+            system=self.prompt.stable(),
+            system_suffix=self.prompt.suffix(warning, s.iteration, self.budget),
             contents=s.contents,
             tools=self.registry.declarations(),
             tools_enabled=warning is not WarningKind.FINAL_TURN,
@@ -131,6 +138,7 @@ class AgentLoop:
         response = await self.model.generate(request)
         s.usage = s.usage + response.usage
         s.last_prompt_tokens = response.usage.prompt_tokens
+        s.provider, s.model = response.provider or s.provider, response.model or s.model
         return response
 
     async def execute_tools(self, calls: tuple[ToolCall, ...], enabled: bool = True) -> Content:

@@ -86,7 +86,11 @@ class SystemPrompt:
 
     def render(self, warning: WarningKind | None, iteration: int, budget: Budget) -> str:
         """The full system prompt of one call; the warning goes last so it overrides earlier text."""
+        suffix = self.suffix(warning, iteration, budget)
+        return f"{self.stable()}\n\n{suffix}" if suffix else self.stable()
+
+    def suffix(self, warning: WarningKind | None, iteration: int, budget: Budget) -> str:
+        """This call's warning text ("" without one); adapters send it outside the cached system prefix."""
         if warning is None:
-            return self.stable()
-        remaining = budget.max_iterations - iteration + 1
-        return f"{self.stable()}\n\n{render_prompt(warning.value, remaining=remaining)}"
+            return ""
+        return render_prompt(warning.value, remaining=budget.max_iterations - iteration + 1)

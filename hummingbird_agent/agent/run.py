@@ -15,6 +15,7 @@ from hummingbird_agent.agent.prompts import Budget, SystemPrompt, base_system_pr
 from hummingbird_agent.agent.transcript import render_transcript
 from hummingbird_agent.config import LoadedConfig, WorkflowConfig
 from hummingbird_agent.errors import AgentError, PermanentError
+from hummingbird_agent.model_targets import workflow_target
 from hummingbird_agent.models.base import Content, Model
 from hummingbird_agent.models.contents import user_text
 from hummingbird_agent.observability import log_context
@@ -117,7 +118,8 @@ async def run_workflow(request: RunRequest, deps: RunDeps) -> RunOutcome:
             continuation = render_prompt("continuation") if request.resume is not None else ""
             prompt = SystemPrompt(base_system_prompt(), registry.notes(), body, continuation)
             budget = Budget(workflow.max_iterations, deps.loaded.config.model.context_limit_tokens)
-            loop = AgentLoop(deps.model, workflow.model, registry, prompt, budget, deps.on_step)
+            model_name = workflow_target(deps.loaded.config, request.workflow).name
+            loop = AgentLoop(deps.model, model_name, registry, prompt, budget, deps.on_step)
             result = await loop.run(contents)
             note = final_note(request.workflow, result)
             if deps.publish is not None:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
+from hummingbird_agent import budgets
 from hummingbird_agent.bamboo import tools as knowledge_tools
 from hummingbird_agent.bamboo.accumulator import Enrichment, Stores
 from hummingbird_agent.bamboo.enricher import ContextEnricher
@@ -120,8 +121,9 @@ class ConfiguredEnricher:
             client = build_mcp_client([builtin, *extra], self._mcp_path, self._loaded.env)
             stack.push_async_callback(client.close)
             await client.connect()
+            window = await self._llm.context_window() or budgets.TOOL_CONTEXT_WINDOW_TOKENS
             enricher = ContextEnricher(self._llm, client, sandboxes.new, selector, await self._procedures(),
-                                       self._summary)
+                                       self._summary, context_window_tokens=window)
             await enricher.start()
             stack.push_async_callback(enricher.aclose)
             self._seen = enricher.available_tools()

@@ -4,6 +4,8 @@ explorer (ContextEnricher) both the accumulator and the navigator use when `bamb
 
 from __future__ import annotations
 
+from typing import cast
+
 from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.embeddings import Embedder
 from hummingbird_agent.bamboo.explorer_session import ConfiguredEnricher, StrategyClients, TaskSummary
@@ -19,6 +21,7 @@ from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_regis
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.data_sources.direct import WorkflowFiles
 from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.model_targets import embedding_connection, knowledge_target
 from hummingbird_agent.models import Model
 
 # Tool-selection vectors live beside the incidents' collection, not in it (counts and searches stay clean).
@@ -40,14 +43,16 @@ def build_graph_store(loaded: LoadedConfig) -> CypherGraphStore:
 
 def build_embedder(loaded: LoadedConfig) -> Embedder:
     cfg = loaded.config.bamboo.embeddings
-    if cfg.provider == "gemini":
-        from hummingbird_agent.bamboo.embeddings.gemini import GeminiEmbedder
+    if cfg.provider in ("gemini", "openai"):
+        from hummingbird_agent.bamboo.embeddings.provider import EmbeddingSource, ProviderEmbedder
+        from hummingbird_agent.models.factory import build_adapter
 
-        model_cfg = loaded.config.model
-        key = loaded.secret(model_cfg.api_key_env)
-        if not key:
-            raise ConfigError(f"bamboo.embeddings: gemini needs the API key in {model_cfg.api_key_env}")
-        return GeminiEmbedder(key, cfg.model, cfg.dimensions, model_cfg.base_url, model_cfg.api_version)
+        connection = embedding_connection(loaded.config)
+        problem = connection.missing(loaded.secret)
+        if problem:
+            raise ConfigError(f"bamboo.embeddings: {problem}")
+        source = cast(EmbeddingSource, build_adapter(loaded, connection))
+        return ProviderEmbedder(source, cfg.model, cfg.dimensions, cfg.provider)
     if cfg.provider == "minilm":
         from hummingbird_agent.bamboo.embeddings.minilm import MiniLMEmbedder
 
@@ -108,7 +113,7 @@ def build_explorer(loaded: LoadedConfig, llm: JsonLLM, stores: Stores | None, wo
 
 def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None) -> KnowledgeAccumulator:
     cfg = loaded.config.bamboo
-    llm = JsonLLM(ModelText(model, cfg.model))
+    llm = JsonLLM(ModelText(model, knowledge_target(loaded.config).name))
     salt = (loaded.secret(cfg.pseudonym_salt_env) or "").encode()
     files = WorkflowFiles(loaded, ACCUMULATE_WORKFLOW)
     strategy = default_registry().create(cfg.extraction_strategy,

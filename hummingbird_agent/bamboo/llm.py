@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -17,9 +18,11 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 
 
 class TextModel(Protocol):
-    """What the knowledge base needs from a model: a system prompt and a user text, a text answer."""
+    """What the knowledge base needs from a model: a system prompt and a user text, a text answer.
+    `json_output` asks the provider for one JSON object (JSON mode), `response_schema` constrains it."""
 
-    async def complete(self, system: str, user: str) -> str: ...
+    async def complete(self, system: str, user: str, *, json_output: bool = False,
+                       response_schema: Mapping[str, Any] | None = None) -> str: ...
 
 
 class ModelReplyError(PermanentError):
@@ -51,12 +54,20 @@ class JsonLLM:
 
     model: TextModel
 
-    async def complete_json(self, system: str, user: str) -> dict[str, Any]:
-        """The parsed answer; typed adapter errors propagate, a non-JSON answer raises ModelReplyError."""
-        return parse_json_object(await self.model.complete(system, user))
+    async def complete_json(self, system: str, user: str,
+                            response_schema: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The parsed answer, asked for in the provider's JSON mode (constrained by `response_schema` when
+        given); typed adapter errors propagate, a non-JSON answer raises ModelReplyError."""
+        answer = await self.model.complete(system, user, json_output=True, response_schema=response_schema)
+        return parse_json_object(answer)
 
     async def complete_text(self, system: str, user: str) -> str:
         return (await self.model.complete(system, user)).strip()
+
+    async def context_window(self) -> int | None:
+        """The model's served context window when its server reports one (Ollama), else None."""
+        probe = getattr(self.model, "context_window", None)
+        return await probe() if probe is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +77,12 @@ class ModelText:
     model: Model
     model_name: str
 
-    async def complete(self, system: str, user: str) -> str:
-        request = ModelRequest(model=self.model_name, system=system, contents=[user_text(user)], tools_enabled=False)
+    async def complete(self, system: str, user: str, *, json_output: bool = False,
+                       response_schema: Mapping[str, Any] | None = None) -> str:
+        request = ModelRequest(model=self.model_name, system=system, contents=[user_text(user)], tools_enabled=False,
+                               json_output=json_output, response_schema=response_schema)
         return (await self.model.generate(request)).text
+
+    async def context_window(self) -> int | None:
+        probe = getattr(self.model, "context_window", None)
+        return await probe(self.model_name) if probe is not None else None

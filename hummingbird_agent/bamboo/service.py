@@ -18,6 +18,7 @@ from hummingbird_agent.bamboo.navigator import Explorer, ReasoningNavigator
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import AgentError, ConfigError
+from hummingbird_agent.model_targets import knowledge_target
 from hummingbird_agent.models import Model
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ def workflow_guidance(loaded: LoadedConfig, workflow: str) -> str:
 def build_navigator(loaded: LoadedConfig, model: Model, stores: Stores,
                     explorer: Explorer | None = None) -> ReasoningNavigator:
     cfg = loaded.config.bamboo
-    llm = JsonLLM(ModelText(model, cfg.model))
+    llm = JsonLLM(ModelText(model, knowledge_target(loaded.config).name))
     salt = (loaded.secret(cfg.pseudonym_salt_env) or "").encode()
     from hummingbird_agent.bamboo.factory import build_explorer, build_panda_support  # the factory imports this
 

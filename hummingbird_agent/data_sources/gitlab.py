@@ -15,7 +15,7 @@ import gitlab
 import gitlab.exceptions as glexc
 
 from hummingbird_agent import budgets
-from hummingbird_agent.data_sources.gitlab_discussions import filter_discussions
+from hummingbird_agent.data_sources.gitlab_discussions import REDACTED_DESCRIPTION, filter_discussions
 from hummingbird_agent.data_sources.log_preview import LogTail
 from hummingbird_agent.errors import AgentError, TransientError
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS, map_gitlab_errors
@@ -49,10 +49,32 @@ def _project(gl: gitlab.Gitlab, project: str | int) -> Any:
     return gl.projects.get(project, lazy=True)
 
 
+def _member_check(proj: Any) -> Callable[[int], bool]:
+    """`is_trusted(user_id)`: Developer+ on the project (inherited included); each user looked up once."""
+    levels: dict[int, bool] = {}
+
+    def is_trusted(user_id: int) -> bool:
+        if user_id not in levels:
+            try:
+                levels[user_id] = int(proj.members_all.get(user_id).access_level) >= DEVELOPER_ACCESS
+            except glexc.GitlabGetError as exc:
+                if exc.response_code != 404:
+                    raise
+                levels[user_id] = False
+        return levels[user_id]
+
+    return is_trusted
+
+
 def get_mr_details(gl: gitlab.Gitlab, project: str, mr_iid: int) -> dict[str, Any] | ToolResult:
     def fetch() -> dict[str, Any]:
-        mr = _project(gl, project).mergerequests.get(mr_iid).asdict()
+        proj = _project(gl, project)
+        mr = proj.mergerequests.get(mr_iid).asdict()
         out = {k: mr.get(k) for k in _MR_KEYS}
+        # The description is free text by whoever opened the MR (forks included): the discussions' gate.
+        author_id = (mr.get("author") or {}).get("id")
+        if out["description"] and not (isinstance(author_id, int) and _member_check(proj)(author_id)):
+            out["description"] = REDACTED_DESCRIPTION
         out["author"] = (mr.get("author") or {}).get("username")
         pipeline = mr.get("head_pipeline") or mr.get("pipeline") or {}
         out["head_pipeline"] = {k: pipeline.get(k) for k in ("id", "status", "web_url")} if pipeline else None
@@ -143,17 +165,7 @@ def get_job_log(gl: gitlab.Gitlab, project: str, job_id: int) -> StreamingRespon
 
 def get_mr_discussions(gl: gitlab.Gitlab, project: str, mr_iid: int) -> list[dict[str, Any]] | ToolResult:
     proj = _project(gl, project)
-    levels: dict[int, bool] = {}  # per call: an author is looked up once
-
-    def is_trusted(author_id: int) -> bool:
-        if author_id not in levels:
-            try:
-                levels[author_id] = int(proj.members_all.get(author_id).access_level) >= DEVELOPER_ACCESS
-            except glexc.GitlabGetError as exc:
-                if exc.response_code != 404:
-                    raise
-                levels[author_id] = False
-        return levels[author_id]
+    is_trusted = _member_check(proj)  # per call: an author is looked up once
 
     def fetch() -> list[dict[str, Any]]:
         mr = proj.mergerequests.get(mr_iid, lazy=True)
@@ -173,7 +185,9 @@ def _schema(**properties: Any) -> dict[str, Any]:
 
 
 TOOL_DEFS = (
-    ToolDef("gitlab_get_mr_details", "Merge request metadata: title, author, head SHA, branches, labels, URLs.",
+    ToolDef("gitlab_get_mr_details", "Merge request metadata: title, description, author, head SHA, branches, "
+            "labels, URLs. A description by an author without Developer access is withheld as "
+            f"'{REDACTED_DESCRIPTION}'.",
             _schema(project=_PROJECT, mr_iid=_IID), get_mr_details),
     ToolDef("gitlab_get_commit_statuses", "Every CI status of a commit as JSONL (Konflux external statuses and GitLab "
             "CI jobs): name, status, target_url (job or PipelineRun page), allow_failure.",
@@ -199,8 +213,8 @@ TOOL_DEFS = (
 TOOL_NOTES = """\
 Konflux checks appear as commit statuses whose name contains "Konflux"; only status "failed" matters
 (pending, running, success and canceled are not failures). A status target_url leads to the Konflux
-cluster and namespace, or for GitLab CI to /-/jobs/<job_id>. Comments marked redacted were written by
-users without Developer access: their content is withheld on purpose; never guess it."""
+cluster and namespace, or for GitLab CI to /-/jobs/<job_id>. Comments and MR descriptions marked redacted
+were written by users without Developer access: their content is withheld on purpose; never guess it."""
 
 
 def register(registry: ToolRegistry, gitlab_url: str, token: str,

@@ -1,5 +1,6 @@
-"""Trust filtering of MR discussions before they reach the model: notes by authors below Developer are
-withheld (redacted in mixed threads, whole threads dropped), system notes pass, agent notes are stripped."""
+"""Trust filtering of MR text before it reaches the model: notes by authors below Developer are withheld
+(redacted in mixed threads, whole threads dropped), system notes pass, agent notes are stripped; an MR
+description by an author below Developer is replaced by REDACTED_DESCRIPTION."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from hummingbird_agent.gitlab.markers import parse_markers, strip_agent_note
 
 REDACTED = "[redacted: non-member comment]"
+REDACTED_DESCRIPTION = "[redacted: description by a non-member author]"
 
 
 def _position(note: dict[str, Any]) -> dict[str, Any] | None:

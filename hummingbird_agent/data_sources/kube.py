@@ -17,7 +17,7 @@ import urllib3
 import yaml
 
 from hummingbird_agent import budgets
-from hummingbird_agent.data_sources.kube_page import RawItem, scan_page
+from hummingbird_agent.data_sources.kube_page import RawItem, TruncatedPage, scan_page
 from hummingbird_agent.errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,9 @@ class KubeClient:
                     yield from scan_page(resp.raw, holder)
             except STREAM_ERRORS as exc:
                 log.warning("kube list stopped source=%s path=%s error=%s", name, path, type(exc).__name__)
-                gaps.append(f"{name}: listing {path} ({selector}) stopped early: {type(exc).__name__}")
+                # Our own page errors name the byte offset; other errors may quote URLs, so only their type.
+                reason = str(exc) if isinstance(exc, TruncatedPage) else type(exc).__name__
+                gaps.append(f"{name}: listing {path} ({selector}) stopped early: {reason}")
                 return
             if not holder.get("continue"):
                 return

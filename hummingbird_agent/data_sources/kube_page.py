@@ -1,9 +1,16 @@
-"""A Kubernetes list page scanned as raw bytes: each item's JSON text is sliced out as it is (never built
-as Python objects and re-serialised), only its small metadata and status.conditions are decoded, and
-metadata.continue is captured in the same pass. Memory is O(one item) whatever the page size."""
+"""A Kubernetes list page parsed item by item as it streams in: each item's JSON text is passed on as it
+was sent (never re-serialised), and metadata.continue is captured in the same pass. Memory is O(one item)
+whatever the page size.
+
+The page object is walked by a small state machine; every value in it (each item, the page metadata) is
+read by the C JSON decoder's `raw_decode`, which also says where the value ends. So the whole page is
+validated: malformed JSON or anything after the page is a MalformedPage naming its byte offset, raised
+after the complete items before it were handed out.
+"""
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator
@@ -12,17 +19,35 @@ from typing import Any, BinaryIO
 
 from hummingbird_agent import budgets
 
-# Everything up to the next bracket outside a string, then that bracket; `"` when a string is cut by the
-# end of the buffer, empty at the end. Possessive, so a cut string never makes the engine backtrack.
-# A string whose closing quote follows no backslash takes the fast single-class scan (most of the bytes).
-_TOKEN = re.compile(rb'(?:[^"\[\]{}]++|"[^"]*+(?<!\\)"|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+([\[\]{}"]|\Z)')
-_OPEN, _CLOSE, _QUOTE = frozenset(b"[{"), frozenset(b"]}"), ord('"')
-# Depths: 1 the page object, 2 a top-level value (the items array), 3 an item, 4 its values, 5 status'.
-_PAGE, _ITEMS, _ITEM, _FIELD, _SUBFIELD = 1, 2, 3, 4, 5
+_WS = re.compile(r"[ \t\n\r]*")
+_COMMA = re.compile(r"[ \t\n\r]*,")
+# What a number cut by the buffer's end may still be followed by (`1` of `12`, `0` of `0.5e3`).
+_NUMBER_TAIL = re.compile(r"[0-9.eE+-]*\Z")
+# A value cut by the end of the buffer makes raw_decode fail this close to it (the longest is a cut
+# literal such as `fals`, or a number cut before its exponent digits), or with "Unterminated string".
+_CUT_SLACK_CHARS = 8
+# Where the walk is: before the page, expecting a page key (first or after a comma), after a page value,
+# at the items array's first element, at a later element, after an element, after the page.
+_START, _KEY_FIRST, _KEY, _AFTER_MEMBER, _ITEM_FIRST, _ITEM, _AFTER_ITEM, _END = range(8)
 
 
 class TruncatedPage(ValueError):
     """The page ended before its JSON did (a cut stream), or an item outgrew KUBE_MAX_ITEM_BYTES."""
+
+
+class MalformedPage(TruncatedPage):
+    """The page is not valid JSON, or data follows it; the message names the byte offset."""
+
+
+class _NeedMore(Exception):
+    """The buffer ends inside the next token: wait for the next chunk."""
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,16 +59,21 @@ class RawItem:
     condition: dict[str, Any] | None
 
 
-def key_before(segment: bytes) -> bytes | None:
-    """The object key a value starting right after `segment` belongs to (`..., "key":`), else None."""
-    seg = segment.rstrip()
-    if not seg.endswith(b":"):
-        return None
-    seg = seg[:-1].rstrip()
-    start = seg.rfind(b'"', 0, len(seg) - 1)
-    if not seg.endswith(b'"') or start < 0 or seg[:start].rstrip()[-1:] not in (b"", b","):
-        return None  # not a plain key (one with an escaped quote is none we look for)
-    return seg[start + 1 : -1]
+def _field(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else None
+
+
+def raw_item(text: str, obj: Any) -> RawItem:
+    """An item from its exact text and its decoded value."""
+    if "\n" in text:  # whitespace between tokens (strings cannot hold a raw newline)
+        text = text.replace("\n", " ")
+    uid = conditions = None
+    if isinstance(obj, dict):  # one check, not four: this runs once per item of a 1 GB page
+        metadata, status = obj.get("metadata"), obj.get("status")
+        uid = metadata.get("uid") if isinstance(metadata, dict) else None
+        conditions = status.get("conditions") if isinstance(status, dict) else None
+    first = conditions[0] if isinstance(conditions, list) and conditions else None
+    return RawItem(text.encode(), str(uid) if uid is not None else None, first if isinstance(first, dict) else None)
 
 
 class PageScanner:
@@ -52,100 +82,193 @@ class PageScanner:
     def __init__(self, max_item_bytes: int = budgets.KUBE_MAX_ITEM_BYTES) -> None:
         self.continue_token = ""
         self._max_item_bytes = max_item_bytes
-        self._buf = b""
-        self._base = 0  # stream offset of _buf[0]
-        self._pos = 0  # stream offset where scanning resumes (always outside a string)
-        self._depth = 0
-        self._seen_end = False
-        self._segment = 0  # stream offset after the previous bracket (start of the text before a value)
-        self._in_items = self._in_status = False
-        self._starts: dict[str, int] = {}  # item, metadata, conditions, page_metadata -> stream offset
-        self._uid: str | None = None
-        self._condition: dict[str, Any] | None = None
+        self._utf8 = codecs.getincrementaldecoder("utf-8")()
+        self._fed = 0  # bytes fed so far
+        self._text = ""
+        self._pos = 0  # index in _text where the walk resumes
+        self._offset = 0  # byte offset of _text[0] in the stream
+        self._state = _START
+        self._retry_len = 0  # characters after _pos needed before a cut value is tried again
+        self._final = False
+        self._error: TruncatedPage | None = None
 
     def feed(self, chunk: bytes) -> list[RawItem]:
-        keep = min([self._pos, self._segment, *self._starts.values()])
-        self._buf = self._buf[keep - self._base :] + chunk
-        self._base = keep
-        if "item" in self._starts and self._base + len(self._buf) - self._starts["item"] > self._max_item_bytes:
+        if self._error is not None:
+            raise self._error
+        bad = self._append(chunk, final=False)
+        pending = len(self._text) - self._pos
+        if pending > self._max_item_bytes:
             raise TruncatedPage(f"a list item exceeds {self._max_item_bytes} bytes")
-        out: list[RawItem] = []
-        buf, base = self._buf, self._base
-        for match in _TOKEN.finditer(buf, self._pos - base):
-            at = match.start(1)
-            if at == len(buf) or buf[at] == _QUOTE:
-                self._pos = base + at  # need more bytes: end of buffer, or a string cut by it
-                return out
-            item = self._bracket(buf, at)
-            if item is not None:
-                out.append(item)
-        self._pos = base + len(buf)
-        return out
+        return self._after(bad, [] if pending < self._retry_len and bad is None else self._walk())
+
+    def flush(self) -> list[RawItem]:
+        """At the end of the stream: the items still buffered (then call finish)."""
+        if self._final or self._error is not None:
+            return []
+        bad = self._append(b"", final=True)
+        self._final = True
+        return self._after(bad, self._walk())
 
     def finish(self) -> None:
-        """Raise TruncatedPage unless a whole JSON value was seen."""
-        if self._depth != 0 or not self._seen_end or self._buf[self._pos - self._base :].strip():
-            raise TruncatedPage("the list page ended before its JSON did")
+        """Raise TruncatedPage unless the whole page, and nothing after it, was seen (MalformedPage if invalid)."""
+        self.flush()
+        if self._error is not None:
+            raise self._error
+        if self._state != _END:
+            raise TruncatedPage(f"the list page ended before its JSON did (at byte {self._byte(len(self._text))})")
 
-    def _bracket(self, buf: bytes, at: int) -> RawItem | None:
-        offset = self._base + at
-        if buf[at] in _OPEN:
-            self._open(buf, at, offset)
-            self._depth += 1
-            self._segment = offset + 1
-            return None
-        self._depth -= 1
-        self._segment = offset + 1
-        if self._depth < 0:
-            raise TruncatedPage("unbalanced brackets in the list page")
-        if self._depth == 0:
-            self._seen_end = True
-        return self._close(buf, offset + 1)
+    # --- buffer -------------------------------------------------------------------------------------------
+    def _append(self, chunk: bytes, final: bool) -> MalformedPage | None:
+        """Add the chunk's text to the buffer; invalid UTF-8 adds the text before it and is returned."""
+        pending = self._utf8.getstate()[0]
+        bad = None
+        try:
+            text = self._utf8.decode(chunk, final)
+        except UnicodeDecodeError as exc:
+            text = (pending + chunk)[: exc.start].decode()
+            bad = MalformedPage(f"the list page is not UTF-8 at byte {self._fed - len(pending) + exc.start}")
+        self._fed += len(chunk)
+        self._offset = self._byte(self._pos)
+        self._text = self._text[self._pos :] + text
+        self._pos = 0
+        return bad
 
-    def _open(self, buf: bytes, at: int, offset: int) -> None:
-        depth = self._depth
-        if depth == _ITEMS and self._in_items:
-            self._starts["item"], self._uid, self._condition, self._in_status = offset, None, None, False
-            return
-        if depth not in (_PAGE, _ITEM) and not (depth == _FIELD and self._in_status):
-            return
-        key = key_before(buf[self._segment - self._base : at])
-        if depth == _PAGE:
-            self._in_items = key == b"items" and buf[at] == ord("[")
-            if key == b"metadata":
-                self._starts["page_metadata"] = offset
-        elif depth == _ITEM:
-            self._in_status = key == b"status"
-            if key == b"metadata":
-                self._starts["metadata"] = offset
-        elif key == b"conditions":
-            self._starts["conditions"] = offset
+    def _after(self, bad: MalformedPage | None, items: list[RawItem]) -> list[RawItem]:
+        """The items read before invalid UTF-8; the error itself now, or at the next call after items."""
+        if bad is not None and self._error is None:
+            if not items:
+                raise bad
+            self._error = bad
+        return items
 
-    def _close(self, buf: bytes, end: int) -> RawItem | None:
-        depth, starts = self._depth, self._starts
-        if depth == _FIELD and "conditions" in starts:
-            conditions = json.loads(self._slice(starts.pop("conditions"), end))
-            first = conditions[0] if isinstance(conditions, list) and conditions else None
-            self._condition = first if isinstance(first, dict) else None
-        elif depth == _ITEM:
-            self._in_status = False
-            if "metadata" in starts:
-                uid = json.loads(self._slice(starts.pop("metadata"), end)).get("uid")
-                self._uid = str(uid) if uid is not None else None
-        elif depth == _ITEMS and "item" in starts:
-            raw = self._slice(starts.pop("item"), end)
-            if b"\n" in raw:  # whitespace between tokens (strings cannot hold a raw newline)
-                raw = raw.replace(b"\n", b" ")
-            return RawItem(raw, self._uid, self._condition)
-        elif depth == _PAGE:
-            self._in_items = False
-            if "page_metadata" in starts:
-                token = json.loads(self._slice(starts.pop("page_metadata"), end)).get("continue")
-                self.continue_token = token if isinstance(token, str) else ""
+    def _byte(self, index: int) -> int:
+        """Stream byte offset of _text[index]."""
+        if self._text.isascii():  # O(1) in CPython
+            return self._offset + index
+        return self._offset + len(self._text[:index].encode())
+
+    # --- walk -----------------------------------------------------------------------------------------------
+    def _walk(self) -> list[RawItem]:
+        """Complete items from _pos on; an error found after some of them is raised at the next call."""
+        if self._error is not None:
+            raise self._error
+        out: list[RawItem] = []
+        try:
+            while True:
+                if self._pos > len(self._text) // 2:
+                    # Keep the buffer behind the cursor short: a value cut by the buffer's end makes the
+                    # decoder's error count newlines from the buffer's start (O(buffer) per chunk otherwise).
+                    self._append(b"", final=False)
+                item = self._step()
+                if item is not None:
+                    out.append(item)
+        except _NeedMore:
+            return out
+        except TruncatedPage as exc:
+            if not out:
+                raise
+            self._error = exc
+            return out
+
+    def _step(self) -> RawItem | None:
+        state, char = self._state, self._next_char()
+        if state == _START:
+            self._expect(char, "{", _KEY_FIRST)
+        elif state in (_KEY_FIRST, _KEY):
+            if state == _KEY_FIRST and char == "}":
+                self._advance(_END)
+            else:
+                self._member_key(char)
+        elif state == _AFTER_MEMBER:
+            self._expect(char, ",}", _KEY if char == "," else _END)
+        elif state == _ITEM_FIRST and char == "]":
+            self._advance(_AFTER_MEMBER)
+        elif state in (_ITEM_FIRST, _ITEM):
+            return self._item()
+        elif state == _AFTER_ITEM:
+            self._expect(char, ",]", _ITEM if char == "," else _AFTER_MEMBER)
+        else:
+            raise self._malformed(self._pos, "data after the end of the list page")
         return None
 
-    def _slice(self, start: int, end: int) -> bytes:
-        return self._buf[start - self._base : end - self._base]
+    def _item(self) -> RawItem:
+        start = self._pos
+        obj = self._value()
+        text, end = self._text, self._pos
+        # The usual `,` after an item is taken here, saving a walk step per item.
+        comma = _COMMA.match(text, end)
+        if comma is not None:
+            self._pos, self._state = comma.end(), _ITEM
+        else:
+            self._state = _AFTER_ITEM
+        return raw_item(text[start:end], obj)
+
+    def _next_char(self) -> str:
+        """The next non-blank character (_pos moves to it); _NeedMore when the buffer has none yet."""
+        self._pos = _WS.match(self._text, self._pos).end()
+        if self._pos < len(self._text):
+            return self._text[self._pos]
+        raise _NeedMore
+
+    def _expect(self, char: str, allowed: str, state: int) -> None:
+        if char not in allowed:
+            raise self._malformed(self._pos, f"expected one of {allowed!r}")
+        self._advance(state)
+
+    def _advance(self, state: int) -> None:
+        self._pos += 1
+        self._state = state
+
+    def _member_key(self, char: str) -> None:
+        """`"key": ` then, for items, the array's `[`; any other key's value is read (the metadata kept)."""
+        if char != '"':
+            raise self._malformed(self._pos, "expected a key")
+        start = self._pos
+        key = self._value()
+        colon = _WS.match(self._text, self._pos).end()
+        value = _WS.match(self._text, colon + 1).end()
+        if value >= len(self._text):
+            self._pos = start
+            raise _NeedMore
+        if self._text[colon] != ":":
+            raise self._malformed(colon, "expected ':'")
+        if key == "items" and self._text[value] == "[":
+            self._pos, self._state = value + 1, _ITEM_FIRST
+            return
+        self._pos = value
+        try:
+            member = self._value()
+        except _NeedMore:
+            self._pos = start  # the key is read again with its value
+            raise
+        if key == "metadata":
+            token = _field(member, "continue")
+            self.continue_token = token if isinstance(token, str) else ""
+        self._state = _AFTER_MEMBER
+
+    def _value(self) -> Any:
+        """Decode the JSON value at _pos and move past it; _NeedMore if the buffer cuts it."""
+        text, start = self._text, self._pos
+        try:
+            obj, end = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            unterminated = exc.msg.startswith("Unterminated string")
+            if self._final and (unterminated or exc.pos >= len(text)):
+                raise TruncatedPage(f"the list page ended inside a value (at byte {self._byte(start)})") from None
+            if self._final or not (unterminated or exc.pos >= len(text) - _CUT_SLACK_CHARS):
+                raise self._malformed(exc.pos, exc.msg) from None
+            self._retry_len = 2 * (len(text) - start)  # retry after doubling: linear cost for long values
+            raise _NeedMore from None
+        except (ValueError, RecursionError) as exc:  # NaN/Infinity, or nesting deeper than the decoder's stack
+            raise self._malformed(start, f"invalid value ({type(exc).__name__})") from None
+        if not self._final and type(obj) in (int, float) and _NUMBER_TAIL.match(text, end):
+            self._retry_len = end - start + 1  # a number at the buffer's end may go on in the next chunk
+            raise _NeedMore
+        self._pos, self._retry_len = end, 0
+        return obj
+
+    def _malformed(self, index: int, what: str) -> MalformedPage:
+        return MalformedPage(f"malformed list page at byte {self._byte(index)}: {what}")
 
 
 def scan_page(stream: BinaryIO, holder: dict[str, str]) -> Iterator[RawItem]:
@@ -153,5 +276,6 @@ def scan_page(stream: BinaryIO, holder: dict[str, str]) -> Iterator[RawItem]:
     scanner = PageScanner()
     while chunk := stream.read(budgets.STREAM_CHUNK_BYTES):
         yield from scanner.feed(chunk)
+    yield from scanner.flush()
     scanner.finish()
     holder["continue"] = scanner.continue_token

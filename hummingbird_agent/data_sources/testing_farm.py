@@ -8,7 +8,7 @@ import functools
 import logging
 import re
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, unquote_to_bytes, urljoin, urlsplit
 
 import requests
 from requests.adapters import HTTPAdapter
@@ -52,12 +52,12 @@ def new_session() -> requests.Session:
 
 
 def refusal(url: str, base: str) -> str | None:
-    """Why `url` is outside the artifacts prefix `base`, or None when it is inside. Exact scheme, host and
-    port; no userinfo, backslashes, control characters, encoded dots/slashes, or dot segments."""
-    if any(ch in url for ch in "\\\t\r\n ") or any(ord(ch) < 32 or ord(ch) == 127 for ch in url):
-        return "the URL contains backslashes, whitespace or control characters"
-    if _ENCODED_TRICK.search(url):
-        return "the URL contains percent-encoded dots, slashes, backslashes or percent signs"
+    """Why `url` is outside the artifacts prefix `base`, or None when it is inside. Only a plain, normalised
+    URL passes: ASCII, no `;`, no userinfo, backslashes, control characters, encoded dots/slashes/percent
+    signs or dot segments, before or after one percent-decoding; exact scheme, host and port."""
+    reason = _encoding_refusal(url)
+    if reason is not None:
+        return reason
     try:
         got, want = urlsplit(url), urlsplit(base.rstrip("/"))
         port_ok = got.port == want.port
@@ -69,10 +69,29 @@ def refusal(url: str, base: str) -> str | None:
         return "the host is not the artifacts host"
     if not port_ok:
         return "the port is not the artifacts port"
-    if any(part in (".", "..") for part in got.path.split("/")):
+    if any(part in (".", "..") for part in unquote(got.path).split("/")):
         return "the path has '.' or '..' segments"
     if not got.path.startswith(want.path + "/"):
         return "the path is outside the artifacts prefix"
+    return None
+
+
+def _encoding_refusal(url: str) -> str | None:
+    """The URL as written and once percent-decoded must be the same plain ASCII text, bar harmless escapes."""
+    # Non-ASCII is refused outright, which also covers NFKC: only non-ASCII text changes under it
+    # (full-width dots, ligatures, superscripts).
+    if not url.isascii():
+        return "the URL contains non-ASCII characters"
+    if _ENCODED_TRICK.search(url):
+        return "the URL contains percent-encoded dots, slashes, backslashes or percent signs"
+    try:
+        decoded = unquote_to_bytes(url).decode("ascii")
+    except UnicodeDecodeError:
+        return "the URL decodes to non-ASCII bytes (such as overlong UTF-8)"
+    if ";" in decoded:
+        return "the URL contains ';' (path parameters)"
+    if " " in url or "\\" in decoded or any(ord(ch) < 32 or ord(ch) == 127 for ch in decoded):
+        return "the URL contains backslashes, whitespace or control characters"
     return None
 
 

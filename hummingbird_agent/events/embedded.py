@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import os
 import sqlite3
 import time
 import uuid
@@ -17,6 +19,8 @@ from hummingbird_agent.events.envelope import fifo_problem
 from hummingbird_agent.events.protocols import BatchResult, OutgoingMessage, ReceivedMessage
 from hummingbird_agent.lifecycle import ClientState
 
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -26,7 +30,8 @@ CREATE TABLE IF NOT EXISTS messages (
     group_id TEXT,
     receive_count INTEGER NOT NULL DEFAULT 0,
     visible_at REAL NOT NULL,
-    receipt TEXT UNIQUE
+    receipt TEXT UNIQUE,
+    sent_at REAL
 );
 CREATE INDEX IF NOT EXISTS messages_by_queue ON messages (queue, visible_at);
 CREATE TABLE IF NOT EXISTS dedup (
@@ -54,33 +59,94 @@ class EmbeddedStore:
         self.clock = clock
         self.state = ClientState.UNOPENED
         self._db: sqlite3.Connection | None = None
+        self._identity: tuple[int, int] = (0, 0)
+        self._fd: int | None = None  # the file the connection writes, for header checks without open()
         self._wakeups: dict[str, asyncio.Event] = {}
 
-    def open(self) -> None:
+    def open(self, *, create: bool = True) -> None:
+        """Open (creating the file when `create`); OSError when the file cannot be opened or created,
+        TransientError when it is no SQLite database."""
+        if not create and not self.path.exists():
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(self.path))
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=budgets.EMBEDDED_BUSY_TIMEOUT_S, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        # WAL + NORMAL survives a process crash (kill -9); only an OS crash may lose the last commits.
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(_SCHEMA)
-        self._db = db
+        try:
+            self._connect()
+        except sqlite3.Error as exc:
+            raise TransientError(f"embedded queue store {self.path}: SQLite error: {exc}") from exc
         self.state = ClientState.OPEN
 
-    def close(self) -> None:
+    def _connect(self) -> None:
+        db = sqlite3.connect(self.path, timeout=budgets.EMBEDDED_BUSY_TIMEOUT_S, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            # WAL + NORMAL survives a process crash (kill -9); only an OS crash may lose the last commits.
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            if "sent_at" not in {row[1] for row in db.execute("PRAGMA table_info(messages)")}:
+                db.execute("ALTER TABLE messages ADD COLUMN sent_at REAL")  # stores created before it existed
+            fd = os.open(self.path, os.O_RDONLY)
+        except BaseException:
+            db.close()
+            raise
+        stat = os.fstat(fd)
+        self._db, self._fd, self._identity = db, fd, (stat.st_dev, stat.st_ino)
+
+    def _disconnect(self) -> None:
         if self._db is not None:
             self._db.close()
-        self._db = None
+        if self._fd is not None:
+            os.close(self._fd)
+        self._db = self._fd = None
+
+    def close(self) -> None:
+        self._disconnect()
         self.state = ClientState.CLOSED
+
+    def _file_problem(self) -> str | None:
+        """Why the file at `path` cannot hold our commits: missing, read-only, replaced or not an SQLite
+        file. A few system calls, no open(): it runs around every transaction."""
+        try:
+            stat = os.stat(self.path)
+        except FileNotFoundError:
+            return "the file is missing (deleted while serving?)"
+        except OSError as exc:
+            return f"cannot read it ({exc.strerror})"
+        # Mode bits as well as access(): root may write a read-only file, but an operator who made it
+        # read-only means it not to change.
+        if not os.access(self.path, os.W_OK) or not stat.st_mode & 0o222:
+            return "the file is read-only"
+        if (stat.st_dev, stat.st_ino) != self._identity or self._fd is None:
+            return "the file was replaced"
+        header = os.pread(self._fd, len(_SQLITE_HEADER), 0)
+        if header and header != _SQLITE_HEADER:
+            return "the file is not an SQLite database (corrupt)"
+        return None
+
+    def _usable(self, *, reopen: bool = True) -> sqlite3.Connection:
+        """The connection, after checking the file is still the one it writes to; with `reopen`, a
+        restored file is opened here, so the store recovers without a restart."""
+        if self.state is not ClientState.OPEN:
+            raise TransientError(f"embedded queue store {self.path} is not open")
+        problem = self._file_problem()
+        if reopen and problem == "the file was replaced":
+            # Restored (or recreated) by the operator: drop the stale connection, use the new file.
+            self._disconnect()
+            with contextlib.suppress(OSError, sqlite3.Error):
+                self._connect()
+            problem = None if self._db is not None else "cannot open the restored file"
+        if problem is not None or self._db is None:
+            raise TransientError(f"embedded queue store {self.path}: {problem}")
+        return self._db
 
     def queue(self, name: str, *, fifo: bool, dead_letter: str | None = None, max_receives: int = 0) -> EmbeddedQueue:
         return EmbeddedQueue(self, name, fifo=fifo, dead_letter=dead_letter, max_receives=max_receives)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT: receives of several processes never hand out the same message."""
-        if self._db is None:
-            raise TransientError(f"embedded queue store {self.path} is not open")
-        db = self._db
+        """BEGIN IMMEDIATE ... COMMIT: receives of several processes never hand out the same message.
+        The file is checked before and after: a commit into a deleted or replaced file raises, so
+        nothing is acknowledged that a restart would not find."""
+        db = self._usable()
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -90,7 +156,8 @@ class EmbeddedStore:
                 raise
             db.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise TransientError(f"embedded queue {self.path.name}: {exc}") from exc
+            raise TransientError(f"embedded queue store {self.path}: SQLite error: {exc}") from exc
+        self._usable(reopen=False)
 
     def wakeup(self, queue: str) -> asyncio.Event:
         return self._wakeups.setdefault(queue, asyncio.Event())
@@ -131,9 +198,9 @@ class EmbeddedQueue:
             rows = db.execute(_SELECT_AVAILABLE, {"q": self.name, "now": now, "n": max_messages}).fetchall()
             for seq, message_id, body, group_id, count in rows:
                 if self._max_receives and self._dead_letter and count >= self._max_receives:
+                    # The receive count moves along (as on SQS): the operator sees how often it was tried.
                     db.execute(
-                        "UPDATE messages SET queue = ?, receive_count = 0, receipt = NULL, visible_at = ?"
-                        " WHERE seq = ?",
+                        "UPDATE messages SET queue = ?, receipt = NULL, visible_at = ? WHERE seq = ?",
                         (self._dead_letter, now, seq),
                     )
                     continue
@@ -176,8 +243,8 @@ class EmbeddedQueue:
         message_id = str(uuid.uuid4())
         group = message.group_id if self.fifo else None
         db.execute(
-            "INSERT INTO messages (queue, message_id, body, group_id, visible_at) VALUES (?, ?, ?, ?, ?)",
-            (self.name, message_id, message.body, group, now),
+            "INSERT INTO messages (queue, message_id, body, group_id, visible_at, sent_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (self.name, message_id, message.body, group, now, now),
         )
         if self.fifo and message.dedup_id:
             db.execute(
@@ -209,7 +276,7 @@ class EmbeddedQueue:
 
     async def ping(self) -> None:
         with self._store.transaction() as db:
-            db.execute("SELECT 1").fetchone()
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
 
     def counts(self) -> tuple[int, int]:
         """(visible, in flight) message counts, for tests, benchmarks and operators."""

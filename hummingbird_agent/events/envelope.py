@@ -132,15 +132,27 @@ def _gunzip_base64(message: str) -> bytes:
         compressed = base64.b64decode(message, validate=True)
     except (binascii.Error, ValueError):
         raise EnvelopeError("Message is not valid base64") from None
-    inflater = zlib.decompressobj(wbits=31)  # gzip container
     try:
-        data = inflater.decompress(compressed, budgets.ENVELOPE_MAX_DECODED_BYTES + 1)
-    except zlib.error:
+        data = inflate(compressed, 31, budgets.ENVELOPE_MAX_DECODED_BYTES)  # gzip container
+    except EnvelopeError:
         raise EnvelopeError("Message is not valid gzip") from None
     if len(data) > budgets.ENVELOPE_MAX_DECODED_BYTES:
         raise EnvelopeError(f"decompressed Message exceeds {budgets.ENVELOPE_MAX_DECODED_BYTES} bytes")
-    if not inflater.eof:
-        raise EnvelopeError("Message is truncated gzip")
+    return data
+
+
+def inflate(compressed: bytes, wbits: int, limit: int) -> bytes:
+    """Decompress (zlib `wbits`: 31 gzip, 15 zlib), stopping after `limit` + 1 bytes: a longer result means
+    "too large" to the caller. Raises EnvelopeError for corrupt, truncated or trailing-garbage data."""
+    inflater = zlib.decompressobj(wbits=wbits)
+    try:
+        data = inflater.decompress(compressed, limit + 1)
+    except zlib.error:
+        raise EnvelopeError("corrupt compressed data") from None
+    if len(data) > limit:
+        return data
+    if not inflater.eof or inflater.unused_data:
+        raise EnvelopeError("truncated compressed data or trailing bytes")
     return data
 
 

@@ -50,7 +50,8 @@ async def router_loop(
                 continue
             await route_batch(ingress, work, messages, stats)
         except AgentError as exc:
-            logger.warning("router: %s; retrying in %.1f s", exc, budgets.TRANSPORT_ERROR_BACKOFF_S)
+            # Outages are logged once where the queue is watched (events.watch); here every retry.
+            logger.debug("router: %s; retrying in %.1f s", exc, budgets.TRANSPORT_ERROR_BACKOFF_S)
             await sleep_unless_stopped(budgets.TRANSPORT_ERROR_BACKOFF_S, stop)
         except Exception:  # the loop's boundary: a bug here must not stop routing for everyone
             logger.exception("router: unexpected error; retrying in %.1f s", budgets.TRANSPORT_ERROR_BACKOFF_S)

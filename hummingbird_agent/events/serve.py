@@ -6,19 +6,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
-from collections.abc import AsyncIterator, Awaitable
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Awaitable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import web
-
 from hummingbird_agent import budgets
-from hummingbird_agent.config import LoadedConfig, QueuesConfig
+from hummingbird_agent.config import ROLE_QUEUE_URLS, LoadedConfig, QueuesConfig, check_role
 from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.events.edge import EdgeLimits, HttpEdge
 from hummingbird_agent.events.embedded import EmbeddedStore
 from hummingbird_agent.events.protocols import Continuations, Event, Handler, Queue
 from hummingbird_agent.events.router import router_loop
+from hummingbird_agent.events.watch import OutageLog, WatchedQueue
 from hummingbird_agent.events.webhook import DedupLedger, WebhookIngress, build_app
 from hummingbird_agent.events.worker import WorkerSettings, poll_loop
 
@@ -47,12 +52,24 @@ class Transport:
 
 def _needs(role: str) -> tuple[bool, bool]:
     """(ingress queue needed, work queue needed) for a role."""
-    return role in ("router", "ingress", "all"), role in ("router", "worker", "all")
+    urls = ROLE_QUEUE_URLS[role]
+    return "ingress_url" in urls, "work_url" in urls
 
 
 @contextlib.asynccontextmanager
 async def open_transport(loaded: LoadedConfig, role: str) -> AsyncIterator[Transport]:
-    """Open the configured backend's queues for `role`; closed again on exit."""
+    """Open the configured backend's queues for `role`, each watched by one OutageLog; closed on exit."""
+    outages = OutageLog()
+    async with _open_backend(loaded, role) as raw:
+        yield Transport(
+            WatchedQueue(raw.ingress, outages) if raw.ingress is not None else None,
+            WatchedQueue(raw.work, outages) if raw.work is not None else None,
+            raw.description,
+        )
+
+
+@contextlib.asynccontextmanager
+async def _open_backend(loaded: LoadedConfig, role: str) -> AsyncIterator[Transport]:
     queues = loaded.config.queues
     if queues.backend == "embedded":
         async with _embedded(loaded, queues) as transport:
@@ -61,13 +78,8 @@ async def open_transport(loaded: LoadedConfig, role: str) -> AsyncIterator[Trans
     # The SDK adapter is imported only when the SQS backend is chosen.
     from hummingbird_agent.events.sqs import sqs_client
 
+    check_role(loaded, role)
     need_ingress, need_work = _needs(role)
-    for needed, key, url in (
-        (need_ingress, "ingress_url", queues.ingress_url),
-        (need_work, "work_url", queues.work_url),
-    ):
-        if needed and not url:
-            raise ConfigError(f"queues.{key} is required for role {role!r} with the sqs backend")
     async with sqs_client(queues.region, queues.endpoint_url) as client:
         ingress = client.queue(queues.ingress_url) if need_ingress and queues.ingress_url else None
         work = client.queue(queues.work_url) if need_work and queues.work_url else None
@@ -102,7 +114,7 @@ def worker_settings(queues: QueuesConfig) -> WorkerSettings:
     )
 
 
-async def _start_http(loaded: LoadedConfig, role: str, transport: Transport) -> tuple[web.AppRunner, str]:
+async def _start_http(loaded: LoadedConfig, role: str, transport: Transport, waiting: str | None) -> HttpEdge:
     hook = loaded.config.webhook
     ingress = None
     if hook.enabled and role in ("ingress", "all") and transport.ingress is not None:
@@ -112,38 +124,50 @@ async def _start_http(loaded: LoadedConfig, role: str, transport: Transport) -> 
         ledger = DedupLedger(budgets.WEBHOOK_DEDUP_WINDOW_S, budgets.WEBHOOK_DEDUP_MAX_KEYS)
         ingress = WebhookIngress(transport.ingress, secret, hook.max_body_bytes, ledger)
     queues = [q for q in (transport.ingress, transport.work) if q is not None]
-    runner = web.AppRunner(build_app(queues, ingress, hook.path), access_log=None)
-    await runner.setup()
+    edge = HttpEdge(build_app(queues, ingress, hook.path, waiting, waiting_unready=role == "worker"), EdgeLimits())
     try:
-        await web.TCPSite(runner, hook.host, hook.port).start()
+        await edge.start(hook.host, hook.port)
     except OSError as exc:
-        await runner.cleanup()
         raise ConfigError(f"webhook: cannot listen on {hook.host}:{hook.port} ({exc.strerror})") from None
-    host, port = runner.addresses[0][:2]
-    return runner, f"http://{host}:{port}"
+    return edge
 
 
-async def run_service(loaded: LoadedConfig, role: str, handler: Handler, stop: asyncio.Event | None = None) -> int:
-    """Run `role` until `stop` is set or SIGTERM/SIGINT arrives; returns the exit code (0)."""
+async def run_service(
+    loaded: LoadedConfig,
+    role: str,
+    handler: Handler,
+    stop: asyncio.Event | None = None,
+    *,
+    worker_waiting: str | None = None,
+) -> int:
+    """Run `role` until `stop` is set or SIGTERM/SIGINT arrives; returns the exit code (0).
+
+    `worker_waiting` (why the handler cannot run, e.g. a missing secret) keeps the worker from
+    receiving at all, so waiting events keep their receive counts and never reach the dead-letter
+    queue; router and webhook keep accepting, /readyz says why."""
     if role not in ROLES:
         raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(ROLES)}")
     stop = stop or asyncio.Event()
     queues = loaded.config.queues
+    waiting = worker_waiting if role in ("worker", "all") else None
+    if waiting:
+        logger.warning("worker not receiving: %s; events stay queued until it is fixed and the service restarts",
+                       waiting)
     with _signals_set(stop):
         async with open_transport(loaded, role) as transport:
-            runner, url = await _start_http(loaded, role, transport)
+            edge = await _start_http(loaded, role, transport, waiting)
             try:
-                loops = _loops(role, transport, handler, queues, stop)
-                logger.info("serve ready: role=%s transport=%s listening on %s", role, transport.description, url)
+                loops = _loops(role, transport, None if waiting else handler, queues, stop)
+                logger.info("serve ready: role=%s transport=%s listening on %s", role, transport.description, edge.url)
                 await asyncio.gather(stop.wait(), *loops)
             finally:
-                await runner.cleanup()
+                await edge.aclose()
     logger.info("serve stopped: role=%s", role)
     return 0
 
 
 def _loops(
-    role: str, transport: Transport, handler: Handler, queues: QueuesConfig, stop: asyncio.Event
+    role: str, transport: Transport, handler: Handler | None, queues: QueuesConfig, stop: asyncio.Event
 ) -> list[Awaitable[Any]]:
     loops: list[Awaitable[Any]] = []
     if role in ("router", "all") and transport.ingress is not None and transport.work is not None:
@@ -156,7 +180,7 @@ def _loops(
                 visibility_timeout_s=queues.visibility_timeout_s,
             )
         )
-    if role in ("worker", "all") and transport.work is not None:
+    if role in ("worker", "all") and transport.work is not None and handler is not None:
         loops.append(poll_loop(transport.work, handler, stop, worker_settings(queues)))
     return loops
 
@@ -185,4 +209,39 @@ def _on_signal(sig: signal.Signals, stop: asyncio.Event) -> None:
 
 def serve(loaded: LoadedConfig, role: str, handler: Handler = log_only_handler) -> int:
     """Synchronous entry point for the CLI: runs run_service() in a fresh event loop; returns the exit code."""
-    return asyncio.run(run_service(loaded, role, handler))
+    return run_to_exit(run_service(loaded, role, handler))
+
+
+def run_to_exit(main: Coroutine[Any, Any, int]) -> int:
+    """Like asyncio.run(main), but the exit does not wait for blocking calls still running in threads
+    (asyncio.run and the interpreter join them, however long an SDK keeps retrying): after
+    budgets.EXIT_THREAD_JOIN_S the process exits with main's code and without them."""
+    executor = ThreadPoolExecutor(thread_name_prefix="blocking")
+    loop = asyncio.new_event_loop()
+    loop.set_default_executor(executor)
+    try:
+        code = loop.run_until_complete(main)
+        loop.run_until_complete(_cancel_leftovers())
+        loop.run_until_complete(loop.shutdown_asyncgens())
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+        loop.close()
+    deadline = time.monotonic() + budgets.EXIT_THREAD_JOIN_S
+    others = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+    for thread in others:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    stuck = [t.name for t in others if t.is_alive()]
+    if stuck:
+        logger.warning("exiting without %d blocking calls still running: %s", len(stuck), ", ".join(stuck))
+        logging.shutdown()
+        sys.stdout.flush()
+        os._exit(code)
+    return code
+
+
+async def _cancel_leftovers() -> None:
+    tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=budgets.CANCEL_WAIT_S)

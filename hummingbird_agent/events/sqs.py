@@ -95,8 +95,31 @@ class SqsQueue:
         return BatchResult(tuple(sorted(int(s["Id"]) for s in reply.get("Successful", []))), _failures(reply))
 
     async def ping(self) -> None:
+        await self.attributes(["QueueArn"])
+
+    # --- operator tools (events.sqs_admin) ---------------------------------------------------------
+    async def attributes(self, names: Sequence[str]) -> dict[str, str]:
         with map_sqs_errors(self.name, "GetQueueAttributes"):
-            await self._client.client.get_queue_attributes(QueueUrl=self.url, AttributeNames=["QueueArn"])
+            reply = await self._client.client.get_queue_attributes(QueueUrl=self.url, AttributeNames=list(names))
+        return dict(reply.get("Attributes", {}))
+
+    async def purge(self) -> None:
+        with map_sqs_errors(self.name, "PurgeQueue"):
+            await self._client.client.purge_queue(QueueUrl=self.url)
+
+    async def start_move_task(self, source_arn: str, destination_arn: str) -> str:
+        """StartMessageMoveTask from this (dead-letter) queue; its task handle."""
+        with map_sqs_errors(self.name, "StartMessageMoveTask"):
+            reply = await self._client.client.start_message_move_task(
+                SourceArn=source_arn, DestinationArn=destination_arn
+            )
+        return str(reply.get("TaskHandle", ""))
+
+    async def url_of(self, name: str) -> str:
+        """URL of another queue in the same account and region, by name."""
+        with map_sqs_errors(name, "GetQueueUrl"):
+            reply = await self._client.client.get_queue_url(QueueName=name)
+        return str(reply["QueueUrl"])
 
 
 def _received(message: dict[str, Any]) -> ReceivedMessage:

@@ -5,10 +5,12 @@ It answers fast: checks, wrap, one queue send. Everything else happens behind th
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
 import logging
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -17,8 +19,8 @@ from typing import Any
 from aiohttp import web
 
 from hummingbird_agent import budgets
-from hummingbird_agent.errors import AgentError
-from hummingbird_agent.events.envelope import encode_envelope
+from hummingbird_agent.errors import AgentError, EnvelopeError
+from hummingbird_agent.events.envelope import encode_envelope, inflate
 from hummingbird_agent.events.protocols import OutgoingMessage, Queue
 
 logger = logging.getLogger(__name__)
@@ -70,14 +72,82 @@ def delivery_key(headers: Mapping[str, str], body: bytes) -> str:
     return "sha256:" + hashlib.sha256(body).hexdigest()
 
 
-async def _read_limited(request: web.Request, limit: int) -> bytes | None:
-    """The body, or None once it grows past `limit` (chunked uploads have no Content-Length)."""
+# GitLab event types the service acts on (runner dispatch); any other kind is refused with 400.
+HANDLED_EVENT_TYPES = ("merge_request", "note", "pipeline")
+# Content-Encoding -> zlib wbits (gzip container, zlib container). Decoding happens after the token check.
+_ENCODINGS = {"gzip": 31, "x-gzip": 31, "deflate": 15}
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_JSON_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+class _Refused(Exception):
+    """A request answered with a 4xx: status and a one-line reason for the sender."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def json_nesting_exceeds(body: bytes, max_depth: int) -> bool:
+    """True when the JSON text nests arrays/objects deeper than `max_depth` (strings are skipped).
+
+    A linear scan without recursion, so a body nested 100,000 deep is measured, never parsed."""
+    depth = 0
+    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub(b'""', body)):
+        if bracket.group() in (b"[", b"{"):
+            depth += 1
+            if depth > max_depth:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def decode_content(raw: bytes, encoding: str, limit: int) -> bytes:
+    """The body after its Content-Encoding (identity, gzip, deflate), at most `limit` bytes; else _Refused."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return raw
+    wbits = _ENCODINGS.get(encoding)
+    if wbits is None:
+        raise _Refused(415, f"unsupported Content-Encoding {encoding[:40]!r}; use gzip, deflate or none")
+    try:
+        data = inflate(raw, wbits, limit)
+    except EnvelopeError:
+        raise _Refused(400, f"body is not valid {encoding} data") from None
+    if len(data) > limit:
+        raise _Refused(413, f"decoded body exceeds {limit} bytes")
+    return data
+
+
+def parse_event(body: bytes, headers: Mapping[str, str]) -> tuple[dict[str, Any], str]:
+    """The JSON object and its handled event type, else _Refused(400) with the reason."""
+    if json_nesting_exceeds(body, budgets.WEBHOOK_MAX_JSON_DEPTH):
+        raise _Refused(400, f"body nests deeper than {budgets.WEBHOOK_MAX_JSON_DEPTH} levels")
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        raise _Refused(400, "body is not valid JSON") from None
+    if not isinstance(payload, dict):
+        raise _Refused(400, "body is not a JSON object")
+    event_type = event_type_of(payload, headers)
+    if event_type is None:
+        raise _Refused(400, "cannot tell the event type: no object_kind and no X-Gitlab-Event header")
+    if event_type not in HANDLED_EVENT_TYPES:
+        handled = ", ".join(HANDLED_EVENT_TYPES)
+        raise _Refused(400, f"event type {event_type[:40]!r} is not handled; handled: {handled}")
+    return payload, event_type
+
+
+async def _read_limited(request: web.Request, limit: int) -> bytes:
+    """The raw body; _Refused(413) once it grows past `limit` (chunked uploads have no Content-Length)."""
     parts: list[bytes] = []
     size = 0
     async for chunk in request.content.iter_chunked(budgets.STREAM_CHUNK_BYTES):
         size += len(chunk)
         if size > limit:
-            return None
+            raise _Refused(413, f"body exceeds {limit} bytes")
         parts.append(chunk)
     return b"".join(parts)
 
@@ -89,33 +159,46 @@ def _reject(status: int, reason: str) -> web.Response:
 class WebhookIngress:
     """The POST handler; holds the ingress queue, the secret and the dedup ledger."""
 
-    def __init__(self, ingress: Queue, secret: str | None, max_body_bytes: int, ledger: DedupLedger) -> None:
+    def __init__(
+        self,
+        ingress: Queue,
+        secret: str | None,
+        max_body_bytes: int,
+        ledger: DedupLedger,
+        body_timeout_s: float = budgets.WEBHOOK_BODY_TIMEOUT_S,
+    ) -> None:
         self._ingress = ingress
         self._secret = secret.encode() if secret else None
         self._max_body_bytes = max_body_bytes
         self._ledger = ledger
+        self._body_timeout_s = body_timeout_s
 
     async def handle(self, request: web.Request) -> web.Response:
-        if request.content_length is not None and request.content_length > self._max_body_bytes:
-            return _reject(413, f"body exceeds {self._max_body_bytes} bytes")
         if self._secret is None:
             return _reject(401, "webhook secret is not configured on this server")
         token = request.headers.get("X-Gitlab-Token", "").encode()
         if not hmac.compare_digest(token, self._secret):
+            # Not logged: unauthenticated traffic must not be able to fill the log.
             return _reject(401, "missing or wrong X-Gitlab-Token")
-        body = await _read_limited(request, self._max_body_bytes)
-        if body is None:
-            return _reject(413, f"body exceeds {self._max_body_bytes} bytes")
         try:
-            payload = json.loads(body)
-        except ValueError:
-            return _reject(400, "body is not valid JSON")
-        if not isinstance(payload, dict):
-            return _reject(400, "body is not a JSON object")
-        event_type = event_type_of(payload, request.headers)
-        if event_type is None:
-            return _reject(400, "cannot tell the event type: no object_kind and no X-Gitlab-Event header")
+            body = await self._body(request)
+            payload, event_type = parse_event(body, request.headers)
+        except _Refused as refused:
+            logger.info("webhook refused (%d): %s", refused.status, refused.reason)
+            return _reject(refused.status, refused.reason)
         return await self._enqueue(payload, event_type, delivery_key(request.headers, body))
+
+    async def _body(self, request: web.Request) -> bytes:
+        """The decoded body of an authenticated request (the token was checked before any byte was read)."""
+        limit = self._max_body_bytes
+        if request.content_length is not None and request.content_length > limit:
+            raise _Refused(413, f"body exceeds {limit} bytes")
+        try:
+            async with asyncio.timeout(self._body_timeout_s):
+                raw = await _read_limited(request, limit)
+        except TimeoutError:
+            raise _Refused(408, f"body not received within {self._body_timeout_s:g} s") from None
+        return decode_content(raw, request.headers.get("Content-Encoding", ""), limit)
 
     async def _enqueue(self, payload: dict[str, Any], event_type: str, key: str) -> web.Response:
         if not self._ledger.claim(key):
@@ -129,7 +212,8 @@ class WebhookIngress:
             problem = str(exc)
         if problem:
             self._ledger.release(key)
-            logger.warning("webhook not queued (GitLab will retry): %s", problem)
+            # The queue's outage is logged once where it is watched (events.watch), not per webhook.
+            logger.debug("webhook not queued (GitLab will retry): %s", problem)
             return _reject(503, "queue unavailable, retry later")
         logger.info("webhook queued: %s %s", event_type, key)
         return web.json_response({"status": "queued", "event_type": event_type}, status=202)
@@ -139,8 +223,12 @@ def build_app(
     queues: Sequence[Queue],
     ingress: WebhookIngress | None,
     path: str,
+    waiting: str | None = None,
+    waiting_unready: bool = False,
 ) -> web.Application:
-    """The aiohttp app: /healthz, /readyz (pings `queues`), and the webhook route when `ingress` is given."""
+    """The aiohttp app: /healthz, /readyz (pings `queues`), and the webhook route when `ingress` is given.
+    `waiting` says why the worker does not receive; it makes /readyz 503 when `waiting_unready` (a
+    worker-only process), else it is reported beside a 200 (the webhook and router still serve)."""
 
     async def healthz(_: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -151,7 +239,9 @@ def build_app(
                 await queue.ping()
             except AgentError as exc:
                 return web.json_response({"status": "unready", "reason": str(exc)}, status=503)
-        return web.json_response({"status": "ready"})
+        if waiting and waiting_unready:
+            return web.json_response({"status": "unready", "reason": waiting}, status=503)
+        return web.json_response({"status": "ready"} | ({"worker": waiting} if waiting else {}))
 
     app = web.Application()
     app.router.add_get("/healthz", healthz)

@@ -1,10 +1,11 @@
 """FIFO worker: poll -> slot (max_concurrent_agents) -> one task per message group -> handler ->
 delete (shielded). A heartbeat keeps every in-flight message hidden; SIGTERM stops polling and lets
-running handlers finish within the grace period."""
+running handlers finish within the grace period, then cancels them and makes their messages visible again."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 from collections.abc import Sequence
@@ -104,7 +105,8 @@ class Worker:
                 )
                 stopped, messages = await until_stopped(receive, stop)
             except AgentError as exc:
-                logger.warning("worker: receive failed: %s; retrying in %.1f s", exc, budgets.TRANSPORT_ERROR_BACKOFF_S)
+                # Outages are logged once where the queue is watched (events.watch); here every retry.
+                logger.debug("worker: receive failed: %s; retrying in %.1f s", exc, budgets.TRANSPORT_ERROR_BACKOFF_S)
                 await sleep_unless_stopped(budgets.TRANSPORT_ERROR_BACKOFF_S, stop)
                 continue
             if not messages:
@@ -232,11 +234,23 @@ class Worker:
         grace = self.settings.shutdown_grace_s
         logger.info("worker draining: %d groups running, grace %.0f s", len(self._tasks), grace)
         _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
+        if not pending:
+            return
+        # Received messages of the groups still running: after cancellation nobody owns them.
+        unfinished = list(self._inflight.values())
         for task in pending:
             task.cancel()
-        if pending:
-            logger.warning("worker: %d handlers cancelled after the grace period; redelivered later", len(pending))
-            await asyncio.gather(*pending, return_exceptions=True)
+        logger.warning(
+            "worker: %d handlers cancelled after the %.0f s grace period; releasing %d messages",
+            len(pending), grace, len(unfinished),
+        )
+        # A handler that swallows the cancellation (or is blocked in a thread) is not waited for, nor a
+        # queue that does not answer: those messages come back after their visibility timeout instead.
+        await asyncio.wait(pending, timeout=budgets.CANCEL_WAIT_S)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(budgets.CANCEL_WAIT_S):
+                await self._set_visibility([m.receipt for m in unfinished], 0)
+        self._inflight.clear()
 
 
 def group_batch(messages: Sequence[ReceivedMessage]) -> list[list[ReceivedMessage]]:

@@ -68,8 +68,14 @@ def not_enabled_body(workflow: str) -> str:
     return f"The workflow `{workflow}` is not enabled for this project."
 
 
-def access_denied_body() -> str:
-    return "Sorry, only project members with Developer access or higher can run Hummingbird."
+def access_denied_body(user_id: int) -> str:
+    """The refusal, with a hidden tag naming whom it refused (see threads.refused_recently)."""
+    return ("Sorry, only project members with Developer access or higher can run Hummingbird."
+            f"\n\n{refusal_tag(user_id)}")
+
+
+def refusal_tag(user_id: int) -> str:
+    return f"<!-- hummingbird-refused user={user_id} -->"
 
 
 def session_expired_body() -> str:

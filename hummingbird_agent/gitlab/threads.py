@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hummingbird_agent.gitlab.markers import SessionMarker, parse_markers
+from hummingbird_agent.gitlab.note_text import refusal_tag
 
 Discussion = Mapping[str, Any]
 
@@ -68,3 +70,32 @@ def open_agent_threads(discussions: Iterable[Discussion], bot_id: int) -> list[s
         if parse_markers(first.get("body", "")) and first.get("resolvable") and not first.get("resolved"):
             ids.append(str(discussion["id"]))
     return ids
+
+
+
+def refused_recently(discussions: Iterable[Discussion], bot_id: int, user_id: int, window_s: float) -> bool:
+    """Whether the bot refused `user_id` on this MR within `window_s` before the MR's newest note.
+
+    GitLab's own timestamps on both ends (the newest note is the comment being answered), so the
+    service's clock and GitLab's need not agree.
+    """
+    tag = refusal_tag(user_id)
+    notes = [note for discussion in discussions for note in discussion.get("notes") or []]
+    times = [t for note in notes if (t := _created(note)) is not None]
+    if not times:
+        return False
+    since = max(times) - timedelta(seconds=window_s)
+    for note in notes:
+        if (note.get("author") or {}).get("id") == bot_id and tag in str(note.get("body") or ""):
+            created = _created(note)
+            if created is None or created >= since:  # an unreadable time counts as recent: no second note
+                return True
+    return False
+
+
+def _created(note: Mapping[str, Any]) -> datetime | None:
+    try:
+        created = datetime.fromisoformat(str(note.get("created_at")))
+    except ValueError:
+        return None
+    return created if created.tzinfo else created.replace(tzinfo=UTC)

@@ -28,8 +28,10 @@ _STRONG = re.compile(
     r"|[1-9]\d* (?:failed|failing|failures?|errors?)\b|(?:Failures|Errors|Failed): [1-9]"
     r"|undefined reference|not defined\b|cannot find|[Cc]ould not"
 )
+# The lower-case words count only as words of their own: inside a name (`quick-error`, `upnperrors.h`,
+# `libfoo.failure`) they name a package or a file.
 _MEDIUM = re.compile(
-    r"(?:error|errors|fatal|failed|failure|failing|fails|aborted|timed out|timeout)\b"
+    r"(?<![\w.-])(?:error|errors|fatal|failed|failure|failing|fails|aborted|timed out|timeout)\b"
     r"|No such file or directory|command not found|not found\b|cannot\b|can't\b|[Uu]nable to"
     r"|assert|expected\b.*\b(?:got|but|actual|was|received)\b|mismatch"
     r"|denied\b|violations?\b|unresolved|Exception\b"
@@ -43,6 +45,16 @@ _BENIGN = re.compile(
 )
 # A lone lower-camel-case identifier (`handleAPIError`) is a test group's or a function's name, not a diagnostic.
 _IDENTIFIER = re.compile(r"\s*[a-z]+[A-Z]\w*\s*")
+# A count of test or run outcomes (`failed 2`, `Errors: 0`, `16 tests`). A line with two or more is a run's
+# summary (`Tests: succeeded 14, failed 2, canceled 0`): it says that something failed, not what, so it is
+# weak evidence and the failure it counts, printed earlier, can be chosen over it. Other numbers
+# (`expected 200, got 404`, `line 12`) are details of a diagnostic, not counts.
+_OUTCOME = (
+    r"(?:pass(?:ed|ing|es)?|fail(?:ed|ing|ures?)?|errors?|skipped|succeeded|tests?|total|ignored|pending"
+    r"|cancel+ed|aborted|completed|run)"
+)
+_COUNT = re.compile(rf"\b{_OUTCOME}:? \d+\b|\b\d+ {_OUTCOME}\b", re.IGNORECASE)
+_SUMMARY_SCORE = 1.0
 # Lines a CI runner prints after every failed job; evidence of failure, but never its explanation.
 _EPILOGUE = re.compile(
     r"^(?:Done\. Your build exited with|ERROR: Job failed|Cleaning up|Finished: FAILURE"
@@ -78,4 +90,6 @@ def cue_score(line: str) -> float:
         value -= 1.5
     if _EPILOGUE.search(line):
         value = min(value, 0.5)
+    elif len(_COUNT.findall(line)) >= 2:
+        value = min(value, _SUMMARY_SCORE)
     return max(value, 0.0)

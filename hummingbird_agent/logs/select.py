@@ -36,6 +36,7 @@ class Shape:
     end_scale: float = 150.0  # lines from the end over which that extra weight decays
     keep_ratio: float = 0.5  # other blocks kept when their score reaches this share of the best
     bridge: int = 0  # continuation lines (stack frames, indented details) allowed between cue lines
+    distinct: bool = False  # a block's evidence counts each line once up to its digits (a repeat adds nothing)
 
 
 def end_prior(total: int, shape: Shape) -> Callable[[int], float]:
@@ -58,9 +59,30 @@ def build_blocks(
             i += 1
         last = _follow(text, last, shape.follow)
         first = _lead(text, first, shape.before)
-        evidence = sum(min(scores.get(n, 0.0), 3.0) for n in range(first, last + 1))
-        blocks.append(Block(first, last, evidence * prior(last)))
+        blocks.append(Block(first, last, _evidence(scores, text, first, last, shape.distinct) * prior(last)))
     return blocks
+
+
+# Numbers and hex ids (line numbers, counters, commits, addresses): lines that differ only in these are
+# the same complaint. One regex, not `signature`'s ten, because a log may be all error lines.
+_VOLATILE = re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{7,}\b|\d+")
+
+
+def _evidence(scores: dict[int, float], text: dict[int, str], first: int, last: int, distinct: bool) -> float:
+    """Sum of the lines' scores (each capped at 3); with `distinct`, the best score of each line shape once.
+
+    A tool that prints one complaint per file or per retry (`unmappable character`, a logger's `ERROR:
+    Stream 3 bad state`) then weighs like one complaint, not like a wall of errors.
+    """
+    if not distinct:
+        return sum(min(scores.get(n, 0.0), 3.0) for n in range(first, last + 1))
+    best: dict[str, float] = {}
+    for n in range(first, last + 1):
+        value = min(scores.get(n, 0.0), 3.0)
+        if value > 0:
+            key = _VOLATILE.sub("", text.get(n, ""))
+            best[key] = max(best.get(key, 0.0), value)
+    return sum(best.values())
 
 
 def choose(blocks: list[Block], max_lines: int, shape: Shape) -> list[tuple[int, int]]:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# The end of a command (any exit status; group 1 or 2 holds it when printed).
+# The end of a command (any exit status; group 1 or 2 holds it when printed). A retried command's first
+# failed attempt (`failed. Retrying, 2 of 3`) ends the step: later attempts repeat it.
 _STEP_END = re.compile(
-    r"exited with (\d+)\.?\s*$|failed \d+ times\.?$|^ERROR: Job failed|Process completed with exit code (\d+)"
+    r"exited with (\d+)\.?\s*$|failed \d+ times\.?$|failed\. Retrying, \d+ of \d+|^ERROR: Job failed"
+    r"|Process completed with exit code (\d+)"
 )
 # What tools and runners print after a failure: consequences and advice, never the explanation.
 _WRAP_UP = re.compile(
@@ -61,8 +63,13 @@ def is_wrap_up(line: str) -> bool:
     return _WRAP_UP.search(line) is not None
 
 
+# A build tool's progress line (`   Compiling quick-error v1.2`, `[3 of 9] Compiling Foo.Error`): what is
+# being built, not what failed, whatever its name contains.
+_PROGRESS = re.compile(r"(?:^|[\]>]) *(?:Compiling|Configuring|Building|Linking) ")
+
+
 def is_routine(line: str) -> bool:
-    return _ROUTINE.search(line) is not None
+    return _ROUTINE.search(line) is not None or _PROGRESS.search(line) is not None
 
 
 def failing_step(text: dict[int, str], total: int) -> Step:
@@ -111,14 +118,20 @@ def extend(text: dict[int, str], first: int, last: int, step: Step, limit: int) 
     """Grow a block through the rest of its paragraph (to `limit` lines): details follow the error line."""
     while last + 1 < step.end and last - first + 1 < limit:
         following = text.get(last + 1)
-        if first == last and following is not None and not following.strip() and _plain(text.get(last + 2)):
-            # A lone count line (`1 failing`) is followed, after a blank line, by the failures it counts.
-            last += 1
-            continue
+        if following is not None and not following.strip() and _plain(text.get(last + 2)):
+            # A lone count line (`1 failing`) is followed, after a blank line, by the failures it counts; a
+            # header (`FAIL file`, `● test`) by its details, indented deeper than the header.
+            if first == last or _indent(text[last + 2]) > _indent(text[first]):
+                last += 1
+                continue
         if not _plain(following) or is_routine(text[last + 1]):
             break
         last += 1
     return last
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def _skippable(line: str) -> bool:

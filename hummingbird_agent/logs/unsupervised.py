@@ -2,7 +2,11 @@
 
 Tools print the cause first and its consequences after (summaries, `npm ERR!`, `make: ***`), and a CI
 runner marks where the failing command ends; so the block chosen is the earliest one inside the first
-failed step that scores close to that step's best, weighted towards the step's end.
+failed step that scores close to that step's best, weighted towards the step's end. A failure the tool
+reports again later with its details (the same test named in a longer block) is shown by that report.
+Without a runner's step marks, "earliest" has no anchor (earlier commands print errors and go on): the
+best block weighted towards the log's end is chosen and, as that guess is less sure, the log's last
+lines are shown with it.
 """
 
 from __future__ import annotations
@@ -12,8 +16,16 @@ import re
 
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.cues import cue_score
-from hummingbird_agent.logs.select import Shape, build_blocks, choose, end_prior
-from hummingbird_agent.logs.steps import BOUNDARY_SCORE, extend, failing_step, is_routine, is_wrap_up, last_output
+from hummingbird_agent.logs.select import Block, Shape, build_blocks, choose, end_prior, fit
+from hummingbird_agent.logs.steps import (
+    BOUNDARY_SCORE,
+    Step,
+    extend,
+    failing_step,
+    is_routine,
+    is_wrap_up,
+    last_output,
+)
 from hummingbird_agent.logs.stream import LogView
 
 # A block needs this share of the step's best block score to be chosen over a later one.
@@ -24,6 +36,12 @@ _STEP_END_SCALE = 30.0
 # A shell-traced command (`+ cmd`, `set -x`) right before the error block: the command that failed, shown
 # when the budget has room (an echoed `$ cmd` step line is not: it starts every step).
 _COMMAND_ECHO = re.compile(r"^\++ ?\S")
+# Names a failure report repeats: camel-case or dotted identifiers (`testThatUploadFails`,
+# `Foo.Tests.BarCase`) and snake-case ones (`line_selection_works`).
+_NAME = re.compile(r"(?<![\w.])[A-Za-z_][\w.:]*[a-z][A-Z_][\w.:]{5,}\w|\b[a-z]+_[a-z_]{6,}\b")
+# A name of a kind of failure (`java.lang.RuntimeException`, `AssertionError`) names no test: other
+# failures print it too.
+_KIND = re.compile(r"(?:Exception|Error|Failure|Failed)$")
 
 
 def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> list[tuple[int, int]]:
@@ -33,34 +51,65 @@ def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> l
     its failure cues alone.
     """
     text = view.text_of()
+    evidence = _evidence(view, text, rescore)
+    step = failing_step(text, view.total_lines)
+    inside = {n: v for n, v in evidence.items() if step.first <= n < step.end}
+    shape = Shape(distinct=True)
+    blocks = build_blocks(inside, text, lambda last: _step_prior(step, last), shape)
+    cap = min(max_lines, budgets.EXCERPT_PARAGRAPH_LINES)
+    if not step.found and blocks:
+        first, last = _grown(text, max(blocks, key=lambda b: (b.score, b.last)), step, cap, cap)
+        # The log's last lines in the room the pick leaves: when cut, a tail keeps its end.
+        room = min(budgets.EXCERPT_UNANCHORED_TAIL_LINES, max_lines - (last - first + 1))
+        tail = [(max(1, view.total_lines - room + 1), view.total_lines)] if room > 0 else []
+        return fit([(first, last)] + tail, max_lines)
+    if blocks:
+        return [_first_strong(text, blocks, step, max_lines, cap)]
+    # No cue word inside the failing step (a size-limit report, a diff): its last output explains it.
+    paragraph = last_output(text, step, cap) if step.found else None
+    if paragraph is not None:
+        return [paragraph]
+    fallback = Shape(distinct=True)
+    return choose(build_blocks(evidence, text, end_prior(view.total_lines, fallback), fallback), max_lines, fallback)
+
+
+def _evidence(view: LogView, text: dict[int, str], rescore: bool) -> dict[int, float]:
+    """Failure evidence by line; wrap-up and routine lines are none."""
     if rescore:
         scores = {n: cue_score(line) for n, line in text.items()}
     else:
         scores = {n: v for region in view.regions for n, v in region.hits.items()}
         for n in range(view.tail_start, view.total_lines + 1):
             scores.setdefault(n, cue_score(text[n]))
-    evidence = {
+    return {
         n: v for n, v in scores.items()
         if v > BOUNDARY_SCORE and not is_wrap_up(text.get(n, "")) and not is_routine(text.get(n, ""))
     }
-    step = failing_step(text, view.total_lines)
-    inside = {n: v for n, v in evidence.items() if step.first <= n < step.end}
-    shape = Shape()
-    blocks = build_blocks(
-        inside, text, lambda last: 1.0 + _STEP_END_WEIGHT * math.exp(-(step.end - last) / _STEP_END_SCALE), shape
-    )
-    cap = min(max_lines, budgets.EXCERPT_PARAGRAPH_LINES)
-    if blocks:
-        best = max(b.score for b in blocks)
-        pick = min((b for b in blocks if b.score >= _FIRST_SHARE * best), key=lambda b: b.first)
-        last = min(extend(text, pick.first, pick.last, step, cap), pick.first + max_lines - 1)
-        traced = last - pick.first + 1 < max_lines and _COMMAND_ECHO.match(text.get(pick.first - 1, ""))
-        return [(pick.first - 1 if traced else pick.first, last)]
-    if step.found:
-        # No cue word inside the failing step (a size-limit report, a diff): its last output explains it.
-        paragraph = last_output(text, step, cap)
-        if paragraph is not None:
-            return [paragraph]
-    fallback = Shape()
-    blocks = build_blocks(evidence, text, end_prior(view.total_lines, fallback), fallback)
-    return choose(blocks, max_lines, fallback)
+
+
+def _step_prior(step: Step, last: int) -> float:
+    return 1.0 + _STEP_END_WEIGHT * math.exp(-(step.end - last) / _STEP_END_SCALE)
+
+
+def _first_strong(text: dict[int, str], blocks: list[Block], step: Step, max_lines: int, cap: int) -> tuple[int, int]:
+    """The earliest block close to the step's best, or the later, longer report of the same failure."""
+    best = max(b.score for b in blocks)
+    pick = min((b for b in blocks if b.score >= _FIRST_SHARE * best), key=lambda b: b.first)
+    chosen = _grown(text, pick, step, max_lines, cap)
+    said = " ".join(text.get(n, "") for n in range(pick.first, pick.last + 1))
+    names = {name for name in _NAME.findall(said) if not _KIND.search(name)}
+    if not names:
+        return chosen
+    for later in sorted((b for b in blocks if b.first > chosen[1]), key=lambda b: b.first):
+        report = " ".join(text.get(n, "") for n in range(later.first, later.last + 1))
+        if any(name in report for name in names):
+            detailed = _grown(text, later, step, max_lines, cap)
+            return detailed if detailed[1] - detailed[0] > chosen[1] - chosen[0] else chosen
+    return chosen
+
+
+def _grown(text: dict[int, str], block: Block, step: Step, max_lines: int, cap: int) -> tuple[int, int]:
+    """A block grown through its paragraph, with the traced command before it when the budget has room."""
+    last = min(extend(text, block.first, block.last, step, cap), block.first + max_lines - 1)
+    traced = last - block.first + 1 < max_lines and _COMMAND_ECHO.match(text.get(block.first - 1, ""))
+    return (block.first - 1 if traced else block.first, last)

@@ -32,29 +32,57 @@ class ToolDeclaration:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts of one model call as the provider reported them."""
+    """Token counts of one model call, the same meaning on every provider.
+
+    `prompt_tokens` is the whole prompt (Anthropic: input + cache read + cache creation), `candidate_tokens`
+    the output, `cached_tokens` the part of the prompt read from the provider's cache, `cache_write_tokens`
+    the part written to it (Anthropic only; the others cache implicitly).
+    """
 
     prompt_tokens: int = 0
     candidate_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.candidate_tokens + other.candidate_tokens,
             self.cached_tokens + other.cached_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
+
+    @property
+    def input_tokens(self) -> int:
+        return self.prompt_tokens
+
+    @property
+    def output_tokens(self) -> int:
+        return self.candidate_tokens
 
 
 @dataclass(frozen=True, slots=True)
 class ModelRequest:
-    """Everything one model call sends. `tools_enabled=False` forbids function calls (the final turn)."""
+    """Everything one model call sends. `tools_enabled=False` forbids function calls (the final turn).
+
+    `system_suffix` is this call's warning: sent after `system` and outside any cached prefix. `json_output`
+    asks for one JSON object (JSON mode); `response_schema` (a JSON schema) constrains it further where the
+    provider supports it.
+    """
 
     model: str
     system: str
     contents: Sequence[Content]
     tools: Sequence[ToolDeclaration] = ()
     tools_enabled: bool = True
+    system_suffix: str = ""
+    json_output: bool = False
+    response_schema: Mapping[str, Any] | None = None
+
+    @property
+    def full_system(self) -> str:
+        """The system text as one string (providers without separate system blocks)."""
+        return f"{self.system}\n\n{self.system_suffix}" if self.system_suffix else self.system
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +93,10 @@ class ModelResponse:
     calls: tuple[ToolCall, ...] = ()
     text: str = ""
     usage: Usage = field(default_factory=Usage)
+    provider: str = ""
+    """Which adapter answered (`gemini`, `anthropic`, `openai`, `scripted`), for footers and metrics."""
+    model: str = ""
+    """The model name the provider reported (or the requested one)."""
 
     @property
     def empty(self) -> bool:

@@ -50,7 +50,7 @@ def wire_body(request: ModelRequest) -> dict[str, Any]:
     """The Gemini REST body of a request (used to measure what is sent; the SDK builds the same shape)."""
     body: dict[str, Any] = {
         "contents": wire_contents(request.contents),
-        "systemInstruction": {"parts": [{"text": request.system}]},
+        "systemInstruction": {"parts": [{"text": request.full_system}]},
     }
     if request.tools:
         declarations = [
@@ -61,6 +61,34 @@ def wire_body(request: ModelRequest) -> dict[str, Any]:
         mode = "AUTO" if request.tools_enabled else "NONE"
         body["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
     return body
+
+
+def with_call_ids(contents: Sequence[Content]) -> list[Content]:
+    """Contents where every functionCall and functionResponse carries an `id` (providers that match results
+    to calls by id need one). A saved id is kept; a missing one (a session started on Gemini, which matches
+    by order) becomes `call_<message>_<k>`, and the tool message that follows gets the same ids in order."""
+    out: list[Content] = []
+    pending: list[str] = []
+    for index, content in enumerate(contents):
+        parts = []
+        responses = 0
+        for part in content.get("parts") or []:
+            if "functionCall" in part:
+                call = dict(part["functionCall"] or {})
+                call["id"] = call.get("id") or f"call_{index}_{len(parts)}"
+                pending.append(call["id"])
+                part = {**part, "functionCall": call}
+            elif "functionResponse" in part:
+                response = dict(part["functionResponse"] or {})
+                fallback = pending[responses] if responses < len(pending) else f"call_{index}_{responses}"
+                response["id"] = response.get("id") or fallback
+                responses += 1
+                part = {**part, "functionResponse": response}
+            parts.append(part)
+        if content.get("role") == "model":
+            pending = [p["functionCall"]["id"] for p in parts if "functionCall" in p]
+        out.append({**content, "parts": parts})
+    return out
 
 
 def wire_size_bytes(request: ModelRequest) -> int:

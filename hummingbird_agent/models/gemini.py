@@ -1,15 +1,13 @@
-"""Gemini adapter on the google-genai async client: the only module importing google.genai.
-
-Maps canonical contents to the SDK, retries 429/5xx and transport failures with backoff, and maps
-SDK errors to TransientError (stays unavailable) or PermanentError (request refused).
-"""
+"""Gemini adapter on the google-genai async client (AI Studio key or Vertex AI): the only module importing
+google.genai for generation. Maps canonical contents to the SDK and SDK errors to the typed model errors;
+retries are ours (models/retry.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -19,83 +17,139 @@ from google.genai import errors as genai_errors
 from google.genai import types
 
 from hummingbird_agent import budgets
-from hummingbird_agent.errors import PermanentError, TransientError
-from hummingbird_agent.models.base import ModelRequest, ModelResponse, Usage
+from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, Usage
 from hummingbird_agent.models.contents import read_model_turn, wire_contents
+from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
+from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.transport import tls_context
 
 log = logging.getLogger(__name__)
-
-_TRANSPORT_ERRORS = (aiohttp.ClientError, httpx.TransportError, TimeoutError, ConnectionError)
+PROVIDER = "gemini"
+_TRANSPORT_ERRORS = (aiohttp.ClientError, httpx.TransportError, ConnectionError)
 _MESSAGE_MAX_CHARS = 300
+_CLOUD_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+
+
+@dataclass(frozen=True, slots=True)
+class GeminiSettings:
+    """AI Studio (`api_key`) or Vertex AI (`vertex_project` + `vertex_location`, with Application Default
+    Credentials or a service-account file)."""
+
+    api_key: str | None = None
+    base_url: str | None = None
+    api_version: str = "v1beta"
+    vertex_project: str | None = None
+    vertex_location: str | None = None
+    credentials_file: str | None = None
+    ca_bundle: str | None = None
+
+
+def gemini_client(settings: GeminiSettings) -> tuple[genai.Client, httpx.AsyncClient | None]:
+    """A google-genai client (and the httpx client it uses when a CA bundle is set; the caller closes it)."""
+    # Vertex AI's version path is the SDK's own; the Gemini API one is configurable (v1, v1beta).
+    version = None if settings.vertex_project else settings.api_version
+    options = types.HttpOptions(base_url=settings.base_url, api_version=version,
+                                timeout=int(budgets.MODEL_CALL_TIMEOUT_S * 1000),
+                                # One attempt per SDK call: retries are ours, so they are typed and bounded.
+                                retry_options=types.HttpRetryOptions(attempts=1))
+    http: httpx.AsyncClient | None = None
+    context = tls_context(settings.ca_bundle)
+    if context is not None:
+        http = httpx.AsyncClient(verify=context)
+        options.httpx_async_client = http
+        options.httpx_client = httpx.Client(verify=context)
+    if settings.vertex_project:
+        credentials = None
+        if settings.credentials_file:
+            from google.oauth2 import service_account
+
+            credentials = service_account.Credentials.from_service_account_file(
+                settings.credentials_file, scopes=[_CLOUD_SCOPE])
+        client = genai.Client(vertexai=True, project=settings.vertex_project,
+                              location=settings.vertex_location or "global", credentials=credentials,
+                              http_options=options)
+        return client, http
+    return genai.Client(api_key=settings.api_key, http_options=options), http
 
 
 class GeminiModel:
     """The Model protocol over the Gemini API. Holds one SDK client; close it with `aclose()`."""
 
-    def __init__(
-        self,
-        api_key: str,
-        *,
-        base_url: str | None = None,
-        api_version: str = "v1beta",
-        retries: int = budgets.MODEL_MAX_RETRIES,
-        retry_base_s: float = budgets.MODEL_RETRY_BASE_S,
-    ) -> None:
-        options = types.HttpOptions(
-            base_url=base_url,
-            api_version=api_version,
-            timeout=int(budgets.MODEL_CALL_TIMEOUT_S * 1000),
-            # One attempt per SDK call: retries are ours, so they are typed, logged and bounded by budgets.
-            retry_options=types.HttpRetryOptions(attempts=1),
-        )
-        self._client = genai.Client(api_key=api_key, http_options=options)
-        self._retries = retries
-        self._retry_base_s = retry_base_s
+    def __init__(self, settings: GeminiSettings, retry: RetryPolicy | None = None) -> None:
+        self._client, self._http = gemini_client(settings)
+        self._retry = retry or RetryPolicy()
+        # id(canonical message) -> (that message, its SDK object); the message is held so its id stays unique.
+        self._converted: dict[int, tuple[Content, types.Content]] = {}
+
+    def _sdk_contents(self, contents: Sequence[Content]) -> list[types.Content]:
+        if len(self._converted) > budgets.MODEL_SDK_CONTENT_CACHE:
+            self._converted.clear()
+        out = []
+        for content in contents:
+            hit = self._converted.get(id(content))
+            if hit is None or hit[0] is not content:
+                try:
+                    hit = (content, types.Content.model_validate(wire_contents([content])[0]))
+                except ValueError as exc:
+                    raise PermanentError(f"conversation history is not valid Gemini contents: {exc}") from None
+                self._converted[id(content)] = hit
+            out.append(hit[1])
+        return out
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
-        contents, config = _to_sdk(request)
-        attempt = 0
-        while True:
-            try:
-                with _mapped_errors():
-                    async with asyncio.timeout(budgets.MODEL_CALL_TIMEOUT_S):
-                        raw = await self._client.aio.models.generate_content(
-                            model=request.model, contents=contents, config=config
-                        )
-                return _from_sdk(raw)
-            except TransientError as exc:
-                if attempt >= self._retries:
-                    raise TransientError(f"model unavailable after {attempt + 1} attempts: {exc}") from exc
-                delay = min(self._retry_base_s * 2**attempt, budgets.MODEL_RETRY_MAX_DELAY_S)
-                log.warning("model call failed, retrying attempt=%d delay_s=%.1f error=%s", attempt + 1, delay, exc)
-                attempt += 1
-                await asyncio.sleep(delay)
+        contents, config = self._sdk_contents(request.contents), _config(request)
+
+        async def call() -> types.GenerateContentResponse:
+            with mapped_errors():
+                return await self._client.aio.models.generate_content(
+                    model=request.model, contents=contents, config=config)
+
+        return _from_sdk(await with_retries(PROVIDER, self._retry, call), request.model)
+
+    async def embed(self, model: str, texts: list[str], dimensions: int | None) -> list[list[float]]:
+        """Embedding vectors of `texts`, in order (the knowledge base's Gemini / Vertex AI embedder)."""
+        config = types.EmbedContentConfig(output_dimensionality=dimensions)
+
+        async def call() -> types.EmbedContentResponse:
+            with mapped_errors():
+                return await self._client.aio.models.embed_content(model=model, contents=texts, config=config)
+
+        response = await with_retries(PROVIDER, self._retry, call)
+        return [list(e.values or []) for e in response.embeddings or []]
 
     async def aclose(self) -> None:
         await self._client.aio.aclose()
+        if self._http is not None:
+            await self._http.aclose()
 
 
 @contextlib.contextmanager
-def _mapped_errors() -> Iterator[None]:
-    """SDK and transport exceptions become TransientError (retry) or PermanentError (give up)."""
+def mapped_errors() -> Iterator[None]:
+    """SDK and transport exceptions become the typed model errors."""
     try:
         yield
     except genai_errors.APIError as exc:
         message = f"Gemini API error {exc.code} {exc.status or ''}: {(exc.message or '')[:_MESSAGE_MAX_CHARS]}"
-        if exc.code == 429 or exc.code >= 500:
-            raise TransientError(message) from exc
-        raise PermanentError(message) from exc
+        headers = getattr(exc.response, "headers", None) or {}
+        retry_after = parse_retry_after(headers.get("retry-after")) or _retry_info(exc.details)
+        raise classify_status(exc.code, message, retry_after) from exc
     except _TRANSPORT_ERRORS as exc:
-        raise TransientError(f"Gemini API unreachable: {type(exc).__name__}") from exc
+        raise ModelUnavailable(f"Gemini API unreachable: {type(exc).__name__}") from exc
 
 
-def _to_sdk(request: ModelRequest) -> tuple[list[types.Content], types.GenerateContentConfig]:
-    try:
-        contents = [types.Content.model_validate(c) for c in wire_contents(request.contents)]
-    except ValueError as exc:
-        raise PermanentError(f"conversation history is not valid Gemini contents: {exc}") from None
+def _retry_info(details: Any) -> float | None:
+    """The delay of a google.rpc.RetryInfo detail ("retryDelay": "37s"): how Gemini says when to retry a 429."""
+    error = details.get("error") if isinstance(details, dict) else None
+    for detail in (error or {}).get("details") or []:
+        if isinstance(detail, dict) and str(detail.get("@type", "")).endswith("RetryInfo"):
+            return parse_retry_after(str(detail.get("retryDelay", "")).removesuffix("s") or None)
+    return None
+
+
+def _config(request: ModelRequest) -> types.GenerateContentConfig:
     config = types.GenerateContentConfig(
-        system_instruction=request.system,
+        system_instruction=request.full_system,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
     )
     if request.tools:
@@ -106,10 +160,14 @@ def _to_sdk(request: ModelRequest) -> tuple[list[types.Content], types.GenerateC
         mode = types.FunctionCallingConfigMode.AUTO if request.tools_enabled else types.FunctionCallingConfigMode.NONE
         config.tools = [types.Tool(function_declarations=declarations)]
         config.tool_config = types.ToolConfig(function_calling_config=types.FunctionCallingConfig(mode=mode))
-    return contents, config
+    if request.json_output or request.response_schema is not None:
+        config.response_mime_type = "application/json"
+    if request.response_schema is not None:
+        config.response_json_schema = dict(request.response_schema)
+    return config
 
 
-def _from_sdk(raw: types.GenerateContentResponse) -> ModelResponse:
+def _from_sdk(raw: types.GenerateContentResponse, requested: str) -> ModelResponse:
     content: dict[str, Any] | None = None
     candidate = raw.candidates[0] if raw.candidates else None
     if candidate is not None and candidate.content is not None and candidate.content.parts:
@@ -123,10 +181,7 @@ def _from_sdk(raw: types.GenerateContentResponse) -> ModelResponse:
         cached_tokens=(meta.cached_content_token_count or 0) if meta else 0,
     )
     log.info(
-        "model call done prompt_tokens=%d candidate_tokens=%d cached_tokens=%d calls=%d",
-        usage.prompt_tokens,
-        usage.candidate_tokens,
-        usage.cached_tokens,
-        len(calls),
+        "model call done provider=%s prompt_tokens=%d candidate_tokens=%d cached_tokens=%d calls=%d",
+        PROVIDER, usage.prompt_tokens, usage.candidate_tokens, usage.cached_tokens, len(calls),
     )
-    return ModelResponse(content=content, calls=calls, text=text, usage=usage)
+    return ModelResponse(content, calls, text, usage, PROVIDER, raw.model_version or requested)

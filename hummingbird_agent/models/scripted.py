@@ -90,7 +90,8 @@ class ScriptedModel:
         if prompt is None:
             prompt = wire_size_bytes(request) // _BYTES_PER_TOKEN
         usage = Usage(prompt_tokens=prompt, candidate_tokens=len(str(parts)) // _BYTES_PER_TOKEN)
-        return ModelResponse(content=content, calls=calls, text=text, usage=usage)
+        return ModelResponse(content=content, calls=calls, text=text, usage=usage, provider="scripted",
+                             model=request.model)
 
     def _turn_index(self, request: ModelRequest) -> int:
         if self._per_conversation:

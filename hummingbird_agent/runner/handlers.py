@@ -8,11 +8,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.service import ACCUMULATE_WORKFLOW, LEARN_COMMAND
 from hummingbird_agent.events.protocols import Continuations, Event
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS
-from hummingbird_agent.gitlab.threads import find_session_for_reply, open_agent_threads
+from hummingbird_agent.gitlab.threads import find_session_for_reply, open_agent_threads, refused_recently
 from hummingbird_agent.runner import rules
 from hummingbird_agent.runner.agent_threads import last_analysis, learned_in_thread
 from hummingbird_agent.runner.deps import Deps
@@ -150,7 +151,14 @@ async def _member(deps: Deps, event: NoteEvent, mr: MergeRequestRef) -> bool:
     if await deps.gitlab.access_level(mr.project_id, event.author_id) >= DEVELOPER_ACCESS:
         return True
     log.info("note %s: author %s lacks Developer access", event.note_id, event.author_id)
-    await post_simple_reply(deps, event, note_text.access_denied_body())
+    # The memory of past refusals is the bot's own notes on the MR: it survives restarts and is shared by replicas.
+    discussions = await deps.gitlab.discussions(mr.project_id, mr.iid)
+    bot_id = await deps.gitlab.bot_user_id()
+    if refused_recently(discussions, bot_id, event.author_id, budgets.REFUSAL_NOTE_INTERVAL_S):
+        log.info("note %s: author %s was refused on !%s within %.0f s; no second note",
+                 event.note_id, event.author_id, mr.iid, budgets.REFUSAL_NOTE_INTERVAL_S)
+        return False
+    await post_simple_reply(deps, event, note_text.access_denied_body(event.author_id))
     return False
 
 

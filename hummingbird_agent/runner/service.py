@@ -16,8 +16,9 @@ from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.data_sources import register_selected
 from hummingbird_agent.errors import RetryLater
 from hummingbird_agent.events.protocols import Continuations, Event, Handler
-from hummingbird_agent.events.serve import run_service
+from hummingbird_agent.events.serve import run_service, run_to_exit
 from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.model_targets import all_targets
 from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.runner.bamboo_executor import BambooAccumulateExecutor, BambooDiagnoseExecutor
 from hummingbird_agent.runner.deps import Deps
@@ -96,25 +97,24 @@ def build_handler(deps: Deps) -> Handler:
     return handler
 
 
-async def unconfigured_handler(missing: str, event: Event, _continuations: Continuations) -> None:
-    """Keeps events queued (and finally dead-lettered) instead of dropping them while a secret is missing."""
-    raise RetryLater(f"{missing} is not set; event {event.event_type} kept for later", UNCONFIGURED_RETRY_S)
-
-
 async def serve_async(loaded: LoadedConfig, role: str, redact: Callable[[str], str] = str,
                       stop: asyncio.Event | None = None) -> int:
-    """Run the service until `stop` is set or SIGTERM/SIGINT arrives."""
+    """Run the service until `stop` is set or SIGTERM/SIGINT arrives. Without its secrets the worker
+    does not receive (events wait in the queue, receive counts untouched); router and webhook run."""
     cfg = loaded.config
     missing = [n for n in (cfg.gitlab.token_env,) if not loaded.secret(n)]
-    if cfg.model.provider == "gemini" and not loaded.secret(cfg.model.api_key_env):
-        missing.append(cfg.model.api_key_env)
+    missing += [t.connection.key_env for t in all_targets(cfg) if t.connection.missing(loaded.secret)]
     if missing or role in ("router", "ingress"):
-        if missing and role in ("worker", "all"):
-            log.warning("worker: %s not set; events stay queued until it is", ", ".join(missing))
-        return await run_service(loaded, role, partial(unconfigured_handler, ", ".join(missing)), stop)
+        waiting = f"{', '.join(missing)} not set" if missing else None
+        return await run_service(loaded, role, no_handler, stop, worker_waiting=waiting)
     async with open_deps(loaded, register_selected, redact) as deps:
         return await run_service(loaded, role, build_handler(deps), stop)
 
 
+async def no_handler(event: Event, _continuations: Continuations) -> None:
+    """Never called: roles without a worker, or a worker waiting for its secrets, do not receive."""
+    raise RetryLater(f"no handler in this process for {event.event_type}", UNCONFIGURED_RETRY_S)
+
+
 def serve(loaded: LoadedConfig, role: str, redact: Callable[[str], str] = str) -> int:
-    return asyncio.run(serve_async(loaded, role, redact))
+    return run_to_exit(serve_async(loaded, role, redact))

@@ -14,6 +14,7 @@ import uuid
 from hummingbird_agent import budgets
 from hummingbird_agent.config import SandboxConfig
 from hummingbird_agent.errors import ConfigError, SandboxError
+from hummingbird_agent.sandbox import seccomp
 from hummingbird_agent.sandbox._core import SandboxBase
 from hummingbird_agent.sandbox.base import SANDBOX_UID, WORKDIR
 
@@ -33,7 +34,7 @@ def run_argv(config: SandboxConfig, name: str) -> list[str]:
         "--network=none", "--read-only", "--read-only-tmpfs=false", "--ipc=none",
         f"--tmpfs={WORKDIR}:rw,size={config.workdir_bytes},U,mode=0700,nosuid,nodev",
         f"--user={user}", f"--workdir={WORKDIR}", f"--env=HOME={WORKDIR}", f"--env=TMPDIR={WORKDIR}",
-        "--cap-drop=ALL", "--security-opt=no-new-privileges",
+        "--cap-drop=ALL", "--security-opt=no-new-privileges", f"--security-opt=seccomp={seccomp.profile_path()}",
         f"--memory={config.memory_bytes}", f"--memory-swap={config.memory_bytes}",
         f"--pids-limit={config.pids_limit}", f"--cpus={config.cpus}",
         f"--timeout={int(budgets.SANDBOX_MAX_LIFETIME_S)}",
@@ -105,16 +106,15 @@ class PodmanSandbox(SandboxBase):
         return _ExecChannel(proc)
 
     async def _sweep(self) -> None:
-        # kill(-1) reaches every process of the sandbox uid except PID 1 (sandbox-init) and the caller.
-        # Repeated until it finds nothing left (exit 1): a fork bomb can fork while the kill walks the
-        # process table, and right after one the pids limit can refuse the exec itself.
+        # kill(-1) reaches every process of the sandbox uid except PID 1 (sandbox-init) and the caller, in
+        # one walk that fork() cannot race (a child forked with SIGKILL pending never runs). Retried only when
+        # the exec itself failed: right after a fork bomb the pids limit can refuse it.
         err = b""
         for _ in range(budgets.SANDBOX_SWEEP_ATTEMPTS):
             code, _, err = await _podman([self._config.podman_binary, "exec", self.name, "kill", "-KILL", "-1"])
-            if code == 1:  # nothing (more) to kill
+            if code in (0, 1):  # 1: there was nothing left to kill
                 return
-            if code != 0:
-                await asyncio.sleep(budgets.SANDBOX_SWEEP_RETRY_S)
+            await asyncio.sleep(budgets.SANDBOX_SWEEP_RETRY_S)
         log.warning("sandbox sweep failed name=%s error=%s", self.name, _first_line(err))
 
     async def _destroy(self) -> None:

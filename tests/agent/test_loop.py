@@ -9,6 +9,8 @@ import pytest
 
 from hummingbird_agent.agent import AgentLoop, Budget, SystemPrompt, WarningKind
 from hummingbird_agent.models import GeminiModel, ScriptedModel, ScriptedTurn, user_text
+from hummingbird_agent.models.gemini import GeminiSettings
+from hummingbird_agent.models.retry import RetryPolicy
 from hummingbird_agent.models.scripted import ScriptedCall
 from hummingbird_agent.sandbox import PodmanSandbox
 from hummingbird_agent.tools import Spiller, ToolRegistry, register_sandbox_tools
@@ -50,9 +52,9 @@ async def test_iteration_warning_then_final_turn_without_tools(sandbox: PodmanSa
     model = ScriptedModel([*calls, turn("Wrapped up.")])
     result = await make_loop(sandbox, model, max_iterations=5).run([user_text("{}")])
     assert [s.warning for s in result.steps] == [None, None, None, WarningKind.ITERATION, WarningKind.FINAL_TURN]
-    assert "## Budget warning" in model.requests[3].system and model.requests[3].tools_enabled
-    assert "## Final turn" in model.requests[4].system and not model.requests[4].tools_enabled
-    assert "## Budget warning" not in model.requests[4].system  # one suffix per call
+    assert "## Budget warning" in model.requests[3].full_system and model.requests[3].tools_enabled
+    assert "## Final turn" in model.requests[4].full_system and not model.requests[4].tools_enabled
+    assert "## Budget warning" not in model.requests[4].full_system  # one suffix per call
     assert result.final_text == "Wrapped up."
 
 
@@ -60,7 +62,7 @@ async def test_empty_responses_are_nudged_a_bounded_number_of_times(sandbox: Pod
     model = ScriptedModel([turn(), turn(), turn(), turn("never reached")])
     result = await make_loop(sandbox, model).run([user_text("{}")])
     assert result.status == "no_answer" and result.reason == "the model returned empty responses"
-    assert ["Your last response was empty" in r.system for r in model.requests] == [False, True, True]
+    assert ["Your last response was empty" in r.full_system for r in model.requests] == [False, True, True]
     assert result.contents == [user_text("{}")]  # empty turns are not history
 
 
@@ -88,7 +90,7 @@ async def test_calls_despite_disabled_tools_are_answered_with_errors(
     sandbox: PodmanSandbox, gemini_server: GeminiServer
 ) -> None:
     gemini_server.script(function_call_turn("sandbox_exec", {"command": "id"}))  # ignores mode NONE
-    model = GeminiModel("test-key", base_url=gemini_server.url, retry_base_s=0.01)
+    model = GeminiModel(GeminiSettings("test-key", gemini_server.url), RetryPolicy(base_s=0.01))
     try:
         result = await make_loop(sandbox, model, max_iterations=1).run([user_text("{}")])
     finally:

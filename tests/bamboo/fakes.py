@@ -24,7 +24,7 @@ class RuleModel:
         self.rule = rule
         self.calls: list[tuple[str, str]] = []
 
-    async def complete(self, system: str, user: str) -> str:
+    async def complete(self, system: str, user: str, **_mode: object) -> str:
         self.calls.append((system, user))
         return self.rule(system, user)
 

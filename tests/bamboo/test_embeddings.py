@@ -1,16 +1,21 @@
-"""Embedders: the deterministic hashing one, Gemini against the fake Gemini server, MiniLM's absence."""
+"""Embedders: the deterministic hashing one, Gemini and OpenAI-compatible embeddings against their fakes
+(configured beside a Claude agent, which has none), MiniLM's absence."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
 import pytest
 
-from hummingbird_agent.bamboo.embeddings.gemini import GeminiEmbedder
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
 from hummingbird_agent.bamboo.embeddings.minilm import MiniLMEmbedder
+from hummingbird_agent.bamboo.factory import build_embedder
+from hummingbird_agent.config import load_config
 from hummingbird_agent.errors import ConfigError
 from tests.servers.gemini import GeminiServer
+from tests.servers.openai import OpenAIServer
 
 
 def cosine(a: list[float], b: list[float]) -> float:
@@ -26,12 +31,32 @@ async def test_hashing_is_deterministic_unit_length_and_similarity_preserving() 
     assert await embedder.embed([""]) == [[0.0] * 256]
 
 
-async def test_gemini_embeddings_against_the_fake_server(gemini_server: GeminiServer) -> None:
-    embedder = GeminiEmbedder("test-key", "gemini-embedding-001", 8, base_url=gemini_server.url)
+@pytest.mark.parametrize("provider", ["gemini", "openai"])
+async def test_provider_embeddings_against_the_fake_servers(provider: str, tmp_path: Path, gemini_server: GeminiServer,
+                                                            openai_server: OpenAIServer) -> None:
+    # A Claude deployment: the agent on Anthropic, embeddings from a provider that has them.
+    server = gemini_server if provider == "gemini" else openai_server
+    (tmp_path / "p.md").write_text("x")
+    embeddings = {"provider": provider, "model": "embed-test", "dimensions": 8, "api_key_env": "EMBED_KEY",
+                  "base_url": server.url if provider == "gemini" else f"{server.url}/v1"}
+    config = {"model": {"provider": "anthropic"}, "bamboo": {"embeddings": embeddings},
+              "workflows": {"w": {"description": "d", "prompt": "p.md"}}}
+    (tmp_path / "config.yaml").write_text(json.dumps(config))
+    embedder = build_embedder(load_config(tmp_path / "config.yaml", {"EMBED_KEY": "test-key"}))
     vectors = await embedder.embed(["one", "two", "three"])
-    await embedder.aclose()
+    await embedder.aclose()  # type: ignore[attr-defined]
     assert len(vectors) == 3 and all(len(v) == 8 for v in vectors)
     assert all(math.isclose(sum(x * x for x in v), 1.0, rel_tol=1e-6) for v in vectors)
+    assert vectors[0] != vectors[1]
+
+
+def test_a_claude_deployment_without_an_embedding_key_is_one_config_error(tmp_path: Path) -> None:
+    (tmp_path / "p.md").write_text("x")
+    config = {"model": {"provider": "anthropic"}, "bamboo": {"embeddings": {"provider": "openai"}},
+              "workflows": {"w": {"description": "d", "prompt": "p.md"}}}
+    (tmp_path / "config.yaml").write_text(json.dumps(config))
+    with pytest.raises(ConfigError, match="bamboo.embeddings: environment variable OPENAI_API_KEY is not set"):
+        build_embedder(load_config(tmp_path / "config.yaml", {}))
 
 
 async def test_minilm_without_its_package_is_one_clear_config_error() -> None:

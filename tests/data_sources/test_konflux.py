@@ -107,6 +107,24 @@ async def test_truncated_gzip_page_stops_that_source_and_states_the_gap(
 
 
 @async_module
+@pytest.mark.parametrize("tail", [b', {"metadata": {"uid": "bad"}, "spec": tru}]}', b"]} trailing"])
+async def test_malformed_or_trailing_json_keeps_earlier_items_and_states_the_offset(
+        registry: ToolRegistry, sandbox: PodmanSandbox, kube_live: KubeServer, tail: bytes) -> None:
+    good = [json.dumps(run(f"good-{n}", "Failed", "False", uid=f"uid-{n}")).encode() for n in range(3)]
+    head = b'{"kind": "PipelineRunList", "items": [' + b", ".join(good)
+    kube_live.generated[(NS, "pipelineruns", f"{konflux.BUILD_SHA_LABEL}={SHA}")] = lambda: [head, tail]
+    register(registry, kube_live, None)
+
+    result = await registry.execute("konflux_get_pipelineruns", {"namespace": NS, "commit_sha": SHA})
+
+    names = [item["metadata"]["name"] for item in await jsonl(result, sandbox)]
+    assert names == ["good-0", "good-1", "good-2"]
+    [gap] = [g for g in result.metadata["gaps"] if "stopped early" in g]
+    offset = int(gap.split("at byte ")[1].split(":")[0])
+    assert len(head) <= offset < len(head) + len(tail), gap
+
+
+@async_module
 async def test_unreachable_archive_and_error_status_become_gaps(
         registry: ToolRegistry, sandbox: PodmanSandbox, kube_live: KubeServer) -> None:
     kube_live.add(run("live", labels=BUILD | TEST))  # the BUILD query fails, the TEST query finds it

@@ -88,6 +88,15 @@ REFUSED = {
     "backslash": "http://{host}:{port}/testing-farm\\..\\admin",
     "control character": "http://{host}:{port}/testing-farm/{rid}/log\r\nHost: evil",
     "relative URL": "/testing-farm/{rid}/log.txt",
+    "dot-dot-semicolon segment": "http://{host}:{port}/testing-farm/..;/admin",
+    "semicolon path parameter": "http://{host}:{port}/testing-farm/{rid};jsessionid=x/log.txt",
+    "encoded semicolon": "http://{host}:{port}/testing-farm/..%3b/admin",
+    "full-width dots": "http://{host}:{port}/testing-farm/\uff0e\uff0e/admin",
+    "one-dot leader": "http://{host}:{port}/testing-farm/\u2024\u2024/admin",
+    "overlong UTF-8 slash": "http://{host}:{port}/testing-farm/{rid}/..%c0%af..%c0%afadmin",
+    "overlong UTF-8 dot": "http://{host}:{port}/testing-farm/%c0%ae%c0%ae/admin",
+    "encoded non-ASCII": "http://{host}:{port}/testing-farm/{rid}/%ef%bc%8e%ef%bc%8e/log.txt",
+    "encoded control character": "http://{host}:{port}/testing-farm/{rid}/log%0d%0aHost:%20evil",
     "file scheme": "file:///etc/passwd",
 }
 
@@ -98,6 +107,7 @@ def test_urls_outside_the_artifacts_prefix_are_refused(case: str) -> None:
     url = REFUSED[case].format(host="127.0.0.1", port=8080, rid=RID)
     assert testing_farm.refusal(url, base) is not None
     assert testing_farm.refusal(f"{base}/{RID}/data/output.txt", base) is None
+    assert testing_farm.refusal(f"{base}/{RID}/data/test%20output.txt", base) is None  # a harmless escape
 
 
 @pytest.mark.podman

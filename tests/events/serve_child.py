@@ -1,6 +1,7 @@
 """Child process of the crash and shutdown tests: `serve` with a handler that journals its work.
 
-usage: serve_child.py CONFIG JOURNAL DELAY_S   (JOURNAL "-" runs the default log-only handler)
+usage: serve_child.py CONFIG JOURNAL DELAY_S [thread]   (JOURNAL "-" runs the default log-only handler;
+"thread" waits DELAY_S in a worker thread, as a blocking SDK call does, which cancellation cannot stop)
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import asyncio
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
 from hummingbird_agent.config import load_config
@@ -24,11 +26,15 @@ def _journal(path: Path, line: str) -> None:
 
 def main() -> int:
     config, journal, delay_s = sys.argv[1], sys.argv[2], float(sys.argv[3])
+    in_thread = sys.argv[4:] == ["thread"]
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
 
     async def handler(event: Event, _: Continuations) -> None:
         _journal(Path(journal), f"start {event.body['n']} {event.receive_count}")
-        await asyncio.sleep(delay_s)
+        if in_thread:
+            await asyncio.to_thread(time.sleep, delay_s)
+        else:
+            await asyncio.sleep(delay_s)
         _journal(Path(journal), f"done {event.body['n']}")
 
     return serve(load_config(config), "all", log_only_handler if journal == "-" else handler)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -114,7 +115,7 @@ async def test_shutdown_lets_running_handlers_finish_and_releases_the_rest(store
     assert queue.counts() == (2, 0)  # the two unstarted messages are visible again, nothing lost
 
 
-async def test_grace_exceeded_cancels_and_leaves_the_message(store: EmbeddedStore) -> None:
+async def test_grace_exceeded_cancels_and_releases_the_message(store: EmbeddedStore) -> None:
     queue = store.queue("work", fifo=True)
     await _fill(queue, 1)
     recorder = Recorder(delay_s=10)
@@ -123,8 +124,31 @@ async def test_grace_exceeded_cancels_and_leaves_the_message(store: EmbeddedStor
     task = asyncio.create_task(poll_loop(queue, recorder, stop, settings))
     await wait_for(lambda: sum(recorder.running.values()) == 1, 5, "a running handler")
     stop.set()
-    await asyncio.wait_for(task, 3)
-    assert recorder.events == [] and queue.counts() == (0, 1)  # still in flight: redelivered after its timeout
+    await asyncio.wait_for(task, 10)
+    assert recorder.events == [] and queue.counts() == (1, 0)  # visible again at once, not after 30 s
+    again = Recorder()
+    await poll_loop(queue, again, asyncio.Event(), SETTINGS)
+    assert [e.receive_count for e in again.events] == [2]
+
+
+async def test_a_handler_that_ignores_cancellation_still_has_its_message_released(store: EmbeddedStore) -> None:
+    queue = store.queue("work", fifo=True)
+    await _fill(queue, 1)
+    started = asyncio.Event()
+
+    async def stubborn(event: Event, continuations: Continuations) -> None:
+        started.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.sleep(30)
+        await asyncio.sleep(30)  # the worker's cancellation was swallowed; a second one ends it
+
+    stop = asyncio.Event()
+    settings = WorkerSettings(visibility_timeout_s=30, wait_s=0.1, shutdown_grace_s=0.2)
+    task = asyncio.create_task(poll_loop(queue, stubborn, stop, settings))
+    await asyncio.wait_for(started.wait(), 5)
+    stop.set()
+    await asyncio.wait_for(task, 10)
+    assert queue.counts() == (1, 0)
 
 
 async def test_undecodable_work_message_is_left_for_the_dead_letter_queue(store: EmbeddedStore) -> None:

@@ -27,11 +27,13 @@ READY = re.compile(r"serve ready: .* listening on (http://[\d.]+:\d+)")
 class Child:
     """One `serve` child process; its stderr goes to a file we poll."""
 
-    def __init__(self, config: Path, journal: str, delay_s: float, env: dict[str, str]) -> None:
+    def __init__(self, config: Path, journal: str, delay_s: float, env: dict[str, str], *extra: str,
+                 argv: list[str] | None = None) -> None:
+        """serve_child.py with these arguments, or `argv` (e.g. the real CLI) when given."""
         self.log = config.parent / f"child-{time.monotonic_ns()}.log"
         with self.log.open("wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, str(CHILD), str(config), journal, str(delay_s)],
+                argv or [sys.executable, str(CHILD), str(config), journal, str(delay_s), *extra],
                 stdout=subprocess.DEVNULL,
                 stderr=err,
                 env=env,
@@ -137,6 +139,24 @@ async def test_sigterm_lets_the_running_handler_finish_and_loses_nothing(tmp_pat
     _wait_journal(journal, "done 1")
     assert restarted.stop() == 0
     assert _journal_lines(journal) == ["start 0 1", "done 0", "start 1 1", "done 1"]
+
+
+async def test_sigterm_past_the_grace_cancels_releases_and_exits_though_a_thread_blocks(tmp_path: Path) -> None:
+    # A long visibility timeout: only an explicit release makes the message visible again soon.
+    config = _config(tmp_path, shutdown_grace_s=2, visibility_timeout_s=600, heartbeat_interval_s=60)
+    journal = tmp_path / "journal.txt"
+    child = Child(config, str(journal), 120, _env(), "thread")
+    assert child.post(b'{"object_kind": "pipeline", "n": 0}') == 202
+    _wait_journal(journal, "start 0 1")
+    # Grace 2 s, then cancellation and a bounded wait for the blocked thread: well inside 15 s.
+    assert child.stop(timeout_s=15) == 0
+    log = child.log.read_text()
+    assert "handlers cancelled after the 2 s grace period; releasing 1 messages" in log
+    assert _queue_counts(tmp_path / "queue.sqlite")["work"] == (1, 0)
+    restarted = Child(config, str(journal), 0, _env())
+    _wait_journal(journal, "done 0")
+    assert restarted.stop() == 0
+    assert _journal_lines(journal) == ["start 0 1", "start 0 2", "done 0"]
 
 
 def test_repository_config_starts_with_no_environment_and_stops_on_sigint(tmp_path: Path) -> None:

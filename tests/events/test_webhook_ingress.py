@@ -2,31 +2,44 @@
 
 from __future__ import annotations
 
+import asyncio
+import gzip
+import io
+import json
+import logging
 import time
+import zlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from aiohttp import ClientSession
-from aiohttp.test_utils import TestServer
 
 from hummingbird_agent.events import EmbeddedStore, decode_sns_message
-from hummingbird_agent.events.webhook import DedupLedger, WebhookIngress, build_app, delivery_key, event_type_of
+from hummingbird_agent.events.edge import EdgeLimits, HttpEdge
+from hummingbird_agent.events.webhook import (
+    DedupLedger,
+    WebhookIngress,
+    build_app,
+    delivery_key,
+    event_type_of,
+    json_nesting_exceeds,
+)
 from tests.servers.samples import load
 
 SECRET = "s3cret-token-value"
-LIMIT = 64 * 1024
+LIMIT = 1024 * 1024  # the default webhook.max_body_bytes: a 100,000-deep body fits it
 
 
 @pytest.fixture
 async def hook(store: EmbeddedStore) -> AsyncIterator[Any]:
     ingress = store.queue("ingress", fifo=False)
-    webhook = WebhookIngress(ingress, SECRET, LIMIT, DedupLedger(3600, 1000))
-    server = TestServer(build_app([ingress], webhook, "/webhook"), host="127.0.0.1")
-    await server.start_server()
-    async with ClientSession(str(server.make_url(""))) as http:
+    webhook = WebhookIngress(ingress, SECRET, LIMIT, DedupLedger(3600, 1000), body_timeout_s=0.5)
+    edge = HttpEdge(build_app([ingress], webhook, "/webhook"), EdgeLimits())
+    await edge.start("127.0.0.1", 0)
+    async with ClientSession(edge.url) as http:
         yield http, ingress
-    await server.close()
+    await edge.aclose()
 
 
 def _headers(**extra: str) -> dict[str, str]:
@@ -61,9 +74,13 @@ async def test_wrong_or_missing_token_is_401(hook: Any, token: str | None) -> No
 async def test_no_configured_secret_refuses_everything(store: EmbeddedStore) -> None:
     ingress = store.queue("ingress", fifo=False)
     webhook = WebhookIngress(ingress, None, LIMIT, DedupLedger(3600, 10))
-    async with TestServer(build_app([ingress], webhook, "/webhook"), host="127.0.0.1") as server:
-        async with ClientSession() as http, http.post(server.make_url("/webhook"), data=b"{}", headers=_headers()) as r:
+    edge = HttpEdge(build_app([ingress], webhook, "/webhook"), EdgeLimits())
+    await edge.start("127.0.0.1", 0)
+    try:
+        async with ClientSession() as http, http.post(edge.url + "/webhook", data=b"{}", headers=_headers()) as r:
             assert r.status == 401 and "not configured" in (await r.json())["reason"]
+    finally:
+        await edge.aclose()
 
 
 @pytest.mark.parametrize("header", ["Idempotency-Key", "X-Gitlab-Event-UUID"])
@@ -85,6 +102,10 @@ async def test_redelivery_with_the_same_key_is_queued_once(hook: Any, header: st
         (b"{not json", 400, "not valid JSON"),
         (b"[1, 2]", 400, "not a JSON object"),
         (b"{}", 400, "cannot tell the event type"),
+        (b"[" * 100_000 + b"]" * 100_000, 400, "nests deeper than 64 levels"),
+        (b'{"a":' * 100_000 + b"1" + b"}" * 100_000, 400, "nests deeper than 64 levels"),
+        (b'{"object_kind": "push"}', 400, "'push' is not handled; handled: merge_request, note, pipeline"),
+        (b'{"object_kind": "build"}', 400, "is not handled"),
     ],
 )
 async def test_bad_bodies_get_a_4xx_with_the_reason(hook: Any, data: bytes, status: int, reason: str) -> None:
@@ -92,9 +113,15 @@ async def test_bad_bodies_get_a_4xx_with_the_reason(hook: Any, data: bytes, stat
     headers = _headers()
     if reason == "cannot tell the event type":
         del headers["X-Gitlab-Event"]
-    async with http.post("/webhook", data=data, headers=headers) as resp:
+    async with http.post("/webhook", data=io.BytesIO(data), headers=headers) as resp:
         assert resp.status == status and reason in (await resp.json())["reason"]
     assert await ingress.receive(10, 0, 30) == []
+
+
+async def test_deep_nesting_is_measured_not_parsed() -> None:
+    assert json_nesting_exceeds(b"[" * 65 + b"]" * 65, 64)
+    assert not json_nesting_exceeds(b"[" * 64 + b"]" * 64, 64)
+    assert not json_nesting_exceeds(b'{"a": "[[[[[[[[[[\\"[[[[[[[["}', 3)  # brackets inside strings do not count
 
 
 async def test_oversized_chunked_body_without_length_is_413(hook: Any) -> None:
@@ -148,3 +175,69 @@ def test_ledger_expires_keys_and_stays_bounded() -> None:
     assert ledger.claim("a")
     ledger.release("a")
     assert ledger.claim("a")
+
+
+def _records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name.startswith("hummingbird_agent.events")]
+
+
+async def test_junk_gzip_is_400_with_one_info_line(hook: Any, caplog: pytest.LogCaptureFixture) -> None:
+    http, ingress = hook
+    caplog.set_level(logging.DEBUG)
+    async with http.post("/webhook", data=b"\x1f\x8b junk", headers=_headers(**{"Content-Encoding": "gzip"})) as resp:
+        assert resp.status == 400 and "not valid gzip" in (await resp.json())["reason"]
+    [line] = _records(caplog)
+    assert line.levelno == logging.INFO and line.exc_info is None and "not valid gzip" in line.getMessage()
+    assert "Traceback" not in caplog.text
+    assert await ingress.receive(10, 0, 30) == []
+
+
+async def test_token_is_checked_before_any_decoding(hook: Any, caplog: pytest.LogCaptureFixture) -> None:
+    http, _ = hook
+    caplog.set_level(logging.DEBUG)
+    headers = _headers(**{"Content-Encoding": "gzip", "X-Gitlab-Token": "wrong"})
+    async with http.post("/webhook", data=b"\x1f\x8b junk", headers=headers) as resp:
+        assert resp.status == 401
+    assert _records(caplog) == [] and "Traceback" not in caplog.text
+
+
+@pytest.mark.parametrize(("encoding", "wbits"), [("gzip", 31), ("deflate", 15)])
+async def test_compressed_bodies_are_decoded(hook: Any, encoding: str, wbits: int) -> None:
+    http, ingress = hook
+    body = load("gitlab/webhooks_docs/pipeline_event.json")
+    packer = zlib.compressobj(wbits=wbits)
+    data = packer.compress(json.dumps(body).encode()) + packer.flush()
+    async with http.post("/webhook", data=data, headers=_headers(**{"Content-Encoding": encoding})) as resp:
+        assert resp.status == 202
+    [message] = await ingress.receive(10, 0, 30)
+    assert decode_sns_message(message.body).body == body
+
+
+@pytest.mark.parametrize(
+    ("data", "encoding", "status", "reason"),
+    [
+        (gzip.compress(b" " * (LIMIT + 1)), "gzip", 413, "decoded body exceeds"),  # a small gzip bomb
+        (gzip.compress(b"{}")[:-4], "gzip", 400, "not valid gzip"),  # truncated
+        (b"{}", "br", 415, "unsupported Content-Encoding"),
+    ],
+)
+async def test_bad_encodings_are_refused(hook: Any, data: bytes, encoding: str, status: int, reason: str) -> None:
+    http, ingress = hook
+    headers = _headers(**{"Content-Encoding": encoding})
+    async with http.post("/webhook", data=io.BytesIO(data), headers=headers) as resp:
+        assert resp.status == status and reason in (await resp.json())["reason"]
+    assert await ingress.receive(10, 0, 30) == []
+
+
+async def test_slow_body_is_408(hook: Any) -> None:
+    http, ingress = hook
+    headers = _headers(**{"Content-Length": "1000"})
+    async with http.post("/webhook", data=_trickle(b"{", 1000), headers=headers) as resp:
+        assert resp.status == 408 and "body not received" in (await resp.json())["reason"]
+    assert await ingress.receive(10, 0, 30) == []
+
+
+async def _trickle(first: bytes, pause_s: float) -> AsyncIterator[bytes]:
+    yield first
+    await asyncio.sleep(pause_s)  # far beyond the fixture's 0.5 s body timeout; the server answers first
+    yield b"}"

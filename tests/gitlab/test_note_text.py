@@ -39,5 +39,5 @@ def test_help_and_error_replies() -> None:
     unknown = note_text.unknown_workflow_body("no`pe\nx", workflows)
     assert "`no'pe x`" in unknown and "`review-mr`" in unknown
     assert "`a`, `b`" in note_text.ambiguous_workflow_body("x", ["b", "a"])
-    assert "Developer" in note_text.access_denied_body()
+    assert "Developer" in note_text.access_denied_body(42)
     assert "expired" in note_text.session_expired_body()

@@ -1,14 +1,16 @@
-"""Thread scans: only the bot's notes count; legacy markers never count toward limits."""
+"""Thread scans: only the bot's notes count; legacy markers never count toward limits; refusal memory."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
+from hummingbird_agent.gitlab.note_text import access_denied_body
 from hummingbird_agent.gitlab.threads import (
     find_session_for_reply,
     find_session_note,
     open_agent_threads,
+    refused_recently,
     scan_agent_threads,
 )
 
@@ -58,3 +60,21 @@ def test_find_session_note_and_open_threads() -> None:
     assert find_session_note(DISCUSSIONS, BOT, S3) == ("d3", 12)
     assert find_session_note(DISCUSSIONS[3:], BOT, S3) is None
     assert open_agent_threads(DISCUSSIONS, BOT) == ["d1"]
+
+
+def at(minute: int) -> str:
+    return f"2026-01-05T{9 + minute // 60:02d}:{minute % 60:02d}:00.000Z"
+
+
+def test_a_refusal_is_remembered_for_an_hour_per_user() -> None:
+    refusal = disc("r", note(USER, "/hummingbird ana", 1, created_at=at(0)),
+                   note(BOT, access_denied_body(USER), 2, created_at=at(1)))
+    later = disc("l", note(USER, "/hummingbird ana", 3, created_at=at(59)))
+    assert refused_recently([refusal, later], BOT, USER, 3600)
+    assert not refused_recently([refusal, later], BOT, USER + 1, 3600)  # another user is answered
+    much_later = disc("m", note(USER, "/hummingbird ana", 4, created_at=at(62)))
+    assert not refused_recently([refusal, much_later], BOT, USER, 3600)
+    forged = disc("f", note(USER, access_denied_body(USER), 5, created_at=at(60)))
+    assert not refused_recently([forged, later], BOT, USER, 3600)  # only the bot's own notes count
+    unreadable = disc("u", note(BOT, access_denied_body(USER), 6, created_at="yesterday"))
+    assert refused_recently([unreadable, later], BOT, USER, 3600)

@@ -9,13 +9,16 @@ import pytest
 
 from hummingbird_agent.errors import PermanentError, TransientError
 from hummingbird_agent.models import GeminiModel, ModelRequest, ToolCall, ToolDeclaration, Usage, tool_message
+from hummingbird_agent.models.errors import ModelRateLimited
+from hummingbird_agent.models.gemini import GeminiSettings
+from hummingbird_agent.models.retry import RetryPolicy
 from tests.servers.gemini import GeminiServer, function_call_turn, model_turn, text_turn, usage
 
 TOOL = ToolDeclaration("sandbox_exec", "run", {"type": "object", "properties": {"command": {"type": "string"}}})
 
 
 def make_model(server: GeminiServer, retries: int = 2) -> GeminiModel:
-    return GeminiModel("test-key", base_url=server.url, api_version="v1beta", retries=retries, retry_base_s=0.01)
+    return GeminiModel(GeminiSettings("test-key", server.url, "v1beta"), RetryPolicy(retries, 0.01))
 
 
 def request(contents: list[dict], tools_enabled: bool = True) -> ModelRequest:
@@ -110,7 +113,7 @@ async def test_a_model_that_stays_unavailable_is_a_transient_error(gemini_server
 
 
 async def test_a_refused_request_is_permanent_and_not_retried(gemini_server: GeminiServer) -> None:
-    model = GeminiModel("wrong-key", base_url=gemini_server.url, retry_base_s=0.01)
+    model = GeminiModel(GeminiSettings("wrong-key", gemini_server.url), RetryPolicy(base_s=0.01))
     try:
         with pytest.raises(PermanentError, match="Gemini API error 400 INVALID_ARGUMENT: API key not valid") as info:
             await model.generate(request([{"role": "user", "parts": [{"text": "go"}]}]))
@@ -122,9 +125,20 @@ async def test_a_refused_request_is_permanent_and_not_retried(gemini_server: Gem
 async def test_an_unreachable_server_is_transient(gemini_server: GeminiServer) -> None:
     url = gemini_server.url
     gemini_server.stop()
-    model = GeminiModel("test-key", base_url=url, retries=1, retry_base_s=0.01)
+    model = GeminiModel(GeminiSettings("test-key", url), RetryPolicy(1, 0.01))
     try:
         with pytest.raises(TransientError, match="unreachable"):
             await model.generate(request([{"role": "user", "parts": [{"text": "go"}]}]))
     finally:
         await model.aclose()
+
+
+async def test_a_429_waits_the_retry_info_delay_gemini_sends(gemini_server: GeminiServer) -> None:
+    body = gemini_server.error_body(429, "Resource has been exhausted")
+    body["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "3600s"}]
+    gemini_server.fail_next(1, 429, body=body)
+    model = make_model(gemini_server)
+    with pytest.raises(ModelRateLimited) as raised:
+        await model.generate(request([{"role": "user", "parts": [{"text": "hi"}]}]))
+    await model.aclose()
+    assert raised.value.retry_after_s == 3600 and len(gemini_server.requests) == 1  # beyond the cap: not retried

@@ -1,6 +1,6 @@
 """The whole service in-process for end-to-end tests: SNS topic -> SQS ingress -> router -> FIFO -> worker
--> handlers -> agent run in a real Podman sandbox, against the fake GitLab, the scripted Gemini server and
-moto (SQS, SNS, S3). Webhook bodies are built from the real GitLab samples."""
+-> handlers -> agent run in a real Podman sandbox, against the fake GitLab, a scripted model server (Gemini,
+Anthropic or OpenAI-compatible) and moto (SQS, SNS, S3). Webhook bodies are built from the real GitLab samples."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from hummingbird_agent.gitlab.markers import SessionMarker, parse_markers
 from hummingbird_agent.observability import setup_logging
 from hummingbird_agent.runner.service import serve_async
 from tests.events.support import gzip_base64, sns_attributes
-from tests.servers import GeminiServer, GitLabServer, MotoServer, samples
+from tests.servers import FakeHTTPServer, GitLabServer, MotoServer, samples
+from tests.servers.model_common import model_section
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT_ID, PROJECT, IID = 1, "group/project", 7
@@ -32,8 +33,8 @@ SECRETS = {"HB_BOT_TOKEN": "bot-token", "GEMINI_API_KEY": "test-key", "GITLAB_RE
            "GITLAB_WEBHOOK_SECRET": "hook-secret-value"}
 
 
-def service_config(gitlab: GitLabServer, gemini: GeminiServer, moto: MotoServer, queues: dict[str, str],
-                   project: dict[str, Any] | None = None) -> dict[str, Any]:
+def service_config(gitlab: GitLabServer, model: FakeHTTPServer, moto: MotoServer, queues: dict[str, str],
+                   project: dict[str, Any] | None = None, provider: str = "gemini") -> dict[str, Any]:
     settings = {"max_runs_per_mr": 2, **(project or {})}
     sources = {"gitlab": {"token_env": "GITLAB_READ_TOKEN"}}
 
@@ -44,7 +45,7 @@ def service_config(gitlab: GitLabServer, gemini: GeminiServer, moto: MotoServer,
 
     return {
         "gitlab": {"url": gitlab.url, "token_env": "HB_BOT_TOKEN"},
-        "model": {"provider": "gemini", "api_key_env": "GEMINI_API_KEY", "base_url": gemini.url},
+        "model": model_section(provider, model, "GEMINI_API_KEY"),
         "queues": {"backend": "sqs", "ingress_url": queues["ingress"], "work_url": queues["work"],
                    "endpoint_url": moto.endpoint, "region": moto.region, "visibility_timeout_s": 30,
                    "heartbeat_interval_s": 5, "wait_time_s": 1, "shutdown_grace_s": 10},
@@ -65,7 +66,8 @@ class Service:
 
     loaded: LoadedConfig
     gitlab: GitLabServer
-    gemini: GeminiServer
+    model: Any
+    """The scripted model server (Gemini, Anthropic or OpenAI fake): `.script(...)`, `.generate_calls`."""
     moto: MotoServer
     topic_arn: str
     sns: Any
@@ -174,8 +176,9 @@ def seed_gitlab(gitlab: GitLabServer) -> None:
 
 @contextlib.asynccontextmanager
 async def start_service(
-    tmp_path: Path, gitlab: GitLabServer, gemini: GeminiServer, moto: MotoServer,
+    tmp_path: Path, gitlab: GitLabServer, model: FakeHTTPServer, moto: MotoServer,
     project: dict[str, Any] | None = None, tweak: Callable[[dict[str, Any]], None] | None = None,
+    provider: str = "gemini",
 ) -> AsyncIterator[Service]:
     sqs, sns, s3 = moto.client("sqs"), moto.client("sns"), moto.client("s3")
     ingress = sqs.create_queue(QueueName="ingress", Attributes={"VisibilityTimeout": "5"})["QueueUrl"]
@@ -186,7 +189,7 @@ async def start_service(
     s3.create_bucket(Bucket="sessions")
     s3.close()
     sqs.close()
-    config = service_config(gitlab, gemini, moto, {"ingress": ingress, "work": work["QueueUrl"]}, project)
+    config = service_config(gitlab, model, moto, {"ingress": ingress, "work": work["QueueUrl"]}, project, provider)
     if tweak is not None:
         tweak(config)
     path = tmp_path / "config.yaml"
@@ -199,7 +202,7 @@ async def start_service(
     redact = setup_logging("DEBUG", loaded.secret_values(), stream=log_stream, json_lines=True)
     stop = asyncio.Event()
     task = asyncio.create_task(serve_async(loaded, "all", redact, stop))
-    service = Service(loaded, gitlab, gemini, moto, topic, sns, log_path)
+    service = Service(loaded, gitlab, model, moto, topic, sns, log_path)
     try:
         yield service
     finally:
@@ -211,5 +214,5 @@ async def start_service(
         log_stream.close()
 
 
-def expect_turns(gemini: GeminiServer, *turns: dict[str, Any]) -> None:
-    gemini.script(*copy.deepcopy(list(turns)))
+def expect_turns(model: Any, *turns: dict[str, Any]) -> None:
+    model.script(*copy.deepcopy(list(turns)))

@@ -1,6 +1,6 @@
-"""The knowledge base in the running service (moto + fake GitLab + scripted Gemini + Podman): a failed
-pipeline is analysed, fixed and passes, the failure is learned automatically, and the next similar
-failure's analysis note cites it; `/hummingbird learn` by a non-member is refused."""
+"""The knowledge base in the running service (moto + fake GitLab + scripted Gemini or OpenAI-compatible
+server + Podman): a failed pipeline is analysed, fixed and passes, the failure is learned automatically, and
+the next similar failure's analysis note cites it; `/hummingbird learn` by a non-member is refused."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from tests.runner.harness import (
 )
 from tests.servers import GeminiServer, GitLabServer, MotoServer
 from tests.servers.gemini import function_call_turn, text_turn
+from tests.servers.openai import OpenAIServer
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(300)]
 
@@ -68,12 +69,15 @@ def configure(tmp_path: Path) -> Any:
     return tweak
 
 
-@pytest.fixture
-async def service(tmp_path: Path, gitlab_server: GitLabServer, gemini_server: GeminiServer,
+@pytest.fixture(params=["gemini", "openai"])
+async def service(request: pytest.FixtureRequest, tmp_path: Path, gitlab_server: GitLabServer,
                   moto_server: MotoServer) -> AsyncIterator[Service]:
     seed_gitlab(gitlab_server)
-    async with start_service(tmp_path, gitlab_server, gemini_server, moto_server, tweak=configure(tmp_path)) as run:
-        yield run
+    with (GeminiServer if request.param == "gemini" else OpenAIServer)() as model:
+        async with start_service(tmp_path, gitlab_server, model, moto_server, tweak=configure(tmp_path),
+                                 provider=request.param) as run:
+            yield run
+    assert not model.errors, model.errors
 
 
 def fail_build(gitlab: GitLabServer, sha: str, job_id: int, line: str) -> None:
@@ -107,16 +111,16 @@ def knowledge_model(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def tool_result(service: Service, call: int) -> Any:
-    part = service.gemini.generate_calls[call].body["contents"][-1]["parts"][0]
+    part = service.model.generate_calls[call].body["contents"][-1]["parts"][0]
     return part["functionResponse"]["response"]["result"]
 
 
 def texts(service: Service) -> str:
-    return "\n".join(json.dumps(c.body) for c in service.gemini.generate_calls)
+    return "\n".join(json.dumps(c.body) for c in service.model.generate_calls)
 
 
 async def analyse(service: Service, pipeline: int, sha: str, line: str, answer: str, notes: int) -> dict[str, Any]:
-    expect_turns(service.gemini, function_call_turn(
+    expect_turns(service.model, function_call_turn(
         "knowledge_candidate_causes", {"error_lines": [line], "project": PROJECT}), text_turn(answer))
     service.publish(pipeline_event("failed", pipeline, sha))
     await service.wait_for(lambda: len(service.final_notes()) == notes, f"analysis of pipeline {pipeline}")
@@ -132,18 +136,18 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
     service.gitlab.add_discussion(PROJECT_ID, IID, EXPLANATION, MEMBER)
     service.gitlab.add_discussion(PROJECT_ID, IID, OUTSIDER_TEXT, OUTSIDER)
 
-    calls = len(service.gemini.generate_calls)
+    calls = len(service.model.generate_calls)
     # Green without a fix: `build` did not run on this commit (its job was switched off), so nothing is learned.
     service.gitlab.add_commit_status(PROJECT_ID, "d" * 40, "lint", "success", stage="test")
     service.gitlab.add_commit_status(PROJECT_ID, "d" * 40, "build", "skipped", stage="build")
     service.publish(pipeline_event("success", 505, "d" * 40))
     await service.settle()
-    assert len(service.gemini.generate_calls) == calls and len(service.final_notes()) == 1
+    assert len(service.model.generate_calls) == calls and len(service.final_notes()) == 1
 
     service.gitlab.add_commit_status(PROJECT_ID, "b" * 40, "build", "success", stage="build")
     service.gitlab.add_file(PROJECT_ID, ".gitlab-ci.yml", CI_CONFIG, ref=SHA)
     service.gitlab.add_compare(PROJECT_ID, SHA, "b" * 40, {".npmrc": FIX_DIFF}, ["Use the internal npm mirror"])
-    service.gemini.script(knowledge_model, knowledge_model, knowledge_model)
+    service.model.script(knowledge_model, knowledge_model, knowledge_model)
     service.publish(pipeline_event("success", 502, "b" * 40))
     await service.wait_for(lambda: any(b.startswith("**Learned**") for b in service.bodies()), "the learned note")
     incident = learned_incident_id(PROJECT, IID, analysis_marker.id)
@@ -153,7 +157,7 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
     assert f"Fix read from `{SHA[:12]}..{'b' * 12}`: 1 changed file(s)" in learned
     assert thread["notes"][0]["resolved"] is True
     assert "Reply to this thread" not in learned
-    extraction = json.dumps(service.gemini.generate_calls[calls].body)
+    extraction = json.dumps(service.model.generate_calls[calls].body)
     assert "Error: connect ETIMEDOUT" in extraction and "The `build` job failed" in extraction
     assert EXPLANATION in extraction
     assert "Use the internal npm mirror" in extraction and "+registry=https://npm.internal" in extraction
@@ -164,7 +168,7 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
 
     service.publish(pipeline_event("success", 503, "b" * 40))  # already learned: nothing more
     await service.settle()
-    assert len(service.gemini.generate_calls) == calls + 3
+    assert len(service.model.generate_calls) == calls + 3
 
     fail_build(service.gitlab, "c" * 40, 802, SECOND_LINE)
     second = await analyse(service, 504, "c" * 40, SECOND_LINE, SECOND_ANALYSIS, 3)
@@ -174,7 +178,7 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
     assert body.startswith(SECOND_ANALYSIS) and FOOTER_TITLE in body
     assert f"`{incident}` ([!{IID}]({service.gitlab.url}/{PROJECT}/-/merge_requests/{IID}))" in body
 
-    service.gemini.script(knowledge_model, knowledge_model, knowledge_model)
+    service.model.script(knowledge_model, knowledge_model, knowledge_model)
     service.publish(comment(service, "/hummingbird bamboo-diagnose"))
     await service.wait_for(lambda: any(b.startswith("## Knowledge-base diagnosis") for b in service.bodies()),
                            "the diagnosis note")
@@ -190,7 +194,7 @@ async def test_learn_by_a_non_member_is_refused(service: Service) -> None:
     await service.wait_for(lambda: any("`learn [explanation]`" in b for b in service.bodies()), "help lists learn")
     service.publish(comment(service, "/hummingbird learn the mirror was down"))
     await service.wait_for(lambda: any("Nothing to learn yet" in b for b in service.bodies()), "nothing to learn")
-    assert service.gemini.generate_calls == []
+    assert service.model.generate_calls == []
 
 
 async def test_an_analysis_without_its_commit_is_not_learned_on_success(service: Service) -> None:
@@ -203,4 +207,4 @@ async def test_an_analysis_without_its_commit_is_not_learned_on_success(service:
     service.publish(pipeline_event("success", 506, "b" * 40))
     await service.wait_for(lambda: service.discussions()[0]["notes"][0]["resolved"], "the thread resolved")
     await service.settle()
-    assert service.gemini.generate_calls == [] and len(service.bodies()) == 1
+    assert service.model.generate_calls == [] and len(service.bodies()) == 1

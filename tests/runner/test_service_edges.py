@@ -31,13 +31,13 @@ def running(tmp_path: Path, fakes: Any, **kwargs: Any) -> contextlib.AbstractAsy
 
 async def test_internal_notes_and_auto_resolve(tmp_path: Path, fakes: Any) -> None:
     async with running(tmp_path, fakes, project={"internal_notes": True}) as service:
-        expect_turns(service.gemini, text_turn("## Analysis\nFlaky network."))
+        expect_turns(service.model, text_turn("## Analysis\nFlaky network."))
         service.publish(pipeline_event())
         await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis")
         assert service.final_notes()[0]["internal"] is True
         # A command in a public thread: the answer goes to a new internal thread, never into the public one.
         public = comment(service, "/hummingbird ana")
-        expect_turns(service.gemini, text_turn("## Analysis\nStill flaky."))
+        expect_turns(service.model, text_turn("## Analysis\nStill flaky."))
         service.publish(public)
         await service.wait_for(lambda: len(service.final_notes()) == 2, "the command's answer")
         threads = service.discussions()
@@ -53,7 +53,7 @@ async def test_session_save_failure_still_posts_the_note(tmp_path: Path, fakes: 
         config["sessions"]["s3_bucket"] = "missing-bucket"
 
     async with running(tmp_path, fakes, tweak=no_bucket) as service:
-        expect_turns(service.gemini, text_turn("## Analysis\nDone."))
+        expect_turns(service.model, text_turn("## Analysis\nDone."))
         service.publish(pipeline_event())
         await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis")
         await service.wait_for(lambda: "not saved" in service.log_path.read_text(), "the save failure log")
@@ -62,7 +62,7 @@ async def test_session_save_failure_still_posts_the_note(tmp_path: Path, fakes: 
 
 async def test_oversized_result_is_truncated_not_rejected(tmp_path: Path, fakes: Any) -> None:
     async with running(tmp_path, fakes) as service:
-        expect_turns(service.gemini, text_turn("## Analysis\n" + "x" * (budgets.NOTE_MAX_CHARS + 10_000)))
+        expect_turns(service.model, text_turn("## Analysis\n" + "x" * (budgets.NOTE_MAX_CHARS + 10_000)))
         service.publish(pipeline_event())
         await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis", timeout_s=90)
         body = service.final_notes()[0]["body"]
@@ -83,11 +83,11 @@ async def test_action_none_posts_nothing_and_keeps_the_result_in_log_and_session
         config["workflows"]["analyze-failures"]["action"] = "none"
 
     async with running(tmp_path, fakes, tweak=silent) as service:
-        expect_turns(service.gemini, text_turn("## Analysis\nQuietly done."))
+        expect_turns(service.model, text_turn("## Analysis\nQuietly done."))
         service.publish(pipeline_event())
         await service.wait_for(lambda: any(k.endswith("context.json") for k in service.s3_objects()), "the session")
         service.publish(pipeline_event())  # a duplicate: the saved session is the run's effect
         await service.settle()
         assert service.bot_notes() == []
         assert "Quietly done." in service.log_path.read_text()
-        assert len(service.gemini.generate_calls) == 1
+        assert len(service.model.generate_calls) == 1

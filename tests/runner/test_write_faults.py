@@ -34,7 +34,7 @@ def running(tmp_path: Path, fakes: Any) -> contextlib.AbstractAsyncContextManage
 
 async def analysed(service: Service) -> str:
     """A failed pipeline analysed into one final note; its thread id."""
-    expect_turns(service.gemini, text_turn("## Analysis\nFlaky network."))
+    expect_turns(service.model, text_turn("## Analysis\nFlaky network."))
     service.publish(pipeline_event())
     await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis")
     return str(service.discussions()[0]["id"])
@@ -76,7 +76,7 @@ async def test_an_answer_to_a_reply_is_posted_once(tmp_path: Path, fakes: Any) -
     async with running(tmp_path, fakes) as service:
         thread = await analysed(service)
         service.gitlab.fail_next(1, 500, path=IN_THREAD, method="POST", after=True)
-        expect_turns(service.gemini, text_turn("It was the network."))
+        expect_turns(service.model, text_turn("It was the network."))
         service.publish(reply(service, thread, "Why?"))
         await service.wait_for(lambda: len(service.final_notes()) == 2, "the answer")
         await service.settle()

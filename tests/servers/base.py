@@ -248,6 +248,11 @@ class FakeHTTPServer:
         with self._lock:
             self._failures.append(_Failure(count, status, pattern, method, payload, headers, after))
 
+    def clear_failures(self) -> None:
+        """Drop every injected failure not used up yet (the outage is over)."""
+        with self._lock:
+            self._failures.clear()
+
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         """The JSON error shape of the faked API; subclasses override."""
         return {"message": f"{status} {message}"}

@@ -109,6 +109,10 @@ class GeminiServer(FakeHTTPServer):
         self.served = 0
         self.route("POST", r"(?:/[^:]*)?/(?P<version>v1|v1beta|v1alpha)/models/(?P<model>[^/:]+):(?P<method>\w+)",
                    self._handle)
+        # Vertex AI: /v1beta1/projects/P/locations/L/publishers/google/models/M:method with a Bearer token.
+        self.route("POST", r"/(?P<version>v1|v1beta1)/projects/[^/]+/locations/[^/]+/publishers/google/models/"
+                           r"(?P<model>[^/:]+):(?P<method>\w+)", self._handle)
+        self.bearer: str | None = None
 
     def script(self, *turns: Turn) -> None:
         """Append model turns: response dicts (see model_turn) or callables(request_body) -> dict."""
@@ -123,6 +127,10 @@ class GeminiServer(FakeHTTPServer):
         return {"error": {"code": status, "message": message, "status": _STATUS_NAMES.get(status, "UNKNOWN")}}
 
     def authorize(self, req: Request) -> Response | None:
+        if "/projects/" in req.path:  # Vertex AI authenticates with an OAuth access token
+            if self.bearer is not None and req.header("Authorization") == f"Bearer {self.bearer}":
+                return None
+            return json_response(self.error_body(401, "Request had invalid authentication credentials."), 401)
         given = req.header("x-goog-api-key") or req.arg("key")
         if self.api_key is None or given == self.api_key:
             return None

@@ -1,4 +1,5 @@
-"""Text embedders of the knowledge base: hashing (deterministic, tests), Gemini (production), MiniLM (offline)."""
+"""Text embedders of the knowledge base: hashing (deterministic, tests), a provider's embeddings (Gemini /
+Vertex AI or OpenAI-compatible, production), MiniLM (offline)."""
 
 from __future__ import annotations
 

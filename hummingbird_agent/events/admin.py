@@ -1,0 +1,166 @@
+"""Operator tools over either backend: what the queues hold (stats, peek), moving dead-lettered messages
+back to their source (redrive) and emptying a queue (purge).
+
+Queues are named as the service knows them: `ingress`, `work`, `ingress-dlq`, `work-dlq`. A peek shows
+where an event came from (kind, project, MR, group, receive count), never its body: webhook bodies may
+carry tokens of whoever configured the hook."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from hummingbird_agent import budgets
+from hummingbird_agent.errors import EnvelopeError
+from hummingbird_agent.events.envelope import decode_sns_message
+from hummingbird_agent.events.protocols import OutgoingMessage, Queue, ReceivedMessage
+
+SOURCES = ("ingress", "work")
+NAMES = ("ingress", "work", "ingress-dlq", "work-dlq")
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """One queue's counts; `oldest_age_s` is None where the backend cannot tell (SQS: CloudWatch only)."""
+
+    name: str
+    where: str
+    depth: int
+    in_flight: int
+    delayed: int
+    oldest_age_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Peeked:
+    """What an operator may see of one message: its origin, not its body."""
+
+    message_id: str
+    queue: str
+    receive_count: int
+    group: str | None
+    source: str
+    kind: str
+    project: str | None
+    mr: int | None
+    problem: str | None = None
+
+
+class QueueAdmin(Protocol):
+    """The operations each backend provides; `queue` is one of NAMES, `source` one of SOURCES."""
+
+    async def stats(self) -> list[QueueStats]: ...
+
+    async def peek(self, queue: str, limit: int) -> list[Peeked]: ...
+
+    async def redrive(self, source: str, ids: frozenset[str]) -> str:
+        """Move the dead-letter queue's messages (those in `ids`, or all) back; a one-line summary."""
+        ...
+
+    async def purge(self, queue: str) -> int | None:
+        """Delete every message; the count when the backend knows it."""
+        ...
+
+
+def summarize(queue: str, message_id: str, body: str, group: str | None, receives: int) -> Peeked:
+    """Decode enough of a queue body to say what it is about; undecodable bodies say why instead."""
+    try:
+        envelope = decode_sns_message(body)
+    except EnvelopeError as exc:
+        return Peeked(message_id, queue, receives, group, "?", "?", None, None, str(exc))
+    data = envelope.body
+    order = data.get("work_order") if isinstance(data.get("work_order"), dict) else {}
+    project = _get(data, "project", "path_with_namespace") or order.get("project")
+    mr = _get(data, "merge_request", "iid") or order.get("mr_iid")
+    if mr is None and envelope.event_type == "merge_request":
+        mr = _get(data, "object_attributes", "iid")
+    return Peeked(
+        message_id, queue, receives, group, envelope.source, envelope.event_type,
+        project if isinstance(project, str) else None, mr if isinstance(mr, int) else None,
+    )
+
+
+def _get(data: dict[str, Any], outer: str, inner: str) -> Any:
+    value = data.get(outer)
+    return value.get(inner) if isinstance(value, dict) else None
+
+
+async def peek_by_receiving(queue: Queue, name: str, limit: int) -> list[Peeked]:
+    """Peek where the backend has no read-only look (SQS): receive, then make visible again at once.
+    Each peeked message's receive count goes up by one."""
+    seen: dict[str, ReceivedMessage] = {}
+    try:
+        while len(seen) < limit:
+            batch = await queue.receive(min(budgets.QUEUE_BATCH_MAX, limit - len(seen)), 1, budgets.ADMIN_HOLD_S)
+            fresh = [m for m in batch if m.message_id not in seen]
+            if not fresh:
+                break
+            seen.update((m.message_id, m) for m in fresh)
+    finally:
+        await _release(queue, list(seen.values()))
+    return [summarize(name, m.message_id, m.body, m.group_id, m.receive_count) for m in seen.values()]
+
+
+async def redrive_by_copy(dead: Queue, source: Queue, ids: frozenset[str]) -> tuple[int, int]:
+    """Move messages by receive, send, then delete (never delete what was not sent). FIFO dedup ids
+    derive from the message id, so a repeat after a crash between send and delete adds nothing within
+    the dedup window. Messages not moved stay hidden until the end, so each is looked at once.
+    Returns (moved, failed)."""
+    moved = 0
+    held: list[ReceivedMessage] = []
+    failed: list[ReceivedMessage] = []
+    try:
+        while not ids or moved + len(failed) < len(ids):
+            batch = await dead.receive(budgets.QUEUE_BATCH_MAX, 1, budgets.ADMIN_HOLD_S)
+            if not batch:
+                break
+            chosen = [m for m in batch if not ids or m.message_id in ids]
+            held += [m for m in batch if m not in chosen]
+            if chosen:
+                ok, not_sent = await _move(dead, source, chosen)
+                moved, failed = moved + ok, failed + not_sent
+    finally:
+        await _release(dead, held + failed)
+    return moved, len(failed)
+
+
+async def _move(dead: Queue, source: Queue, batch: Sequence[ReceivedMessage]) -> tuple[int, list[ReceivedMessage]]:
+    outgoing = [OutgoingMessage(m.body, m.group_id, f"redrive-{m.message_id}"[:128]) for m in batch]
+    sent = await source.send_batch(outgoing)
+    if sent.ok:
+        await dead.delete_batch([batch[i].receipt for i in sent.ok])
+    return len(sent.ok), [batch[i] for i, _ in sent.failed]
+
+
+async def _release(queue: Queue, messages: Sequence[ReceivedMessage]) -> None:
+    for start in range(0, len(messages), budgets.QUEUE_BATCH_MAX):
+        chunk = messages[start : start + budgets.QUEUE_BATCH_MAX]
+        await queue.change_visibility_batch([m.receipt for m in chunk], 0)
+
+
+def render_stats(rows: Sequence[QueueStats]) -> str:
+    lines = [f"{'queue':<12} {'depth':>7} {'in flight':>10} {'delayed':>8} {'oldest':>10}  where"]
+    for r in rows:
+        age = "-" if r.oldest_age_s is None else _age(r.oldest_age_s)
+        lines.append(f"{r.name:<12} {r.depth:>7} {r.in_flight:>10} {r.delayed:>8} {age:>10}  {r.where}")
+    return "\n".join(lines)
+
+
+def render_peek(rows: Sequence[Peeked]) -> str:
+    if not rows:
+        return "no visible messages"
+    lines = []
+    for p in rows:
+        what = f"{p.source}/{p.kind}" + (f" {p.project}" if p.project else "") + (f" !{p.mr}" if p.mr else "")
+        if p.problem:
+            what = f"undecodable: {p.problem}"
+        lines.append(f"{p.message_id}  {p.queue}  receives={p.receive_count}  group={p.group or '-'}  {what}")
+    return "\n".join(lines)
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.0f}s"

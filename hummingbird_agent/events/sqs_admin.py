@@ -1,0 +1,93 @@
+"""Operator tools on SQS. Dead-letter queues are found through each source queue's RedrivePolicy.
+Redrive of a whole queue uses StartMessageMoveTask where the endpoint offers it; by id, or where it
+does not (moto, older SQS-compatible servers), messages are received, sent, then deleted."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from hummingbird_agent.errors import AgentError, ConfigError
+from hummingbird_agent.events.admin import Peeked, QueueStats, peek_by_receiving, redrive_by_copy
+from hummingbird_agent.events.sqs import SqsClient, SqsQueue
+
+logger = logging.getLogger(__name__)
+_COUNTS = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+           "ApproximateNumberOfMessagesDelayed", "QueueArn", "RedrivePolicy"]
+_MISSING = ("NonExistentQueue", "QueueDoesNotExist")
+
+
+class SqsAdmin:
+    """QueueAdmin over the configured SQS queues (`urls`: ingress and/or work)."""
+
+    def __init__(self, client: SqsClient, urls: dict[str, str]) -> None:
+        self._client = client
+        self._urls = urls
+        self._queues: dict[str, tuple[SqsQueue, dict[str, str]]] = {}
+
+    async def _resolve(self) -> dict[str, tuple[SqsQueue, dict[str, str]]]:
+        """Each configured queue and its dead-letter queue (when it has one), with their attributes."""
+        if self._queues:
+            return self._queues
+        for name, url in self._urls.items():
+            queue = self._client.queue(url)
+            attrs = await _attributes(queue)
+            self._queues[name] = (queue, attrs)
+            policy = json.loads(attrs.get("RedrivePolicy") or "{}")
+            target = str(policy.get("deadLetterTargetArn", ""))
+            if target:
+                dead = self._client.queue(await queue.url_of(target.rsplit(":", 1)[-1]))
+                self._queues[f"{name}-dlq"] = (dead, await _attributes(dead))
+        return self._queues
+
+    async def _get(self, name: str) -> tuple[SqsQueue, dict[str, str]]:
+        queues = await self._resolve()
+        if name not in queues:
+            source = name.removesuffix("-dlq")
+            why = (f"queues.{source}_url is not set" if source not in self._urls
+                   else f"{self._urls[source]} has no RedrivePolicy")
+            raise ConfigError(f"no SQS queue {name!r}: {why}")
+        return queues[name]
+
+    async def stats(self) -> list[QueueStats]:
+        out = []
+        for name, (queue, _) in (await self._resolve()).items():
+            attrs = await _attributes(queue)  # fresh counts, not the ones cached at resolve time
+            out.append(QueueStats(
+                name, queue.url, int(attrs.get("ApproximateNumberOfMessages", 0)),
+                int(attrs.get("ApproximateNumberOfMessagesNotVisible", 0)),
+                int(attrs.get("ApproximateNumberOfMessagesDelayed", 0)), None,
+            ))
+        return out
+
+    async def peek(self, queue: str, limit: int) -> list[Peeked]:
+        target, _ = await self._get(queue)
+        return await peek_by_receiving(target, queue, limit)
+
+    async def redrive(self, source: str, ids: frozenset[str]) -> str:
+        dead, dead_attrs = await self._get(f"{source}-dlq")
+        target, target_attrs = await self._get(source)
+        if not ids:
+            try:
+                handle = await dead.start_move_task(dead_attrs["QueueArn"], target_attrs["QueueArn"])
+            except AgentError as exc:
+                logger.warning("StartMessageMoveTask unavailable (%s); moving messages one by one", exc)
+            else:
+                return f"started an SQS move task from {dead.name} to {target.name} (task {handle}); see `queue stats`"
+        moved, failed = await redrive_by_copy(dead, target, ids)
+        unsent = f"; {failed} could not be sent and stay in {dead.name}" if failed else ""
+        return f"moved {moved} messages from {dead.name} to {target.name}{unsent}"
+
+    async def purge(self, queue: str) -> int | None:
+        target, _ = await self._get(queue)
+        await target.purge()
+        return None
+
+
+async def _attributes(queue: SqsQueue) -> dict[str, str]:
+    try:
+        return await queue.attributes(_COUNTS)
+    except AgentError as exc:
+        if any(code in str(exc) for code in _MISSING):
+            raise ConfigError(f"SQS queue {queue.url} does not exist") from None
+        raise

@@ -1,0 +1,173 @@
+"""Claude adapter on the official `anthropic` SDK (direct API or Claude on Vertex AI): the only module
+importing anthropic. Converts canonical contents to Messages (tool results as `user` turns, consecutive user
+turns merged), puts prompt-cache breakpoints on the tools, the stable system text and the last message (this
+call's warning after it, uncached), and maps SDK errors to the typed model errors."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anthropic
+
+from hummingbird_agent import budgets
+from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, Usage
+from hummingbird_agent.models.contents import read_model_turn, with_call_ids
+from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
+from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.transport import tls_context
+
+log = logging.getLogger(__name__)
+PROVIDER = "anthropic"
+_CACHE = {"type": "ephemeral"}
+_MESSAGE_MAX_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeSettings:
+    """Where Claude is: the direct API (`api_key`) or Vertex AI (`vertex_project` + `vertex_region`)."""
+
+    api_key: str | None = None
+    base_url: str | None = None
+    vertex_project: str | None = None
+    vertex_region: str | None = None
+    credentials_file: str | None = None
+    ca_bundle: str | None = None
+
+
+class ClaudeModel:
+    """The Model protocol over Anthropic Messages. Holds one SDK client; close it with `aclose()`."""
+
+    def __init__(self, settings: ClaudeSettings, retry: RetryPolicy | None = None) -> None:
+        context = tls_context(settings.ca_bundle)
+        http = anthropic.DefaultAsyncHttpxClient(verify=context) if context else None
+        common: dict[str, Any] = {"base_url": settings.base_url, "max_retries": 0, "http_client": http,
+                                  "timeout": budgets.MODEL_CALL_TIMEOUT_S}
+        if settings.vertex_project:
+            self._client: Any = anthropic.AsyncAnthropicVertex(
+                project_id=settings.vertex_project, region=settings.vertex_region or "global",
+                credentials=_vertex_credentials(settings.credentials_file), **common)
+        else:
+            self._client = anthropic.AsyncAnthropic(api_key=settings.api_key, **common)
+        self._retry = retry or RetryPolicy()
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        body = wire_request(request)
+
+        async def call() -> Any:
+            with _mapped_errors():
+                return await self._client.messages.create(**body)
+
+        return _from_wire(await with_retries(PROVIDER, self._retry, call), request.model)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _vertex_credentials(path: str | None) -> Any:
+    """A service-account file's credentials; None lets the SDK use Application Default Credentials."""
+    if not path:
+        return None
+    from google.oauth2 import service_account
+
+    return service_account.Credentials.from_service_account_file(
+        path, scopes=["https://www.googleapis.com/auth/cloud-platform"])
+
+
+@contextlib.contextmanager
+def _mapped_errors() -> Iterator[None]:
+    try:
+        yield
+    except anthropic.APIStatusError as exc:
+        message = f"Anthropic API error {exc.status_code}: {str(exc.message)[:_MESSAGE_MAX_CHARS]}"
+        retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
+        raise classify_status(exc.status_code, message, retry_after) from exc
+    except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
+        raise ModelUnavailable(f"Anthropic API unreachable: {type(exc).__name__}") from exc
+
+
+def wire_request(request: ModelRequest) -> dict[str, Any]:
+    """The Messages API body of a request (what the SDK sends, minus its defaults)."""
+    system = request.system
+    if request.json_output or request.response_schema is not None:
+        # Messages has no JSON mode: the prompt asks for JSON and the caller parses it.
+        system += "\n\nAnswer with one JSON object only."
+    body: dict[str, Any] = {"model": request.model, "max_tokens": budgets.MODEL_MAX_OUTPUT_TOKENS,
+                            "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
+                            "messages": wire_messages(request.contents, request.system_suffix)}
+    if request.tools:
+        tools = [{"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
+                 for t in request.tools]
+        tools[-1]["cache_control"] = _CACHE
+        body["tools"] = tools
+        body["tool_choice"] = {"type": "auto" if request.tools_enabled else "none"}
+    return body
+
+
+def wire_messages(contents: Sequence[Content], warning: str = "") -> list[dict[str, Any]]:
+    """Canonical contents as Messages: model -> assistant; user and tool -> user, consecutive ones merged.
+    The last block carries the cache breakpoint; this call's warning follows it as a last user text block.
+    (The cache prefix runs tools -> system -> messages, so a warning in `system` would void the cached
+    conversation on every warning turn.)"""
+    messages: list[dict[str, Any]] = []
+    for content in with_call_ids(contents):
+        role = "assistant" if content.get("role") == "model" else "user"
+        blocks = [b for part in content.get("parts") or [] if (b := _block(part)) is not None]
+        if blocks and messages and messages[-1]["role"] == role:
+            messages[-1]["content"].extend(blocks)
+        elif blocks:
+            messages.append({"role": role, "content": blocks})
+    if messages:
+        last = messages[-1]["content"]
+        last[-1] = {**last[-1], "cache_control": _CACHE}
+    if warning:
+        if not messages or messages[-1]["role"] != "user":
+            messages.append({"role": "user", "content": []})
+        messages[-1]["content"].append({"type": "text", "text": warning})
+    return messages
+
+
+def _block(part: dict[str, Any]) -> dict[str, Any] | None:
+    if "functionCall" in part:
+        call = part["functionCall"]
+        args = call.get("args")
+        return {"type": "tool_use", "id": call["id"], "name": call.get("name", ""),
+                "input": args if isinstance(args, dict) else {"value": args}}
+    if "functionResponse" in part:
+        response = part["functionResponse"]
+        body = response.get("response") or {}
+        return {"type": "tool_result", "tool_use_id": response["id"], "is_error": "error" in body,
+                "content": json.dumps(body, ensure_ascii=False)}
+    text = part.get("text")
+    if isinstance(text, str) and text and not part.get("thought"):
+        return {"type": "text", "text": text}
+    return None
+
+
+def _from_wire(raw: Any, requested: str) -> ModelResponse:
+    parts: list[dict[str, Any]] = []
+    for block in raw.content or []:
+        if block.type == "text" and block.text:
+            parts.append({"text": block.text})
+        elif block.type == "tool_use":
+            parts.append({"functionCall": {"name": block.name, "args": block.input, "id": block.id}})
+    content = {"role": "model", "parts": parts} if parts else None
+    calls, text = read_model_turn(content)
+    usage = _usage(raw.usage)
+    log.info("model call done provider=%s prompt_tokens=%d candidate_tokens=%d cached_tokens=%d "
+             "cache_write_tokens=%d calls=%d", PROVIDER, usage.prompt_tokens, usage.candidate_tokens,
+             usage.cached_tokens, usage.cache_write_tokens, len(calls))
+    return ModelResponse(content, calls, text, usage, PROVIDER, getattr(raw, "model", "") or requested)
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+    read = raw.cache_read_input_tokens or 0
+    written = raw.cache_creation_input_tokens or 0
+    return Usage(prompt_tokens=(raw.input_tokens or 0) + read + written, candidate_tokens=raw.output_tokens or 0,
+                 cached_tokens=read, cache_write_tokens=written)

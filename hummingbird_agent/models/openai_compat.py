@@ -1,0 +1,210 @@
+"""Adapter for any OpenAI-compatible Chat Completions endpoint (OpenAI, Azure OpenAI's v1 endpoint, vLLM,
+Ollama) on the official `openai` SDK: the only module importing openai. Converts canonical contents to chat
+messages (one `tool` message per result, matched by `tool_call_id`), supports JSON mode / JSON schema, and
+maps SDK errors to the typed model errors."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+from openai.types.chat import ChatCompletion
+
+from hummingbird_agent import budgets
+from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, Usage
+from hummingbird_agent.models.contents import read_model_turn, with_call_ids
+from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
+from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.transport import tls_context
+
+log = logging.getLogger(__name__)
+PROVIDER = "openai"
+# The SDK refuses to start without a key; local servers (Ollama, vLLM) ignore the header.
+NO_KEY = "no-key"
+_MESSAGE_MAX_CHARS = 300
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAISettings:
+    api_key: str | None = None
+    base_url: str | None = None
+    ca_bundle: str | None = None
+
+
+class OpenAIModel:
+    """The Model protocol over Chat Completions. Holds one SDK client; close it with `aclose()`."""
+
+    def __init__(self, settings: OpenAISettings, retry: RetryPolicy | None = None) -> None:
+        context = tls_context(settings.ca_bundle)
+        http = openai.DefaultAsyncHttpxClient(verify=context) if context else None
+        self._client = openai.AsyncOpenAI(api_key=settings.api_key or NO_KEY, base_url=settings.base_url,
+                                          max_retries=0, timeout=budgets.MODEL_CALL_TIMEOUT_S, http_client=http)
+        self._retry = retry or RetryPolicy()
+        self._settings = settings
+        self._windows: dict[str, int | None] = {}
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        body = wire_request(request)
+
+        async def call() -> Any:
+            with mapped_errors():
+                # The SDK's low-level post: `create()` re-walks every message through its TypedDict transform
+                # on each call (most of this adapter's CPU on a long history); the body is already wire-shaped.
+                return await self._client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+
+        return _from_wire(await with_retries(PROVIDER, self._retry, call), request.model)
+
+    async def embed(self, model: str, texts: list[str], dimensions: int | None) -> list[list[float]]:
+        """Embedding vectors of `texts`, in order (the knowledge base's OpenAI-compatible embedder)."""
+        extra: dict[str, Any] = {"dimensions": dimensions} if dimensions else {}
+
+        async def call() -> Any:
+            with mapped_errors():
+                return await self._client.embeddings.create(model=model, input=texts, **extra)
+
+        raw = await with_retries(PROVIDER, self._retry, call)
+        return [list(item.embedding) for item in sorted(raw.data, key=lambda d: d.index)]
+
+    async def context_window(self, model: str) -> int | None:
+        """The context window an Ollama server serves `model` with (/api/ps, else /api/show's num_ctx), or
+        None when the server does not say (OpenAI, vLLM, an unloaded model): callers keep their default."""
+        if model not in self._windows and self._settings.base_url:
+            self._windows[model] = await ollama_context_window(self._settings.base_url, model,
+                                                               tls_context(self._settings.ca_bundle))
+        return self._windows.get(model)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+@contextlib.contextmanager
+def mapped_errors() -> Iterator[None]:
+    try:
+        yield
+    except openai.APIStatusError as exc:
+        code = (exc.body or {}).get("code") if isinstance(exc.body, dict) else None
+        detail = f"{code or ''} {exc.message}".strip()
+        message = f"OpenAI-compatible API error {exc.status_code}: {detail[:_MESSAGE_MAX_CHARS]}"
+        headers = exc.response.headers
+        retry_after = parse_retry_after(headers.get("retry-after"))
+        if retry_after is None and headers.get("retry-after-ms"):
+            retry_after = parse_retry_after(f"{headers.get('retry-after-ms')}ms")
+        raise classify_status(exc.status_code, message, retry_after) from exc
+    except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+        raise ModelUnavailable(f"OpenAI-compatible API unreachable: {type(exc).__name__}") from exc
+
+
+def wire_request(request: ModelRequest) -> dict[str, Any]:
+    """The Chat Completions body of a request."""
+    messages = [{"role": "system", "content": request.full_system}, *wire_messages(request.contents)]
+    # No output cap: OpenAI reasoning models refuse `max_tokens`, older servers do not know its successor.
+    body: dict[str, Any] = {"model": request.model, "messages": messages}
+    if request.tools:
+        body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                           "parameters": dict(t.parameters)}} for t in request.tools]
+        body["tool_choice"] = "auto" if request.tools_enabled else "none"
+    if request.response_schema is not None:
+        schema = {"name": "answer", "schema": dict(request.response_schema)}
+        body["response_format"] = {"type": "json_schema", "json_schema": schema}
+    elif request.json_output:
+        body["response_format"] = {"type": "json_object"}
+    return body
+
+
+def wire_messages(contents: Sequence[Content]) -> list[dict[str, Any]]:
+    """Canonical contents as chat messages: model -> assistant (text + tool_calls), each functionResponse
+    -> a `tool` message, user text -> user."""
+    messages: list[dict[str, Any]] = []
+    for content in with_call_ids(contents):
+        parts = content.get("parts") or []
+        role = content.get("role")
+        if role == "model":
+            messages.append(_assistant(parts))
+            continue
+        for part in parts:
+            if "functionResponse" in part:
+                response = part["functionResponse"]
+                messages.append({"role": "tool", "tool_call_id": response["id"],
+                                 "content": json.dumps(response.get("response") or {}, ensure_ascii=False)})
+        text = "".join(p["text"] for p in parts if isinstance(p.get("text"), str))
+        if text:
+            messages.append({"role": "user", "content": text})
+    return messages
+
+
+def _assistant(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    text = "".join(p["text"] for p in parts if isinstance(p.get("text"), str) and not p.get("thought"))
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    calls = [p["functionCall"] for p in parts if "functionCall" in p]
+    if calls:
+        message["tool_calls"] = [
+            {"id": c["id"], "type": "function",
+             "function": {"name": c.get("name", ""), "arguments": json.dumps(c.get("args") or {})}}
+            for c in calls]
+    return message
+
+
+def _from_wire(raw: Any, requested: str) -> ModelResponse:
+    message = raw.choices[0].message if raw.choices else None
+    parts: list[dict[str, Any]] = []
+    if message is not None and message.content:
+        parts.append({"text": message.content})
+    for call in (message.tool_calls or []) if message is not None else []:
+        parts.append({"functionCall": {"name": call.function.name, "args": _arguments(call.function.arguments),
+                                       "id": call.id}})
+    content = {"role": "model", "parts": parts} if parts else None
+    calls, text = read_model_turn(content)
+    usage = _usage(raw.usage)
+    log.info("model call done provider=%s prompt_tokens=%d candidate_tokens=%d cached_tokens=%d calls=%d",
+             PROVIDER, usage.prompt_tokens, usage.candidate_tokens, usage.cached_tokens, len(calls))
+    return ModelResponse(content, calls, text, usage, PROVIDER, raw.model or requested)
+
+
+def _arguments(raw: str | None) -> Any:
+    """The call's arguments; a non-JSON string is passed on as is and the tool registry refuses it."""
+    try:
+        return json.loads(raw or "{}")
+    except json.JSONDecodeError:
+        return raw
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    return Usage(prompt_tokens=raw.prompt_tokens or 0, candidate_tokens=raw.completion_tokens or 0,
+                 cached_tokens=cached)
+
+
+async def ollama_context_window(base_url: str, model: str, context: Any) -> int | None:
+    root = re.sub(r"/v1/?$", "", base_url.rstrip("/"))
+    try:
+        async with httpx.AsyncClient(timeout=budgets.MODEL_CONTEXT_PROBE_TIMEOUT_S, verify=context or True) as http:
+            running = await http.get(f"{root}/api/ps")
+            if running.status_code == 200:
+                for entry in running.json().get("models") or []:
+                    if model in (entry.get("name"), entry.get("model")) and entry.get("context_length"):
+                        return int(entry["context_length"])
+            shown = await http.post(f"{root}/api/show", json={"model": model})
+            if shown.status_code == 200:
+                return _num_ctx(shown.json())
+    except (httpx.HTTPError, ValueError, TypeError) as exc:
+        log.info("no context window from %s: %s", root, type(exc).__name__)
+    return None
+
+
+def _num_ctx(show: dict[str, Any]) -> int | None:
+    """num_ctx from the model's parameters (what Ollama serves), else the trained context length."""
+    match = re.search(r"^num_ctx\s+(\d+)", str(show.get("parameters") or ""), re.MULTILINE)
+    if match:
+        return int(match.group(1))
+    lengths = [v for k, v in (show.get("model_info") or {}).items() if k.endswith(".context_length")]
+    return int(lengths[0]) if lengths else None

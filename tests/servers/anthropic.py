@@ -1,0 +1,142 @@
+"""Scripted fake of the Anthropic Messages API (POST /v1/messages, and Claude on Vertex AI's rawPredict),
+with prompt-cache accounting: a request reads from the cache the longest block prefix an earlier request
+marked with `cache_control`, and writes the prefix up to its own last breakpoint."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from tests.servers.base import Request, Response, json_response
+from tests.servers.model_common import ModelCall, ScriptedModelServer, parse_response, tokens, turn_parts, turn_usage
+
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
+                529: "overloaded_error"}
+
+
+class AnthropicServer(ScriptedModelServer):
+    name = "anthropic"
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.cached_prefixes: set[str] = set()
+        self.bearer: str | None = None
+        """Claude on Vertex AI: the OAuth access token its rawPredict requests must carry."""
+        self.route("POST", r"/v1/messages", self._messages)
+        self.route("POST", r"(?:/v1)?/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/"
+                           r"(?P<model>[^/:]+):rawPredict", self._messages)
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
+
+    def authorize(self, req: Request) -> Response | None:
+        if req.path.startswith(("/projects", "/v1/projects")):
+            if self.bearer is not None and req.header("Authorization") == f"Bearer {self.bearer}":
+                return None
+            return self.error(401, "Request had invalid authentication credentials.")
+        if self.api_key is None:
+            return None
+        # The SDK sends the key as x-api-key (older releases) or as a Bearer token (2.x).
+        if self.api_key in (req.header("x-api-key"), (req.header("Authorization") or "").removeprefix("Bearer ")):
+            return None
+        return self.error(401, "invalid x-api-key")
+
+    def _messages(self, req: Request, model: str | None = None) -> Response:
+        wire = req.json() or {}
+        view = gemini_view(wire)
+        self.generate_calls.append(ModelCall(model or wire.get("model", ""), view, wire))
+        turn = self.next_turn(view)
+        reply = turn if "content" in turn and "candidates" not in turn else self._reply(turn, wire)
+        reply.setdefault("model", model or wire.get("model"))
+        resp = json_response(reply)
+        resp.delay_s = self.latency_s
+        return resp
+
+    def _reply(self, turn: dict[str, Any], wire: dict[str, Any]) -> dict[str, Any]:
+        blocks: list[dict[str, Any]] = []
+        for index, part in enumerate(turn_parts(turn)):
+            if "functionCall" in part:
+                call = part["functionCall"]
+                blocks.append({"type": "tool_use", "id": f"toolu_{self.served:03d}_{index}",
+                               "name": call["name"], "input": call.get("args") or {}})
+            elif part.get("text"):
+                blocks.append({"type": "text", "text": part["text"]})
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+        return {"id": f"msg_{self.served:04d}", "type": "message", "role": "assistant", "content": blocks,
+                "stop_reason": stop, "stop_sequence": None, "usage": self._usage(turn, wire, blocks)}
+
+    def _usage(self, turn: dict[str, Any], wire: dict[str, Any], blocks: list[dict[str, Any]]) -> dict[str, Any]:
+        scripted = turn_usage(turn)
+        marked = _blocks_in_order(wire)
+        sequence = [{k: v for k, v in b.items() if k != "cache_control"} for b in marked]
+        keys = _prefix_keys(sequence)
+        read = written = 0
+        breakpoints = [i for i, b in enumerate(marked) if "cache_control" in b]
+        last_breakpoint = max(breakpoints, default=-1)
+        hit = max((i for i, key in enumerate(keys) if key in self.cached_prefixes), default=-1)
+        if hit >= 0:
+            read = tokens(sequence[: hit + 1])
+        if last_breakpoint >= 0:
+            written = max(0, tokens(sequence[: last_breakpoint + 1]) - read)
+            self.cached_prefixes.update(keys[i] for i in breakpoints)
+        total = scripted["prompt"] if scripted else tokens(sequence)
+        output = scripted["output"] if scripted else tokens(blocks)
+        return {"input_tokens": max(0, total - read - written), "output_tokens": output,
+                "cache_read_input_tokens": read, "cache_creation_input_tokens": written}
+
+
+def _blocks_in_order(wire: dict[str, Any]) -> list[dict[str, Any]]:
+    """tools, then system, then messages' blocks: the order the API caches prefixes in."""
+    sequence = [dict(t) for t in wire.get("tools") or []]
+    system = wire.get("system") or []
+    sequence += [{"type": "text", "text": system}] if isinstance(system, str) else [dict(b) for b in system]
+    for message in wire.get("messages") or []:
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        sequence += [{**b, "role": message["role"]} for b in blocks]
+    return sequence
+
+
+def _prefix_keys(sequence: list[dict[str, Any]]) -> list[str]:
+    """A hash of every prefix (blocks 0..i)."""
+    digest, keys = hashlib.sha256(), []
+    for block in sequence:
+        digest.update(json.dumps(block, sort_keys=True).encode())
+        keys.append(digest.copy().hexdigest())
+    return keys
+
+
+def gemini_view(wire: dict[str, Any]) -> dict[str, Any]:
+    """The request as Gemini-shaped contents: assistant -> model, tool_result blocks -> a `tool` message
+    (split from any text of the same user turn), tool_choice -> toolConfig mode."""
+    system = wire.get("system") or []
+    text = system if isinstance(system, str) else "\n\n".join(b.get("text", "") for b in system)
+    names: dict[str, str] = {}
+    contents: list[dict[str, Any]] = []
+    for message in wire.get("messages") or []:
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if message["role"] == "assistant":
+            parts = []
+            for block in blocks:
+                if block["type"] == "tool_use":
+                    names[block["id"]] = block["name"]
+                    parts.append({"functionCall": {"name": block["name"], "args": block["input"], "id": block["id"]}})
+                elif block["type"] == "text":
+                    parts.append({"text": block["text"]})
+            contents.append({"role": "model", "parts": parts})
+            continue
+        results = [{"functionResponse": {"name": names.get(b["tool_use_id"], ""), "id": b["tool_use_id"],
+                                         "response": parse_response(b.get("content"))}}
+                   for b in blocks if b["type"] == "tool_result"]
+        texts = [{"text": b["text"]} for b in blocks if b["type"] == "text"]
+        contents += [{"role": "tool", "parts": results}] if results else []
+        contents += [{"role": "user", "parts": texts}] if texts else []
+    view: dict[str, Any] = {"contents": contents, "systemInstruction": {"parts": [{"text": text}]}}
+    if wire.get("tools"):
+        mode = "NONE" if (wire.get("tool_choice") or {}).get("type") == "none" else "AUTO"
+        view["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
+        view["tools"] = [{"functionDeclarations": [{"name": t["name"]} for t in wire["tools"]]}]
+    return view

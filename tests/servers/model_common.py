@@ -1,0 +1,88 @@
+"""What the fake model servers share: scripted turns written once in Gemini's shape (tests/servers/gemini.py
+builders) and replayed by every fake in its own wire format, and each request recorded in a Gemini-shaped
+view (`contents`, `systemInstruction`, `toolConfig`) so one assertion reads every provider's requests."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.servers.base import FakeHTTPServer, HTTPError
+
+Turn = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One generation request: `body` is its Gemini-shaped view, `wire` what the SDK sent."""
+
+    model: str
+    body: dict[str, Any]
+    wire: dict[str, Any] = field(default_factory=dict)
+
+
+def tokens(value: Any) -> int:
+    """A rough token count (4 bytes a token) of a JSON value, at least 1."""
+    return max(1, len(json.dumps(value, separators=(",", ":"))) // 4)
+
+
+def turn_parts(turn: dict[str, Any]) -> list[dict[str, Any]]:
+    """The parts of a Gemini-shaped scripted turn (none for an empty candidate)."""
+    candidates = turn.get("candidates") or [{}]
+    return list((candidates[0].get("content") or {}).get("parts") or [])
+
+
+def turn_usage(turn: dict[str, Any]) -> dict[str, int] | None:
+    """(prompt, output, cached) of a scripted turn's usageMetadata, None when the fake should estimate."""
+    meta = turn.get("usageMetadata")
+    if meta is None:
+        return None
+    return {"prompt": meta.get("promptTokenCount", 0), "output": meta.get("candidatesTokenCount", 0),
+            "cached": meta.get("cachedContentTokenCount", 0)}
+
+
+def parse_response(text: Any) -> Any:
+    """A tool result's content back as the object the agent sent (JSON text), else the raw value."""
+    if isinstance(text, list):
+        text = "".join(b.get("text", "") for b in text if isinstance(b, dict))
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return text
+
+
+class ScriptedModelServer(FakeHTTPServer):
+    """Base of the Anthropic and OpenAI fakes: a queue of turns, a record of generation calls."""
+
+    def __init__(self, *, api_key: str | None = "test-key", latency_s: float = 0.0) -> None:
+        super().__init__()
+        self.api_key = api_key
+        self.latency_s = latency_s
+        self.turns: deque[Turn] = deque()
+        self.generate_calls: list[ModelCall] = []
+        self.served = 0
+
+    def script(self, *turns: Turn) -> None:
+        """Append model turns: Gemini-shaped responses (tests/servers/gemini.py builders), the provider's
+        own response dicts, or callables(gemini_view_of_the_request) -> either."""
+        self.turns.extend(turns)
+
+    def next_turn(self, view: dict[str, Any]) -> dict[str, Any]:
+        if not self.turns:
+            message = f"scripted {self.name} server: no model turns left ({self.served} served)"
+            self.errors.append(message)
+            raise HTTPError(500, message)
+        turn = self.turns.popleft()
+        self.served += 1
+        return turn(view) if callable(turn) else json.loads(json.dumps(turn))
+
+
+PROVIDERS = ("gemini", "anthropic", "openai")
+
+
+def model_section(provider: str, server: FakeHTTPServer, key_env: str = "MODEL_API_KEY") -> dict[str, Any]:
+    """The config.yaml `model` section that points `provider` at its fake."""
+    return {"provider": provider, "api_key_env": key_env, "base_url": server.url}
