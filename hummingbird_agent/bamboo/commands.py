@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.accumulator import AccumulationResult, KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.incidents import iter_incidents, read_lines
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, default_registry
 from hummingbird_agent.config import LoadedConfig
@@ -56,13 +56,20 @@ async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, pat
     report = PopulateReport(total=len(lines))
     if stores is not None:
         await _open(stores)
+    pending: list[tuple[int, AccumulationResult]] = []
     try:
         for done, (number, item) in enumerate(iter_incidents(lines), 1):
             if isinstance(item, str):
                 report.failures.append((number, item))
             else:
-                await _one(accumulator, item, number, dry_run, max_retries, report)
+                result = await _one(accumulator, item, number, max_retries, report)
+                if result is not None:
+                    pending.append((number, result))
+            if len(pending) >= budgets.BAMBOO_POPULATE_BATCH:
+                await _flush(accumulator, pending, dry_run, report)
+                pending = []
             _progress(done, report.total, progress)
+        await _flush(accumulator, pending, dry_run, report)
     finally:
         if stores is not None:
             await _close(stores)
@@ -70,18 +77,31 @@ async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, pat
     return 1 if report.failures else 0
 
 
-async def _one(accumulator: KnowledgeAccumulator, incident: IncidentInput, number: int, dry_run: bool,
-               max_retries: int | None, report: PopulateReport) -> None:
+async def _one(accumulator: KnowledgeAccumulator, incident: IncidentInput, number: int, max_retries: int | None,
+               report: PopulateReport) -> AccumulationResult | None:
+    """Extract and review one incident; it is stored with its batch by `_flush`."""
     try:
-        result = await accumulator.process(incident, dry_run=dry_run, max_review_retries=max_retries)
+        return await accumulator.process(incident, dry_run=True, max_review_retries=max_retries)
     except AgentError as exc:
         log.warning("populate: line %d failed: %s", number, exc)
         report.failures.append((number, str(exc) or type(exc).__name__))
-        return
-    if result.approved:
-        report.stored += 1
-    else:
-        report.with_warning += 1
+        return None
+
+
+async def _flush(accumulator: KnowledgeAccumulator, pending: list[tuple[int, AccumulationResult]], dry_run: bool,
+                 report: PopulateReport) -> None:
+    if not dry_run:
+        try:
+            await accumulator.store([result for _, result in pending])
+        except AgentError as exc:
+            log.warning("populate: storing lines %s failed: %s", ", ".join(str(n) for n, _ in pending), exc)
+            report.failures += [(number, f"not stored: {exc}") for number, _ in pending]
+            return
+    for _, result in pending:
+        if result.approved:
+            report.stored += 1
+        else:
+            report.with_warning += 1
 
 
 async def _open(stores: Stores) -> None:

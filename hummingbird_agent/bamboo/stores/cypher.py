@@ -69,9 +69,11 @@ def remove_nodes(label: str, rows: list[dict[str, object]], gid: str) -> list[St
     return [(match + _SHRINK.format(v="n"), params), (match + "WHERE n.incidents = [$gid] DETACH DELETE n", params)]
 
 
-def put_incident(gid: str, digest: str, contribution: str) -> Statement:
-    return (f"MERGE (i:{INCIDENT_LABEL} {{name: $gid}}) SET i.digest = $digest, i.contribution = $contribution",
-            {"gid": gid, "digest": digest, "contribution": contribution})
+def put_incidents(rows: list[dict[str, object]]) -> Statement:
+    """Incident records (gid, digest, contribution); each gid once (ladybug mis-merges a key repeated in one
+    statement)."""
+    return (f"UNWIND $rows AS row MERGE (i:{INCIDENT_LABEL} {{name: row.gid}}) "
+            "SET i.digest = row.digest, i.contribution = row.contribution", {"rows": rows})
 
 
 def get_incident(gid: str) -> Statement:
@@ -157,4 +159,4 @@ def causes_named(names: list[str]) -> Statement:
 
 def incident_contributions(gids: list[str]) -> Statement:
     return (f"UNWIND $gids AS g MATCH (i:{INCIDENT_LABEL} {{name: g}}) "
-            "RETURN i.name AS gid, i.contribution AS contribution ORDER BY gid", {"gids": gids})
+            "RETURN i.name AS gid, i.digest AS digest, i.contribution AS contribution ORDER BY gid", {"gids": gids})

@@ -85,16 +85,30 @@ def _mean(row: dict[str, Any]) -> float:
     return round(float(row.get("conf_sum") or 0.0) / freq, 6) if freq else 0.0
 
 
-async def _replace_in(tx: CypherTx, incident_id: str, new: dict[str, Any], digest: str) -> bool:
-    found = await tx.run(*cypher.get_incident(incident_id))
-    if found and found[0]["digest"] == digest:
-        return False
-    statements = _withdraw(json.loads(found[0]["contribution"]), incident_id) if found else []
-    statements += _contribute(new, incident_id)
-    statements += _recount(json.loads(found[0]["contribution"]) if found else None, new)
-    statements.append(cypher.put_incident(incident_id, digest, json.dumps(new, sort_keys=True)))
-    await tx.run_all(statements)
-    return True
+async def _replace_all(tx: CypherTx, prepared: list[tuple[str, dict[str, Any], str]]) -> list[bool]:
+    """One read of the incidents' records, their statements in order, one recount and one record write
+    for the whole batch (a later copy of an incident in the batch replaces the earlier one)."""
+    rows = await tx.run(*cypher.incident_contributions(sorted({gid for gid, _, _ in prepared})))
+    current: dict[str, tuple[str, dict[str, Any]]] = {
+        r["gid"]: (r["digest"], json.loads(r["contribution"])) for r in rows}
+    changed: list[bool] = []
+    statements: list[cypher.Statement] = []
+    touched: list[dict[str, Any]] = []
+    for gid, new, digest in prepared:
+        digest_then, old = current.get(gid, ("", None))
+        changed.append(digest_then != digest)
+        if digest_then == digest:
+            continue
+        statements += [*(_withdraw(old, gid) if old else []), *_contribute(new, gid)]
+        touched += [old, new] if old else [new]
+        current[gid] = (digest, new)
+    written = sorted({gid for (gid, _, _), change in zip(prepared, changed, strict=True) if change})
+    if written:
+        statements += _recount(*touched)
+        statements.append(cypher.put_incidents([{"gid": gid, "digest": current[gid][0], "contribution":
+                                                 json.dumps(current[gid][1], sort_keys=True)} for gid in written]))
+        await tx.run_all(statements)
+    return changed
 
 
 def _recount(*contributions: dict[str, Any] | None) -> list[cypher.Statement]:
@@ -135,7 +149,7 @@ class CypherGraphStore:
         prepared = [(gid, new, _digest(new)) for gid, new in ((gid, contribution(g)) for gid, g in items)]
 
         async def work(tx: CypherTx) -> list[bool]:
-            return [await _replace_in(tx, gid, new, digest) for gid, new, digest in prepared]
+            return await _replace_all(tx, prepared)
 
         return await self._session.write(work) if prepared else []
 
