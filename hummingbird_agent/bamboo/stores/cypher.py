@@ -17,17 +17,17 @@ Statement = tuple[str, dict[str, object]]
 GRAPH_LABELS: tuple[str, ...] = tuple(t.value for t in NodeType if t not in VECTOR_ONLY)
 INCIDENT_LABEL = "Incident"
 
-# ON MATCH adds this incident's support unless it is already there (idempotent per incident).
-# `incidents` is assigned last so every other expression sees the list before this statement.
+# One row per element carries every incident of the batch that supports it (`gids`, `conf_sum`): the
+# engine never sees a key twice in one statement (ladybug leaves such a node's properties null). The
+# store withdraws an incident before contributing it again, so no gid of a row is already present.
 _ADD_SUPPORT = (
-    "{v}.conf_sum = CASE WHEN $gid IN {v}.incidents THEN {v}.conf_sum ELSE {v}.conf_sum + row.confidence END, "
-    "{v}.frequency = CASE WHEN $gid IN {v}.incidents THEN {v}.frequency ELSE {v}.frequency + 1 END, "
+    "{v}.conf_sum = {v}.conf_sum + row.conf_sum, {v}.frequency = {v}.frequency + size(row.gids), "
     "{v}.description = CASE WHEN {v}.description = '' THEN row.description ELSE {v}.description END, "
     "{v}.props = CASE WHEN {v}.props = '{{}}' THEN row.props ELSE {v}.props END, "
-    "{v}.incidents = CASE WHEN $gid IN {v}.incidents THEN {v}.incidents ELSE {v}.incidents + [$gid] END"
+    "{v}.incidents = {v}.incidents + row.gids"
 )
-_CREATE = ("{v}.description = row.description, {v}.props = row.props, {v}.frequency = 1, "
-           "{v}.conf_sum = row.confidence, {v}.incidents = [$gid]")
+_CREATE = ("{v}.description = row.description, {v}.props = row.props, {v}.frequency = size(row.gids), "
+           "{v}.conf_sum = row.conf_sum, {v}.incidents = row.gids")
 # Shrinks lists that hold this incident among others; a list holding only it yields no row here
 # (the filter removes its only element) and is deleted by the companion statement instead.
 _SHRINK = ("WHERE $gid IN {v}.incidents UNWIND {v}.incidents AS x "
@@ -41,18 +41,18 @@ CLUE_LABELS: tuple[str, ...] = (NodeType.SYMPTOM.value, NodeType.TASK_FEATURE.va
                                 NodeType.ENVIRONMENT.value)
 
 
-def merge_nodes(label: str, rows: list[dict[str, object]], gid: str) -> Statement:
+def merge_nodes(label: str, rows: list[dict[str, object]]) -> Statement:
     query = (f"UNWIND $rows AS row MERGE (n:{label} {{name: row.name}}) "
              f"ON CREATE SET {_CREATE.format(v='n')} ON MATCH SET {_ADD_SUPPORT.format(v='n')}")
-    return query, {"rows": rows, "gid": gid}
+    return query, {"rows": rows}
 
 
-def merge_edges(group: EdgeGroup, rows: list[dict[str, object]], gid: str) -> Statement:
+def merge_edges(group: EdgeGroup, rows: list[dict[str, object]]) -> Statement:
     src, rel, tgt = group
     query = (f"UNWIND $rows AS row MATCH (s:{src} {{name: row.src}}), (t:{tgt} {{name: row.tgt}}) "
              f"MERGE (s)-[r:{rel}]->(t) ON CREATE SET {_CREATE.format(v='r')} "
              f"ON MATCH SET {_ADD_SUPPORT.format(v='r')}")
-    return query, {"rows": [{"description": "", **row} for row in rows], "gid": gid}
+    return query, {"rows": [{"description": "", **row} for row in rows]}
 
 
 def remove_edges(group: EdgeGroup, rows: list[dict[str, object]], gid: str) -> list[Statement]:

@@ -67,16 +67,31 @@ def _withdraw(old: dict[str, Any], gid: str) -> list[cypher.Statement]:
     return statements
 
 
-def _contribute(new: dict[str, Any], gid: str) -> list[cypher.Statement]:
-    statements: list[cypher.Statement] = []
-    for label in cypher.GRAPH_LABELS:
-        rows = [{k: n[k] for k in ("name", "description", "confidence", "props")}
-                for n in new["nodes"] if n["type"] == label]
-        if rows:
-            statements.append(cypher.merge_nodes(label, rows, gid))
-    edges = cypher.group_rows((tuple(e["group"]), {k: e[k] for k in ("src", "tgt", "confidence", "props")})
-                              for e in new["edges"])
-    statements += [cypher.merge_edges(g, rows, gid) for g, rows in edges.items()]  # type: ignore[arg-type]
+def _support(rows: dict[Any, dict[str, Any]], key: Any, gid: str, item: dict[str, Any],
+             fields: dict[str, Any]) -> None:
+    """Fold one incident's element into its batch row: support, confidence sum, first non-empty text."""
+    row = rows.setdefault(key, {**fields, "description": "", "props": "{}", "gids": [], "conf_sum": 0.0})
+    row["gids"].append(gid)
+    row["conf_sum"] += item["confidence"]
+    if not row["description"]:
+        row["description"] = item.get("description", "")
+    if row["props"] == "{}":
+        row["props"] = item["props"]
+
+
+def _contribute(news: list[tuple[str, dict[str, Any]]]) -> list[cypher.Statement]:
+    """Merge statements for several incidents' contributions: one per label and edge group."""
+    nodes: dict[tuple[str, str], dict[str, Any]] = {}
+    edges: dict[tuple[str, ...], dict[str, Any]] = {}
+    for gid, new in news:
+        for n in new["nodes"]:
+            _support(nodes, (n["type"], n["name"]), gid, n, {"name": n["name"]})
+        for e in new["edges"]:
+            _support(edges, (*e["group"], e["src"], e["tgt"]), gid, e, {"src": e["src"], "tgt": e["tgt"]})
+    statements = [cypher.merge_nodes(label, [r for (t, _), r in sorted(nodes.items()) if t == label])
+                  for label in cypher.GRAPH_LABELS if any(t == label for t, _ in nodes)]
+    grouped = cypher.group_rows((key[:3], row) for key, row in sorted(edges.items()))
+    statements += [cypher.merge_edges(g, rows) for g, rows in grouped.items()]  # type: ignore[arg-type]
     return statements
 
 
@@ -94,19 +109,23 @@ async def _replace_all(tx: CypherTx, prepared: list[tuple[str, dict[str, Any], s
     changed: list[bool] = []
     statements: list[cypher.Statement] = []
     touched: list[dict[str, Any]] = []
+    latest: dict[str, dict[str, Any]] = {}
     for gid, new, digest in prepared:
         digest_then, old = current.get(gid, ("", None))
         changed.append(digest_then != digest)
         if digest_then == digest:
             continue
-        statements += [*(_withdraw(old, gid) if old else []), *_contribute(new, gid)]
-        touched += [old, new] if old else [new]
+        if old and gid not in latest:  # a copy earlier in this batch was never written: nothing to withdraw
+            statements += _withdraw(old, gid)
+            touched.append(old)
+        latest.pop(gid, None)  # support lists then read as if the batch had been written one by one
+        latest[gid] = new
         current[gid] = (digest, new)
-    written = sorted({gid for (gid, _, _), change in zip(prepared, changed, strict=True) if change})
-    if written:
-        statements += _recount(*touched)
+    if latest:
+        statements += _contribute(list(latest.items()))
+        statements += _recount(*touched, *latest.values())
         statements.append(cypher.put_incidents([{"gid": gid, "digest": current[gid][0], "contribution":
-                                                 json.dumps(current[gid][1], sort_keys=True)} for gid in written]))
+                                                 json.dumps(latest[gid], sort_keys=True)} for gid in sorted(latest)]))
         await tx.run_all(statements)
     return changed
 
