@@ -52,6 +52,16 @@ DIMENSIONS = 384  # as the retrieval benchmark
 RENAMED = (NodeType.CAUSE, NodeType.SYMPTOM)
 
 
+class TemplateModel:
+    """bench/bamboo_retrieval.py's stand-in model under the model interface's keyword options."""
+
+    def __init__(self) -> None:
+        self._labels = LabelModel()
+
+    async def complete(self, system: str, user: str, **_options: object) -> str:
+        return await self._labels.complete(system, user)
+
+
 def variant(rng: random.Random, size: int) -> int:
     """Zipf-like variant number in [0, size // 10]: a few common, a long tail of rare ones."""
     return min(int(rng.paretovariate(1.2)) - 1, max(size // 10, 1))
@@ -85,7 +95,7 @@ def peak_rss_mb() -> float:
 
 async def templates(root: Path) -> tuple[list[KnowledgeGraph], list[dict[str, object]]]:
     learn, test = split(read_examples(root))
-    llm = JsonLLM(LabelModel())
+    llm = JsonLLM(TemplateModel())
     extractor = KnowledgeGraphExtractor(default_registry().create("gitlab_ci", StrategyDeps(llm)))
     accumulator = KnowledgeAccumulator(extractor, KnowledgeReviewer(llm), llm, None)
     graphs = [(await accumulator.process(incident(row, None), dry_run=True)).knowledge.graph for row in learn]
@@ -117,7 +127,7 @@ async def run(root: Path, sizes: list[int], queries: int) -> dict[str, object]:
         stores = Stores(CypherGraphStore(LadybugSession(str(Path(tmp) / "graph"))),
                         QdrantVectorStore("scale", DIMENSIONS, path=str(Path(tmp) / "qdrant")),
                         HashingEmbedder(DIMENSIONS))
-        llm = JsonLLM(LabelModel())
+        llm = JsonLLM(TemplateModel())
         navigator = ReasoningNavigator(KnowledgeGraphExtractor(default_registry().create(
             "gitlab_ci", StrategyDeps(llm))), llm, stores)
         await stores.graph.open()
