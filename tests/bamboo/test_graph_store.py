@@ -87,6 +87,9 @@ async def test_clue_lookups_count_the_causes_a_clue_reaches_as_incidents_come_an
     assert await store.clue_causes({"Symptom": ["error: <N> tests failed"]}) == []
     [only] = await store.clue_causes({"Symptom": ["No space left on device"]})
     assert (only.shared_by, only.cause.name, sorted(only.cause.incidents)) == (1, "disk full", ["B", "C"])
+    fixes = await store.linked("Cause", "solved_by", "Resolution", ["disk full", "dns outage"])
+    assert [(cause, fix.name, fix.props["steps"]) for cause, fix in fixes] == [
+        ("disk full", "pin the version", ["a", "b"])]
     by_incident = await store.causes_of_incidents(["C", "A", "nope"])
     assert {gid: [c.name for c in causes] for gid, causes in by_incident.items()} == {"C": ["disk full"]}
 

@@ -97,6 +97,12 @@ class GraphStore(Protocol):
         the cost follows the clues and what they reach, not the size of the graph."""
         ...
 
+    async def linked(self, source_type: str, rel_type: str, target_type: str,
+                     names: Sequence[str]) -> list[tuple[str, NodeRow]]:
+        """(source name, target) along one schema edge from the given source names, by key lookups
+        (e.g. a candidate cause's resolutions, a project feature's symptoms)."""
+        ...
+
     async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
         """Each known incident's causes, by indexed lookups (for the similar-incident clue)."""
         ...

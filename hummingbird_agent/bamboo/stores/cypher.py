@@ -160,3 +160,12 @@ def causes_named(names: list[str]) -> Statement:
 def incident_contributions(gids: list[str]) -> Statement:
     return (f"UNWIND $gids AS g MATCH (i:{INCIDENT_LABEL} {{name: g}}) "
             "RETURN i.name AS gid, i.digest AS digest, i.contribution AS contribution ORDER BY gid", {"gids": gids})
+
+
+def linked(group: EdgeGroup, names: list[str]) -> Statement:
+    """Targets of one edge group from the given source names (key lookups, then their own edges)."""
+    src, rel, tgt = group
+    return (f"UNWIND $names AS nm MATCH (s:{src} {{name: nm}})-[:{rel}]->(t:{tgt}) "
+            "RETURN s.name AS source, t.name AS name, t.description AS description, t.incidents AS incidents, "
+            "t.frequency AS frequency, t.conf_sum AS conf_sum, t.props AS props ORDER BY source, name",
+            {"names": names})

@@ -203,6 +203,14 @@ class CypherGraphStore:
                 out.append(ClueCause(group[0], r["clue"], int(r["shared_by"] or 0), _node_row(group[2], r)))
         return out
 
+    async def linked(self, source_type: str, rel_type: str, target_type: str,
+                     names: Sequence[str]) -> list[tuple[str, NodeRow]]:
+        group = (NodeType(source_type).value, RelType(rel_type).value, NodeType(target_type).value)
+        if group not in cypher.edge_groups() or not names:
+            return []
+        rows = await self._session.read(*cypher.linked(group, sorted(set(names))))
+        return [(r["source"], _node_row(group[2], r)) for r in rows]
+
     async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
         rows = await self._session.read(*cypher.incident_contributions(sorted(set(incident_ids))))
         names = {r["gid"]: sorted({n["name"] for n in json.loads(r["contribution"])["nodes"]
