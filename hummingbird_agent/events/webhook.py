@@ -72,12 +72,18 @@ def delivery_key(headers: Mapping[str, str], body: bytes) -> str:
     return "sha256:" + hashlib.sha256(body).hexdigest()
 
 
-# GitLab event types the service acts on (runner dispatch); any other kind is refused with 400.
+# GitLab event types the service acts on (runner dispatch). Any other kind is answered 200 "ignored" and not
+# queued: GitLab disables a webhook after four failed deliveries in a row, 4xx included, so refusing a Push
+# event an operator ticked by mistake would cut off the merge-request events too.
 HANDLED_EVENT_TYPES = ("merge_request", "note", "pipeline")
 # Content-Encoding -> zlib wbits (gzip container, zlib container). Decoding happens after the token check.
 _ENCODINGS = {"gzip": 31, "x-gzip": 31, "deflate": 15}
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
 _JSON_BRACKET = re.compile(rb"[\[\]{}]")
+
+
+class _Ignored(Exception):
+    """An authenticated, well-formed delivery of an event type the service does not act on."""
 
 
 class _Refused(Exception):
@@ -122,7 +128,8 @@ def decode_content(raw: bytes, encoding: str, limit: int) -> bytes:
 
 
 def parse_event(body: bytes, headers: Mapping[str, str]) -> tuple[dict[str, Any], str]:
-    """The JSON object and its handled event type, else _Refused(400) with the reason."""
+    """The JSON object and its handled event type, else _Refused(400) with the reason (_Ignored for a
+    well-formed event of a type the service does not act on)."""
     if json_nesting_exceeds(body, budgets.WEBHOOK_MAX_JSON_DEPTH):
         raise _Refused(400, f"body nests deeper than {budgets.WEBHOOK_MAX_JSON_DEPTH} levels")
     try:
@@ -136,7 +143,7 @@ def parse_event(body: bytes, headers: Mapping[str, str]) -> tuple[dict[str, Any]
         raise _Refused(400, "cannot tell the event type: no object_kind and no X-Gitlab-Event header")
     if event_type not in HANDLED_EVENT_TYPES:
         handled = ", ".join(HANDLED_EVENT_TYPES)
-        raise _Refused(400, f"event type {event_type[:40]!r} is not handled; handled: {handled}")
+        raise _Ignored(f"event type {event_type[:40]!r} is not handled; handled: {handled}")
     return payload, event_type
 
 
@@ -186,6 +193,9 @@ class WebhookIngress:
         except _Refused as refused:
             logger.info("webhook refused (%d): %s", refused.status, refused.reason)
             return _reject(refused.status, refused.reason)
+        except _Ignored as ignored:
+            logger.info("webhook ignored: %s", ignored)
+            return web.json_response({"status": "ignored", "reason": str(ignored)}, status=200)
         return await self._enqueue(payload, event_type, delivery_key(request.headers, body))
 
     async def _body(self, request: web.Request) -> bytes:

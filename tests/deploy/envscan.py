@@ -1,7 +1,7 @@
 """Collects, by an AST scan of the package, every environment variable name the code reads: `*_env` string
 defaults in config models, `.secret("X")`, `env.get("X")`, `environ.get("X")`, `os.environ["X"]`,
-`os.getenv("X")`, and the keys of module-level `*ENV*` dicts such as ENV_OVERRIDES. Arguments may be
-string literals or module-level string constants."""
+`os.getenv("X")`, and the keys and values of module-level `*ENV*` dicts (ENV_OVERRIDES, DEFAULT_KEY_ENV).
+Arguments may be string literals or module-level string constants."""
 
 from __future__ import annotations
 
@@ -77,7 +77,8 @@ def _reads_in(node: ast.AST, constants: dict[str, str]) -> tuple[str, str | None
 
 
 def _override_keys(tree: ast.Module) -> list[tuple[str, int]]:
-    """Keys of module-level dict literals bound to a name containing ENV (ENV_OVERRIDES)."""
+    """Keys and values of module-level dict literals bound to a name containing ENV that look like variable names
+    (ENV_OVERRIDES keys, DEFAULT_KEY_ENV values)."""
     out = []
     for node in tree.body:
         target = node.target if isinstance(node, ast.AnnAssign) else None
@@ -85,9 +86,9 @@ def _override_keys(tree: ast.Module) -> list[tuple[str, int]]:
             target = node.targets[0]
         value = getattr(node, "value", None)
         if isinstance(target, ast.Name) and "ENV" in target.id and isinstance(value, ast.Dict):
-            for key in value.keys:
-                if isinstance(key, ast.Constant) and isinstance(key.value, str):
-                    out.append((key.value, key.lineno))
+            for item in [*value.keys, *value.values]:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str) and ENV_NAME.match(item.value):
+                    out.append((item.value, item.lineno))
     return out
 
 

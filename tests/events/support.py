@@ -77,9 +77,10 @@ class Recorder:
         try:
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)
+            # Recorded before enqueueing: the continuation may be received and handled before the send returns.
+            self.events.append(event)
             if self.continue_to and event.source != "agent":
                 await continuations.enqueue(self.continue_to, {"parent": event.message_id, "kind": event.event_type})
-            self.events.append(event)
         finally:
             self.running[key] -= 1
 

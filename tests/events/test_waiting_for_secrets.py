@@ -25,6 +25,7 @@ from tests.servers.samples import load
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(120)]
 HOOK = "waiting-hook-secret"
+REPO = Path(__file__).resolve().parents[2]
 READY = re.compile(r"listening on (http://[\d.]+:\d+)")
 
 
@@ -34,7 +35,9 @@ async def service(tmp_path: Path, gitlab: GitLabServer, env: dict[str, str],
     queues = {"embedded_path": "queue.sqlite", "max_receives": 1, "visibility_timeout_s": 1,
               "heartbeat_interval_s": 0.3, "wait_time_s": 1}
     doc = {"gitlab": {"url": gitlab.url, "token_env": "HB_BOT_TOKEN"}, "queues": queues,
-           "webhook": {"port": 0}, "workflows": {}}
+           "webhook": {"port": 0},
+           # A workflow makes the model key one of the worker's secrets (no trigger: nothing runs a model).
+           "workflows": {"review": {"description": "review", "prompt": str(REPO / "workflows" / "review-mr.md")}}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(doc))
     loaded = load_config(tmp_path / "config.yaml", {"GITLAB_WEBHOOK_SECRET": HOOK, **env})
     caplog.clear()
