@@ -127,13 +127,20 @@ class KnowledgeAccumulator:
         knowledge = ExtractedKnowledge(gid, graph, summary, tuple(key_insights(graph)), (
             ("attempts", attempts), ("approved", review.approved), ("explorer_ran", enriched),
             ("has_email", bool(incident.email_text)), ("has_task_logs", bool(incident.task_logs))))
-        stored = False
+        result = AccumulationResult(knowledge, review.approved, attempts, review, False)
         if not dry_run and self._stores is not None:
-            await self._store(knowledge)
-            stored = True
-            if review.approved:
-                await self._remember(knowledge)
-        return AccumulationResult(knowledge, review.approved, attempts, review, stored)
+            await self.store([result])
+            result = replace(result, stored=True)
+        return result
+
+    async def store(self, results: Sequence[AccumulationResult]) -> None:
+        """Store processed incidents as one batch, then remember the tools of the approved ones."""
+        if self._stores is None or not results:
+            return
+        await store_knowledge(self._stores, [r.knowledge for r in results])
+        for r in results:
+            if r.approved:
+                await self._remember(r.knowledge)
 
     async def _review_loop(self, incident: IncidentInput, hints: Mapping[str, str], limit: int,
                            existing: Sequence[str]) -> tuple[KnowledgeGraph, ReviewResult, int, Enrichment | None]:
@@ -178,16 +185,20 @@ class KnowledgeAccumulator:
             text = ""
         return text or fallback_summary(graph)
 
-    async def _store(self, knowledge: ExtractedKnowledge) -> None:
-        assert self._stores is not None
-        gid = knowledge.incident_id
-        await self._stores.graph.replace_incident(gid, knowledge.graph)
-        items = [Insight(SUMMARY_SECTION, SUMMARY_SECTION, knowledge.summary), *knowledge.insights]
-        vectors = await self._stores.embedder.embed([i.content for i in items])
-        points = [VectorPoint(derive_id(gid, i.section, i.name), tuple(v),
-                              {"section": i.section, "name": i.name, "content": i.content})
-                  for i, v in zip(items, vectors, strict=True)]
-        await self._stores.vectors.replace_incident(gid, points)
+async def store_knowledge(stores: Stores, batch: Sequence[ExtractedKnowledge]) -> None:
+    """Write incidents to both stores: one graph transaction, one embedding call and one vector
+    replace for the whole batch (the accumulator writes batches of one)."""
+    if not batch:
+        return
+    await stores.graph.replace_incidents([(k.incident_id, k.graph) for k in batch])
+    items = [[Insight(SUMMARY_SECTION, SUMMARY_SECTION, k.summary), *k.insights] for k in batch]
+    vectors = iter(await stores.embedder.embed([i.content for group in items for i in group]))
+    points: dict[str, list[VectorPoint]] = {}
+    for k, group in zip(batch, items, strict=True):  # a later copy of an incident replaces an earlier one
+        points[k.incident_id] = [VectorPoint(derive_id(k.incident_id, i.section, i.name), tuple(next(vectors)),
+                                             {"section": i.section, "name": i.name, "content": i.content})
+                                 for i in group]
+    await stores.vectors.replace_incidents(points)
 
 
 def _enriched(incident: IncidentInput, found: Enrichment) -> IncidentInput:

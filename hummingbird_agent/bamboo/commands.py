@@ -86,14 +86,21 @@ async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, pat
     bar = progress if isinstance(progress, Progress) else Progress(report.total, progress or sys.stderr, "populate")
     if stores is not None:
         await _open(stores)
+    pending: list[tuple[int, AccumulationResult]] = []
     try:
         for number, item in iter_incidents(lines):
             failed_before = len(report.failures)
             if isinstance(item, str):
                 report.failures.append((number, item))
-            elif (result := await _one(accumulator, item, number, dry_run, max_retries, report)) and show:
-                bar.above(partial(print, render_knowledge(number, result, dry_run), file=out, flush=True))
+            elif (result := await _one(accumulator, item, number, max_retries, report)) is not None:
+                pending.append((number, result))
+                if show:
+                    bar.above(partial(print, render_knowledge(number, result, dry_run), file=out, flush=True))
+            if len(pending) >= budgets.BAMBOO_POPULATE_BATCH:
+                await _flush(accumulator, pending, dry_run, report)
+                pending = []
             bar.advance(failed=len(report.failures) > failed_before)
+        await _flush(accumulator, pending, dry_run, report)
     finally:
         bar.finish()
         if stores is not None:
@@ -102,19 +109,31 @@ async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, pat
     return 1 if report.failures else 0
 
 
-async def _one(accumulator: KnowledgeAccumulator, incident: IncidentInput, number: int, dry_run: bool,
-               max_retries: int | None, report: PopulateReport) -> AccumulationResult | None:
+async def _one(accumulator: KnowledgeAccumulator, incident: IncidentInput, number: int, max_retries: int | None,
+               report: PopulateReport) -> AccumulationResult | None:
+    """Extract and review one incident; it is stored with its batch by `_flush`."""
     try:
-        result = await accumulator.process(incident, dry_run=dry_run, max_review_retries=max_retries)
+        return await accumulator.process(incident, dry_run=True, max_review_retries=max_retries)
     except AgentError as exc:
         log.warning("populate: line %d failed: %s", number, exc)
         report.failures.append((number, str(exc) or type(exc).__name__))
         return None
-    if result.approved:
-        report.stored += 1
-    else:
-        report.with_warning += 1
-    return result
+
+
+async def _flush(accumulator: KnowledgeAccumulator, pending: list[tuple[int, AccumulationResult]], dry_run: bool,
+                 report: PopulateReport) -> None:
+    if not dry_run:
+        try:
+            await accumulator.store([result for _, result in pending])
+        except AgentError as exc:
+            log.warning("populate: storing lines %s failed: %s", ", ".join(str(n) for n, _ in pending), exc)
+            report.failures += [(number, f"not stored: {exc}") for number, _ in pending]
+            return
+    for _, result in pending:
+        if result.approved:
+            report.stored += 1
+        else:
+            report.with_warning += 1
 
 
 async def _open(stores: Stores) -> None:

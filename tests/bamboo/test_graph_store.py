@@ -58,6 +58,42 @@ async def test_nodes_merge_on_type_and_name_and_count_support(store: CypherGraph
     assert counts.nodes["Cause"] == 1 and counts.nodes["Procedure"] == 2 and counts.incidents == 2
 
 
+async def test_a_batch_stores_what_the_same_incidents_stored_one_by_one_would(store: CypherGraphStore) -> None:
+    items = [("A", incident("dns outage")), ("B", incident("disk full", symptom="No space left on device")),
+             ("A", incident("dns outage", fix="retry the job"))]
+    assert await store.replace_incidents(items) == [True, True, True]
+    batched = await snapshot(store)
+    for gid in ("A", "B"):
+        await store.remove_incident(gid)
+    for gid, graph in items:
+        await store.replace_incident(gid, graph)
+    assert await snapshot(store) == batched
+    assert await store.replace_incidents(items[1:]) == [False, False]
+
+
+async def test_clue_lookups_count_the_causes_a_clue_reaches_as_incidents_come_and_go(
+        store: CypherGraphStore) -> None:
+    await store.replace_incident("A", incident("dns outage"))
+    await store.replace_incident("B", incident("disk full"))
+    await store.replace_incident("C", incident("disk full", symptom="No space left on device"))
+    found = await store.clue_causes({"Symptom": ["error: <N> tests failed", "unknown line"],
+                                     "Task_Feature": ["job=test"]})
+    tests = "error: <N> tests failed"
+    assert sorted((c.clue_type, c.clue, c.shared_by, c.cause.name, c.cause.frequency) for c in found) == [
+        ("Symptom", tests, 2, "disk full", 2), ("Symptom", tests, 2, "dns outage", 1),
+        ("Task_Feature", "job=test", 2, "disk full", 2), ("Task_Feature", "job=test", 2, "dns outage", 1)]
+    await store.remove_incident("A")
+    await store.replace_incident("B", incident("disk full", symptom="No space left on device"))
+    assert await store.clue_causes({"Symptom": ["error: <N> tests failed"]}) == []
+    [only] = await store.clue_causes({"Symptom": ["No space left on device"]})
+    assert (only.shared_by, only.cause.name, sorted(only.cause.incidents)) == (1, "disk full", ["B", "C"])
+    fixes = await store.linked("Cause", "solved_by", "Resolution", ["disk full", "dns outage"])
+    assert [(cause, fix.name, fix.props["steps"]) for cause, fix in fixes] == [
+        ("disk full", "pin the version", ["a", "b"])]
+    by_incident = await store.causes_of_incidents(["C", "A", "nope"])
+    assert {gid: [c.name for c in causes] for gid, causes in by_incident.items()} == {"C": ["disk full"]}
+
+
 async def test_unchanged_incident_is_not_rewritten(store: CypherGraphStore) -> None:
     assert await store.replace_incident("A", incident("dns outage"))
     before = await snapshot(store)

@@ -3,6 +3,7 @@ available here; the client API is the same)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -39,6 +40,19 @@ async def test_replace_is_idempotent_and_drops_stale_points(vectors: QdrantVecto
     assert await vectors.count() == 1 and await vectors.count("Summary") == 0
 
 
+async def test_batch_replace_matches_one_by_one_and_survives_reopen(tmp_path: Path) -> None:
+    store = QdrantVectorStore("kb", 64, path=str(tmp_path / "q"))
+    await store.open()
+    await store.replace_incidents({"A": [point("A", "Symptom", "s1", "x"), point("A", "Summary", "Summary", "a")],
+                                   "B": [point("B", "Summary", "Summary", "b")]})
+    await store.aclose()
+    store = QdrantVectorStore("kb", 64, path=str(tmp_path / "q"))
+    await store.open()  # the stale point of A written before the reopen must still be found and dropped
+    await store.replace_incidents({"A": [point("A", "Summary", "Summary", "a2")], "C": []})
+    assert await store.count() == 2 and [h.payload["content"] for h in await store.by_incident("A")] == ["a2"]
+    await store.aclose()
+
+
 async def test_search_is_restricted_to_a_section(vectors: QdrantVectorStore) -> None:
     await vectors.replace_incident("A", [point("A", "Symptom", "s", "npm ERR! network timeout"),
                                          point("A", "Cause", "c", "npm registry unreachable")])
@@ -48,6 +62,25 @@ async def test_search_is_restricted_to_a_section(vectors: QdrantVectorStore) -> 
     assert hits[0].score > hits[1].score
     assert all(h.payload["section"] == "Symptom" for h in hits)
     assert len(await vectors.search(EMBED.embed_one("npm"), None, 5, min_score=0.99)) == 0
+
+
+async def test_section_search_is_exact_when_other_sections_crowd_the_top(vectors: QdrantVectorStore) -> None:
+    texts = {f"I{i}": (f"npm ERR! network timeout {i}", f"release notes of build {i} for {i % 7}") for i in range(60)}
+    await vectors.replace_incidents({gid: [point(gid, "Symptom", "s", sym), point(gid, "Summary", "Summary", summ)]
+                                     for gid, (sym, summ) in texts.items()})
+    await vectors.replace_incident("X", [point("X", "Cause", "c", "registry down")])
+    query = EMBED.embed_one("npm ERR! network timeout 3")
+
+    def cosine(text: str) -> float:
+        v = EMBED.embed_one(text)
+        return sum(a * b for a, b in zip(query, v, strict=True)) / math.sqrt(
+            sum(a * a for a in query) * sum(b * b for b in v))
+
+    expected = sorted((round(cosine(summ), 4) for _, summ in texts.values()), reverse=True)[:5]
+    hits = await vectors.search(query, "Summary", 5)  # ties may come in any order: compare the scores
+    assert [round(h.score, 4) for h in hits] == expected and {h.payload["section"] for h in hits} == {"Summary"}
+    assert [h.payload["incident_id"] for h in await vectors.search(query, "Cause", 5)] == ["X"]
+    assert await vectors.search(query, "Task_Context", 5) == []
 
 
 async def test_points_of_one_incident(vectors: QdrantVectorStore) -> None:

@@ -6,6 +6,7 @@ Backends implement these Protocols; the conformance suites in tests/bamboo run a
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -51,6 +52,17 @@ class CauseRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ClueCause:
+    """A cause reached from one clue; `shared_by` is how many distinct causes that clue reaches (kept
+    on write, the document frequency of the clue's specificity)."""
+
+    clue_type: str
+    clue: str
+    shared_by: int
+    cause: NodeRow
+
+
+@dataclass(frozen=True, slots=True)
 class GraphCounts:
     nodes: dict[str, int]
     edges: dict[str, int]
@@ -68,6 +80,10 @@ class GraphStore(Protocol):
         """Make `graph` exactly this incident's contribution; False when it was already identical."""
         ...
 
+    async def replace_incidents(self, items: Sequence[tuple[str, KnowledgeGraph]]) -> list[bool]:
+        """`replace_incident` for each item, all in one write transaction."""
+        ...
+
     async def remove_incident(self, incident_id: str) -> None: ...
 
     async def counts(self) -> GraphCounts: ...
@@ -77,6 +93,21 @@ class GraphStore(Protocol):
     async def edges(self, rel_type: str) -> list[EdgeRow]: ...
 
     async def top_causes(self, limit: int) -> list[CauseRow]: ...
+
+    async def clue_causes(self, clues: Mapping[str, Sequence[str]]) -> list[ClueCause]:
+        """Causes reached from these clue names (keyed by clue node type), by indexed lookups only:
+        the cost follows the clues and what they reach, not the size of the graph."""
+        ...
+
+    async def linked(self, source_type: str, rel_type: str, target_type: str,
+                     names: Sequence[str]) -> list[tuple[str, NodeRow]]:
+        """(source name, target) along one schema edge from the given source names, by key lookups
+        (e.g. a candidate cause's resolutions, a project feature's symptoms)."""
+        ...
+
+    async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
+        """Each known incident's causes, by indexed lookups (for the similar-incident clue)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +133,10 @@ class VectorStore(Protocol):
 
     async def replace_incident(self, incident_id: str, points: list[VectorPoint]) -> None:
         """Delete every point of this incident, then upsert `points`."""
+        ...
+
+    async def replace_incidents(self, points: Mapping[str, list[VectorPoint]]) -> None:
+        """`replace_incident` for each incident id: one delete and one upsert for the whole batch."""
         ...
 
     async def search(self, vector: list[float], section: str | None, limit: int,

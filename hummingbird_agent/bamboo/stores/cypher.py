@@ -17,17 +17,17 @@ Statement = tuple[str, dict[str, object]]
 GRAPH_LABELS: tuple[str, ...] = tuple(t.value for t in NodeType if t not in VECTOR_ONLY)
 INCIDENT_LABEL = "Incident"
 
-# ON MATCH adds this incident's support unless it is already there (idempotent per incident).
-# `incidents` is assigned last so every other expression sees the list before this statement.
+# One row per element carries every incident of the batch that supports it (`gids`, `conf_sum`): the
+# engine never sees a key twice in one statement (ladybug leaves such a node's properties null). The
+# store withdraws an incident before contributing it again, so no gid of a row is already present.
 _ADD_SUPPORT = (
-    "{v}.conf_sum = CASE WHEN $gid IN {v}.incidents THEN {v}.conf_sum ELSE {v}.conf_sum + row.confidence END, "
-    "{v}.frequency = CASE WHEN $gid IN {v}.incidents THEN {v}.frequency ELSE {v}.frequency + 1 END, "
+    "{v}.conf_sum = {v}.conf_sum + row.conf_sum, {v}.frequency = {v}.frequency + size(row.gids), "
     "{v}.description = CASE WHEN {v}.description = '' THEN row.description ELSE {v}.description END, "
     "{v}.props = CASE WHEN {v}.props = '{{}}' THEN row.props ELSE {v}.props END, "
-    "{v}.incidents = CASE WHEN $gid IN {v}.incidents THEN {v}.incidents ELSE {v}.incidents + [$gid] END"
+    "{v}.incidents = {v}.incidents + row.gids"
 )
-_CREATE = ("{v}.description = row.description, {v}.props = row.props, {v}.frequency = 1, "
-           "{v}.conf_sum = row.confidence, {v}.incidents = [$gid]")
+_CREATE = ("{v}.description = row.description, {v}.props = row.props, {v}.frequency = size(row.gids), "
+           "{v}.conf_sum = row.conf_sum, {v}.incidents = row.gids")
 # Shrinks lists that hold this incident among others; a list holding only it yields no row here
 # (the filter removes its only element) and is deleted by the companion statement instead.
 _SHRINK = ("WHERE $gid IN {v}.incidents UNWIND {v}.incidents AS x "
@@ -35,20 +35,24 @@ _SHRINK = ("WHERE $gid IN {v}.incidents UNWIND {v}.incidents AS x "
            "SET {v}.incidents = keep, {v}.frequency = size(keep), {v}.conf_sum = {v}.conf_sum - c")
 
 EdgeGroup = tuple[str, str, str]
+# Node types whose relationship to a Cause is a diagnosis clue; each keeps `causes`, the number of
+# distinct causes it reaches (the document frequency of its IDF), recounted whenever it is written.
+CLUE_LABELS: tuple[str, ...] = (NodeType.SYMPTOM.value, NodeType.TASK_FEATURE.value, NodeType.COMPONENT.value,
+                                NodeType.ENVIRONMENT.value)
 
 
-def merge_nodes(label: str, rows: list[dict[str, object]], gid: str) -> Statement:
+def merge_nodes(label: str, rows: list[dict[str, object]]) -> Statement:
     query = (f"UNWIND $rows AS row MERGE (n:{label} {{name: row.name}}) "
              f"ON CREATE SET {_CREATE.format(v='n')} ON MATCH SET {_ADD_SUPPORT.format(v='n')}")
-    return query, {"rows": rows, "gid": gid}
+    return query, {"rows": rows}
 
 
-def merge_edges(group: EdgeGroup, rows: list[dict[str, object]], gid: str) -> Statement:
+def merge_edges(group: EdgeGroup, rows: list[dict[str, object]]) -> Statement:
     src, rel, tgt = group
     query = (f"UNWIND $rows AS row MATCH (s:{src} {{name: row.src}}), (t:{tgt} {{name: row.tgt}}) "
              f"MERGE (s)-[r:{rel}]->(t) ON CREATE SET {_CREATE.format(v='r')} "
              f"ON MATCH SET {_ADD_SUPPORT.format(v='r')}")
-    return query, {"rows": [{"description": "", **row} for row in rows], "gid": gid}
+    return query, {"rows": [{"description": "", **row} for row in rows]}
 
 
 def remove_edges(group: EdgeGroup, rows: list[dict[str, object]], gid: str) -> list[Statement]:
@@ -65,9 +69,11 @@ def remove_nodes(label: str, rows: list[dict[str, object]], gid: str) -> list[St
     return [(match + _SHRINK.format(v="n"), params), (match + "WHERE n.incidents = [$gid] DETACH DELETE n", params)]
 
 
-def put_incident(gid: str, digest: str, contribution: str) -> Statement:
-    return (f"MERGE (i:{INCIDENT_LABEL} {{name: $gid}}) SET i.digest = $digest, i.contribution = $contribution",
-            {"gid": gid, "digest": digest, "contribution": contribution})
+def put_incidents(rows: list[dict[str, object]]) -> Statement:
+    """Incident records (gid, digest, contribution); each gid once (ladybug mis-merges a key repeated in one
+    statement)."""
+    return (f"UNWIND $rows AS row MERGE (i:{INCIDENT_LABEL} {{name: row.gid}}) "
+            "SET i.digest = row.digest, i.contribution = row.contribution", {"rows": rows})
 
 
 def get_incident(gid: str) -> Statement:
@@ -116,3 +122,50 @@ def group_rows(items: Iterable[tuple[EdgeGroup, dict[str, object]]]) -> dict[Edg
     for key, row in items:
         grouped[key].append(row)
     return dict(sorted(grouped.items()))
+
+
+def clue_groups() -> list[EdgeGroup]:
+    """The (clue label, relationship, Cause) groups of the schema: one per clue label."""
+    return [g for g in edge_groups() if g[0] in CLUE_LABELS and g[2] == NodeType.CAUSE.value]
+
+
+def recount_causes(group: EdgeGroup, names: list[str]) -> Statement:
+    src, rel, tgt = group
+    return (f"UNWIND $names AS nm MATCH (s:{src} {{name: nm}}) OPTIONAL MATCH (s)-[:{rel}]->(c:{tgt}) "
+            "WITH s, count(c) AS k SET s.causes = k", {"names": names})
+
+
+def backfill_causes(group: EdgeGroup) -> Statement:
+    """Counts for clue nodes written before the count existed (run at open; a no-op afterwards)."""
+    src, rel, tgt = group
+    return (f"MATCH (s:{src}) WHERE s.causes IS NULL OPTIONAL MATCH (s)-[:{rel}]->(c:{tgt}) "
+            "WITH s, count(c) AS k SET s.causes = k", {})
+
+
+def clue_causes(group: EdgeGroup, names: list[str]) -> Statement:
+    """Causes reached from the given clue names: primary-key lookups, then their own edges."""
+    src, rel, tgt = group
+    return (f"UNWIND $names AS nm MATCH (s:{src} {{name: nm}})-[:{rel}]->(c:{tgt}) "
+            "RETURN s.name AS clue, s.causes AS shared_by, c.name AS name, c.description AS description, "
+            "c.incidents AS incidents, c.frequency AS frequency, c.conf_sum AS conf_sum, c.props AS props "
+            "ORDER BY clue, name", {"names": names})
+
+
+def causes_named(names: list[str]) -> Statement:
+    return ("UNWIND $names AS nm MATCH (c:Cause {name: nm}) RETURN c.name AS name, c.description AS description, "
+            "c.incidents AS incidents, c.frequency AS frequency, c.conf_sum AS conf_sum, c.props AS props "
+            "ORDER BY name", {"names": names})
+
+
+def incident_contributions(gids: list[str]) -> Statement:
+    return (f"UNWIND $gids AS g MATCH (i:{INCIDENT_LABEL} {{name: g}}) "
+            "RETURN i.name AS gid, i.digest AS digest, i.contribution AS contribution ORDER BY gid", {"gids": gids})
+
+
+def linked(group: EdgeGroup, names: list[str]) -> Statement:
+    """Targets of one edge group from the given source names (key lookups, then their own edges)."""
+    src, rel, tgt = group
+    return (f"UNWIND $names AS nm MATCH (s:{src} {{name: nm}})-[:{rel}]->(t:{tgt}) "
+            "RETURN s.name AS source, t.name AS name, t.description AS description, t.incidents AS incidents, "
+            "t.frequency AS frequency, t.conf_sum AS conf_sum, t.props AS props ORDER BY source, name",
+            {"names": names})

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType, RelType
 from hummingbird_agent.bamboo.stores import cypher
-from hummingbird_agent.bamboo.stores.base import CauseRow, EdgeRow, GraphCounts, NodeRow
+from hummingbird_agent.bamboo.stores.base import CauseRow, ClueCause, EdgeRow, GraphCounts, NodeRow
 
 T = TypeVar("T")
 
 
 class CypherTx(Protocol):
     async def run(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]: ...
+
+    async def run_all(self, statements: Sequence[tuple[str, dict[str, object]]]) -> None:
+        """Run statements in order, discarding their rows (one hop to the engine where it can)."""
+        ...
 
 
 class CypherSession(Protocol):
@@ -63,22 +67,80 @@ def _withdraw(old: dict[str, Any], gid: str) -> list[cypher.Statement]:
     return statements
 
 
-def _contribute(new: dict[str, Any], gid: str) -> list[cypher.Statement]:
-    statements: list[cypher.Statement] = []
-    for label in cypher.GRAPH_LABELS:
-        rows = [{k: n[k] for k in ("name", "description", "confidence", "props")}
-                for n in new["nodes"] if n["type"] == label]
-        if rows:
-            statements.append(cypher.merge_nodes(label, rows, gid))
-    edges = cypher.group_rows((tuple(e["group"]), {k: e[k] for k in ("src", "tgt", "confidence", "props")})
-                              for e in new["edges"])
-    statements += [cypher.merge_edges(g, rows, gid) for g, rows in edges.items()]  # type: ignore[arg-type]
+def _support(rows: dict[Any, dict[str, Any]], key: Any, gid: str, item: dict[str, Any],
+             fields: dict[str, Any]) -> None:
+    """Fold one incident's element into its batch row: support, confidence sum, first non-empty text."""
+    row = rows.setdefault(key, {**fields, "description": "", "props": "{}", "gids": [], "conf_sum": 0.0})
+    row["gids"].append(gid)
+    row["conf_sum"] += item["confidence"]
+    if not row["description"]:
+        row["description"] = item.get("description", "")
+    if row["props"] == "{}":
+        row["props"] = item["props"]
+
+
+def _contribute(news: list[tuple[str, dict[str, Any]]]) -> list[cypher.Statement]:
+    """Merge statements for several incidents' contributions: one per label and edge group."""
+    nodes: dict[tuple[str, str], dict[str, Any]] = {}
+    edges: dict[tuple[str, ...], dict[str, Any]] = {}
+    for gid, new in news:
+        for n in new["nodes"]:
+            _support(nodes, (n["type"], n["name"]), gid, n, {"name": n["name"]})
+        for e in new["edges"]:
+            _support(edges, (*e["group"], e["src"], e["tgt"]), gid, e, {"src": e["src"], "tgt": e["tgt"]})
+    statements = [cypher.merge_nodes(label, [r for (t, _), r in sorted(nodes.items()) if t == label])
+                  for label in cypher.GRAPH_LABELS if any(t == label for t, _ in nodes)]
+    grouped = cypher.group_rows((key[:3], row) for key, row in sorted(edges.items()))
+    statements += [cypher.merge_edges(g, rows) for g, rows in grouped.items()]  # type: ignore[arg-type]
     return statements
 
 
 def _mean(row: dict[str, Any]) -> float:
     freq = int(row.get("frequency") or 0)
     return round(float(row.get("conf_sum") or 0.0) / freq, 6) if freq else 0.0
+
+
+async def _replace_all(tx: CypherTx, prepared: list[tuple[str, dict[str, Any], str]]) -> list[bool]:
+    """One read of the incidents' records, their statements in order, one recount and one record write
+    for the whole batch (a later copy of an incident in the batch replaces the earlier one)."""
+    rows = await tx.run(*cypher.incident_contributions(sorted({gid for gid, _, _ in prepared})))
+    current: dict[str, tuple[str, dict[str, Any]]] = {
+        r["gid"]: (r["digest"], json.loads(r["contribution"])) for r in rows}
+    changed: list[bool] = []
+    statements: list[cypher.Statement] = []
+    touched: list[dict[str, Any]] = []
+    latest: dict[str, dict[str, Any]] = {}
+    for gid, new, digest in prepared:
+        digest_then, old = current.get(gid, ("", None))
+        changed.append(digest_then != digest)
+        if digest_then == digest:
+            continue
+        if old and gid not in latest:  # a copy earlier in this batch was never written: nothing to withdraw
+            statements += _withdraw(old, gid)
+            touched.append(old)
+        latest.pop(gid, None)  # support lists then read as if the batch had been written one by one
+        latest[gid] = new
+        current[gid] = (digest, new)
+    if latest:
+        statements += _contribute(list(latest.items()))
+        statements += _recount(*touched, *latest.values())
+        statements.append(cypher.put_incidents([{"gid": gid, "digest": current[gid][0], "contribution":
+                                                 json.dumps(latest[gid], sort_keys=True)} for gid in sorted(latest)]))
+        await tx.run_all(statements)
+    return changed
+
+
+def _recount(*contributions: dict[str, Any] | None) -> list[cypher.Statement]:
+    """Specificity counts of every clue node these contributions touch (withdrawn or added)."""
+    by_label = {(n["type"], n["name"]) for c in contributions if c for n in c["nodes"]
+                if n["type"] in cypher.CLUE_LABELS}
+    return [cypher.recount_causes(g, sorted(name for label, name in by_label if label == g[0]))
+            for g in cypher.clue_groups() if any(label == g[0] for label, _ in by_label)]
+
+
+def _node_row(label: str, r: dict[str, Any]) -> NodeRow:
+    return NodeRow(label, r["name"], r["description"] or "", tuple(r["incidents"] or ()),
+                   int(r["frequency"] or 0), _mean(r), json.loads(r["props"] or "{}"))
 
 
 class CypherGraphStore:
@@ -90,34 +152,33 @@ class CypherGraphStore:
     async def open(self) -> None:
         await self._session.open()
 
+        async def backfill(tx: CypherTx) -> None:
+            await tx.run_all([cypher.backfill_causes(g) for g in cypher.clue_groups()])
+
+        await self._session.write(backfill)
+
     async def aclose(self) -> None:
         await self._session.aclose()
 
     async def replace_incident(self, incident_id: str, graph: KnowledgeGraph) -> bool:
-        new = contribution(graph)
-        digest = _digest(new)
+        return (await self.replace_incidents([(incident_id, graph)]))[0]
 
-        async def work(tx: CypherTx) -> bool:
-            found = await tx.run(*cypher.get_incident(incident_id))
-            if found and found[0]["digest"] == digest:
-                return False
-            statements = _withdraw(json.loads(found[0]["contribution"]), incident_id) if found else []
-            statements += _contribute(new, incident_id)
-            statements.append(cypher.put_incident(incident_id, digest, json.dumps(new, sort_keys=True)))
-            for query, params in statements:
-                await tx.run(query, params)
-            return True
+    async def replace_incidents(self, items: Sequence[tuple[str, KnowledgeGraph]]) -> list[bool]:
+        """Replace several incidents in one write transaction (one commit for the whole batch)."""
+        prepared = [(gid, new, _digest(new)) for gid, new in ((gid, contribution(g)) for gid, g in items)]
 
-        return await self._session.write(work)
+        async def work(tx: CypherTx) -> list[bool]:
+            return await _replace_all(tx, prepared)
+
+        return await self._session.write(work) if prepared else []
 
     async def remove_incident(self, incident_id: str) -> None:
         async def work(tx: CypherTx) -> None:
             found = await tx.run(*cypher.get_incident(incident_id))
             if not found:
                 return
-            for query, params in [*_withdraw(json.loads(found[0]["contribution"]), incident_id),
-                                  cypher.delete_incident(incident_id)]:
-                await tx.run(query, params)
+            old = json.loads(found[0]["contribution"])
+            await tx.run_all([*_withdraw(old, incident_id), *_recount(old), cypher.delete_incident(incident_id)])
 
         await self._session.write(work)
 
@@ -132,9 +193,32 @@ class CypherGraphStore:
 
     async def nodes(self, node_type: str) -> list[NodeRow]:
         label = NodeType(node_type).value
-        rows = await self._session.read(*cypher.list_nodes(label))
-        return [NodeRow(label, r["name"], r["description"] or "", tuple(r["incidents"] or ()),
-                        int(r["frequency"] or 0), _mean(r), json.loads(r["props"] or "{}")) for r in rows]
+        return [_node_row(label, r) for r in await self._session.read(*cypher.list_nodes(label))]
+
+    async def clue_causes(self, clues: Mapping[str, Sequence[str]]) -> list[ClueCause]:
+        out: list[ClueCause] = []
+        for group in cypher.clue_groups():
+            names = sorted({n for n in clues.get(group[0], ()) if n})
+            for r in await self._session.read(*cypher.clue_causes(group, names)) if names else []:
+                out.append(ClueCause(group[0], r["clue"], int(r["shared_by"] or 0), _node_row(group[2], r)))
+        return out
+
+    async def linked(self, source_type: str, rel_type: str, target_type: str,
+                     names: Sequence[str]) -> list[tuple[str, NodeRow]]:
+        group = (NodeType(source_type).value, RelType(rel_type).value, NodeType(target_type).value)
+        if group not in cypher.edge_groups() or not names:
+            return []
+        rows = await self._session.read(*cypher.linked(group, sorted(set(names))))
+        return [(r["source"], _node_row(group[2], r)) for r in rows]
+
+    async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
+        rows = await self._session.read(*cypher.incident_contributions(sorted(set(incident_ids))))
+        names = {r["gid"]: sorted({n["name"] for n in json.loads(r["contribution"])["nodes"]
+                                   if n["type"] == NodeType.CAUSE.value}) for r in rows}
+        wanted = sorted({n for ns in names.values() for n in ns})
+        causes = {r["name"]: _node_row(NodeType.CAUSE.value, r)
+                  for r in (await self._session.read(*cypher.causes_named(wanted)) if wanted else [])}
+        return {gid: [causes[n] for n in ns if n in causes] for gid, ns in names.items()}
 
     async def edges(self, rel_type: str) -> list[EdgeRow]:
         out: list[EdgeRow] = []

@@ -6,7 +6,7 @@ It runs the shared statements of stores/cypher.py; its own text is the uniquenes
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
@@ -48,6 +48,10 @@ class _Tx:
         result = await self._tx.run(query, params)
         data: list[dict[str, Any]] = await result.data()
         return data
+
+    async def run_all(self, statements: Sequence[tuple[str, dict[str, object]]]) -> None:
+        for query, params in statements:
+            await self.run(query, params)
 
 
 class Neo4jSession:

@@ -1,0 +1,179 @@
+"""Knowledge base at scale: synthetic incidents shaped like the development data, on the embedded stores.
+
+Each learned incident of a LogChunks-layout folder is extracted once (the same stand-in model as
+bench/bamboo_retrieval.py); synthetic incidents are copies of those graphs drawn with the data's own
+frequencies, their cause and symptoms renamed into variants drawn from a Zipf law, so the clue
+vocabulary and the number of causes keep growing with the knowledge base as real ones do. They are
+written through `store_knowledge` (the accumulator's store path) in batches; at each size the real
+held-out logs are diagnosed through the navigator's public `gather` (whatever ranking it runs).
+
+    python bench/bamboo_scale.py DATA_DIR [--sizes 1000,10000,100000] [--queries 20]
+
+Prints progress to stderr and one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bamboo_retrieval import LabelModel, incident, read_examples, read_log, split  # noqa: E402
+from hummingbird_agent.bamboo.accumulator import (  # noqa: E402
+    ExtractedKnowledge,
+    KnowledgeAccumulator,
+    Stores,
+    key_insights,
+    store_knowledge,
+)
+from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder  # noqa: E402
+from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor  # noqa: E402
+from hummingbird_agent.bamboo.llm import JsonLLM  # noqa: E402
+from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, NodeType  # noqa: E402
+from hummingbird_agent.bamboo.navigator import ReasoningNavigator  # noqa: E402
+from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer  # noqa: E402
+from hummingbird_agent.bamboo.stores.graph import CypherGraphStore  # noqa: E402
+from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession  # noqa: E402
+from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore  # noqa: E402
+from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry  # noqa: E402
+
+BATCH = 200  # incidents per store write
+DIMENSIONS = 384  # as the retrieval benchmark
+RENAMED = (NodeType.CAUSE, NodeType.SYMPTOM)
+
+
+class TemplateModel:
+    """bench/bamboo_retrieval.py's stand-in model under the model interface's keyword options."""
+
+    def __init__(self) -> None:
+        self._labels = LabelModel()
+
+    async def complete(self, system: str, user: str, **_options: object) -> str:
+        return await self._labels.complete(system, user)
+
+
+def variant(rng: random.Random, size: int) -> int:
+    """Zipf-like variant number in [0, size // 10]: a few common, a long tail of rare ones."""
+    return min(int(rng.paretovariate(1.2)) - 1, max(size // 10, 1))
+
+
+def synthetic(template: KnowledgeGraph, gid: str, rng: random.Random, size: int) -> ExtractedKnowledge:
+    """`template` with its cause and symptoms renamed into variants (variant 0 keeps the real name)."""
+    names = {}
+    for node in template.nodes:
+        if node.type in RENAMED:
+            k = variant(rng, size)
+            names[node.key] = node.name if k == 0 else f"{node.name} (variant {k})"
+    nodes = tuple(replace(n, name=names.get(n.key, n.name)).with_id() for n in template.nodes)
+
+    def key(k: tuple[NodeType, str]) -> tuple[NodeType, str]:
+        return (k[0], names.get(k, k[1]))
+
+    graph = KnowledgeGraph(nodes, tuple(Edge(key(e.source), e.type, key(e.target), e.confidence, e.props)
+                                        for e in template.edges))
+    summary = "; ".join(n.name for n in graph.of_type(NodeType.CAUSE))
+    return ExtractedKnowledge(gid, graph, summary, tuple(key_insights(graph)), ())
+
+
+def disk_mb(root: Path) -> float:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1e6
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
+
+
+async def templates(root: Path) -> tuple[list[KnowledgeGraph], list[dict[str, object]]]:
+    learn, test = split(read_examples(root))
+    llm = JsonLLM(TemplateModel())
+    extractor = KnowledgeGraphExtractor(default_registry().create("gitlab_ci", StrategyDeps(llm)))
+    accumulator = KnowledgeAccumulator(extractor, KnowledgeReviewer(llm), llm, None)
+    graphs = [(await accumulator.process(incident(row, None), dry_run=True)).knowledge.graph for row in learn]
+    return [g for g in graphs if g.of_type(NodeType.CAUSE)], test
+
+
+async def diagnose_ms(navigator: ReasoningNavigator, root: Path, test: list[dict[str, object]]) -> list[float]:
+    times = []
+    for row in test:
+        query = incident(row, read_log(root, str(row["build_log"])))
+        start = time.perf_counter()
+        await navigator.gather(query)
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+async def run(root: Path, sizes: list[int], queries: int) -> dict[str, object]:
+    graphs, test = await templates(root)
+    rng = random.Random(20)
+    test = rng.sample(test, min(queries, len(test)))
+    out: dict[str, dict[str, float]] = {"populate_per_s": {}, "diagnose_p50_ms": {}, "diagnose_p95_ms": {},
+                                        "disk_mb": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        stores = Stores(CypherGraphStore(LadybugSession(str(Path(tmp) / "graph"))),
+                        QdrantVectorStore("scale", DIMENSIONS, path=str(Path(tmp) / "qdrant")),
+                        HashingEmbedder(DIMENSIONS))
+        llm = JsonLLM(TemplateModel())
+        navigator = ReasoningNavigator(KnowledgeGraphExtractor(default_registry().create(
+            "gitlab_ci", StrategyDeps(llm))), llm, stores)
+        await stores.graph.open()
+        await stores.vectors.open()
+        try:
+            stored = 0
+            for size in sizes:
+                start = time.perf_counter()
+                for first in range(stored, size, BATCH):
+                    batch = [synthetic(rng.choice(graphs), f"syn:{n}", rng, size)
+                             for n in range(first, min(first + BATCH, size))]
+                    await store_knowledge(stores, batch)
+                populate_s, previous, stored = time.perf_counter() - start, stored, size
+                times = await diagnose_ms(navigator, root, test)
+                label = str(size)
+                out["populate_per_s"][label] = round((size - previous) / populate_s, 1)
+                out["diagnose_p50_ms"][label] = round(statistics.median(times), 1)
+                out["diagnose_p95_ms"][label] = round(p95(times), 1)
+                out["disk_mb"][label] = round(disk_mb(Path(tmp)), 1)
+                print(f"{size} incidents: {out['populate_per_s'][label]}/s stored, diagnosis p50 "
+                      f"{out['diagnose_p50_ms'][label]} ms p95 {out['diagnose_p95_ms'][label]} ms (n={len(times)}), "
+                      f"{out['disk_mb'][label]} MB, rss {peak_rss_mb():.0f} MB", file=sys.stderr)
+        finally:
+            await stores.vectors.aclose()
+            await stores.graph.aclose()
+    p50 = out["diagnose_p50_ms"]
+    largest = str(sizes[-1])
+    return {**out, "diagnose_growth_10k_to_100k": round(p50["100000"] / p50["10000"], 2)
+            if "100000" in p50 and "10000" in p50 else None,
+            "disk_mb_per_1k_incidents": round(out["disk_mb"][largest] / (sizes[-1] / 1000), 2),
+            "peak_rss_mb": round(peak_rss_mb(), 1), "queries": len(test), "templates": len(graphs)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", type=Path, help="a LogChunks-layout folder")
+    parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated, increasing")
+    parser.add_argument("--queries", type=int, default=20, help="held-out logs diagnosed at each size")
+    args = parser.parse_args()
+    sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
+    if not args.data.is_dir() or not sizes or sizes[0] <= 0:
+        print("usage: python bench/bamboo_scale.py DATA_DIR [--sizes 1000,10000]", file=sys.stderr)
+        return 2
+    print(json.dumps(asyncio.run(run(args.data, sizes, args.queries))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
