@@ -94,6 +94,9 @@ class CauseMerger:
 
     threshold: float = budgets.BAMBOO_CAUSE_MERGE_MIN_SIMILARITY
     _vectors: dict[str, list[float]] = field(default_factory=dict)
+    # Causes of incidents processed but maybe not stored yet (populate stores in batches): a paraphrase
+    # later in the same batch merges into them as into a stored cause.
+    _pending: set[str] = field(default_factory=set)
 
     async def _embed(self, stores: Stores, names: Sequence[str]) -> None:
         missing = [n for n in dict.fromkeys(names) if n not in self._vectors]
@@ -105,9 +108,11 @@ class CauseMerger:
         enough or the stores cannot be read."""
         new = [n.name for n in graph.of_type(NodeType.CAUSE)]
         try:
-            stored = [r.name for r in await stores.graph.nodes(NodeType.CAUSE.value)]
+            known = [r.name for r in await stores.graph.nodes(NodeType.CAUSE.value)]
+            stored = list(dict.fromkeys([*known, *sorted(self._pending)]))
             fresh = [n for n in new if n not in set(stored)]
             if not fresh or not stored:
+                self._pending.update(new)
                 return graph, {}
             await self._embed(stores, [*stored, *fresh])
         except AgentError as exc:
@@ -122,4 +127,5 @@ class CauseMerger:
             if score >= self.threshold:
                 log.info("cause %r merged into %r (cosine %.3f)", name, best, score)
                 names[name] = best
+        self._pending.update(names.get(n, n) for n in new)
         return (renamed(graph, names) if names else graph), names

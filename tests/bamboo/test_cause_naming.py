@@ -90,6 +90,18 @@ async def test_paraphrases_of_one_cause_become_one_node_and_a_different_number_s
                                         "exit code 1 in make test": 1}
 
 
+async def test_paraphrases_inside_one_unstored_batch_merge_too(
+        gemini_server: GeminiServer, llm: JsonLLM, stores: Stores) -> None:
+    # `bamboo populate` processes a batch before storing it: the later paraphrase has no stored cause to meet.
+    accumulator, _ = parts(llm, stores)
+    gemini_server.script(*learning("Runner disk full"), *learning("disk full on runner"))
+    batch = [await accumulator.process(IncidentInput(i.email_text, {**i.task_data, "pipeline": 950 + n},
+                                                     task_logs=i.task_logs), dry_run=True)
+             for n, i in enumerate((INCIDENT_B, DISK))]
+    await accumulator.store(batch)
+    assert await cause_rows(stores) == {"runner disk full": 2}
+
+
 async def test_the_extraction_is_shown_the_closest_existing_causes_with_structured_output(
         gemini_server: GeminiServer, llm: JsonLLM, stores: Stores) -> None:
     accumulator, _ = parts(llm, stores)
