@@ -16,17 +16,14 @@ from urllib.parse import urlsplit
 
 import requests
 import urllib3
-from requests.adapters import HTTPAdapter
-from urllib3.util.retry import Retry
 
 from hummingbird_agent import budgets
+from hummingbird_agent.data_sources.http import read_retry, retrying_session
 from hummingbird_agent.errors import PermanentError, TransientError
 
 log = logging.getLogger(__name__)
 # Every PanDA call here is a GET (a read): 5xx answers and read timeouts are retried with backoff.
-RETRY = Retry(total=budgets.PANDA_MAX_RETRIES, backoff_factor=budgets.PANDA_RETRY_BACKOFF_S,
-              status_forcelist=(429, 500, 502, 503, 504), allowed_methods=("GET",), raise_on_status=False,
-              redirect=False)
+RETRY = read_retry(budgets.PANDA_MAX_RETRIES, budgets.PANDA_RETRY_BACKOFF_S)
 
 
 class PandaUnavailable(TransientError):
@@ -59,11 +56,7 @@ class PandaCredentials:
 
 
 def new_session() -> requests.Session:
-    session = requests.Session()
-    adapter = HTTPAdapter(max_retries=RETRY)
-    session.mount("https://", adapter)
-    session.mount("http://", adapter)
-    return session
+    return retrying_session(RETRY)
 
 
 def _timed_out(exc: requests.RequestException) -> bool:

@@ -11,10 +11,9 @@ from typing import Any
 from urllib.parse import unquote, unquote_to_bytes, urljoin, urlsplit
 
 import requests
-from requests.adapters import HTTPAdapter
-from urllib3.util.retry import Retry
 
 from hummingbird_agent import budgets
+from hummingbird_agent.data_sources.http import read_retry, retrying_session
 from hummingbird_agent.tools.base import ToolDef, ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
 
@@ -23,9 +22,7 @@ SOURCE = "testing_farm"
 DEFAULT_API_URL = "https://api.testing-farm.io"
 DEFAULT_ARTIFACTS_BASE = "https://artifacts.osci.redhat.com/testing-farm"
 # One immutable policy shared by every session: 429/5xx retried with backoff, honouring Retry-After.
-RETRY = Retry(total=budgets.TF_MAX_RETRIES, backoff_factor=budgets.TF_RETRY_BACKOFF_S,
-              status_forcelist=(429, 500, 502, 503, 504), allowed_methods=("GET",), raise_on_status=False,
-              redirect=False)
+RETRY = read_retry(budgets.TF_MAX_RETRIES, budgets.TF_RETRY_BACKOFF_S)
 _REQUEST_ID = {"type": "string", "pattern": r"^[0-9a-fA-F-]{8,64}$",
                "description": "Testing Farm request id (last path component of the tf-request URL)."}
 # Encoded '.', '/', '\' and '%' could turn into a traversal after a later decoding step.
@@ -44,11 +41,7 @@ class TestingFarmClient:
 
 
 def new_session() -> requests.Session:
-    session = requests.Session()
-    adapter = HTTPAdapter(max_retries=RETRY)
-    session.mount("https://", adapter)
-    session.mount("http://", adapter)
-    return session
+    return retrying_session(RETRY)
 
 
 def refusal(url: str, base: str) -> str | None:
