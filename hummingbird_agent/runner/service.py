@@ -117,7 +117,7 @@ async def serve_async(loaded: LoadedConfig, role: str, redact: Callable[[str], s
     missing = [n for n in (cfg.gitlab.token_env,) if not loaded.secret(n)]
     missing += [t.connection.key_env for t in all_targets(cfg) if t.connection.missing(loaded.secret)]
     if missing or role in ("router", "ingress"):
-        waiting = f"{', '.join(missing)} not set" if missing else None
+        waiting = f"{', '.join(dict.fromkeys(missing))} not set" if missing else None  # once per variable
         return await run_service(loaded, role, no_handler, stop, worker_waiting=waiting, metrics=metrics)
     async with open_deps(loaded, register_selected, redact, metrics) as deps:
         return await run_service(loaded, role, build_handler(deps), stop, metrics=metrics)

@@ -37,7 +37,8 @@ async def service(tmp_path: Path, gitlab: GitLabServer, env: dict[str, str],
     doc = {"gitlab": {"url": gitlab.url, "token_env": "HB_BOT_TOKEN"}, "queues": queues,
            "webhook": {"port": 0},
            # A workflow makes the model key one of the worker's secrets (no trigger: nothing runs a model).
-           "workflows": {"review": {"description": "review", "prompt": str(REPO / "workflows" / "review-mr.md")}}}
+           "workflows": {name: {"description": name, "prompt": str(REPO / "workflows" / "review-mr.md")}
+                         for name in ("review", "review-docs")}}  # two workflows, one key: named once
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(doc))
     loaded = load_config(tmp_path / "config.yaml", {"GITLAB_WEBHOOK_SECRET": HOOK, **env})
     caplog.clear()
