@@ -7,10 +7,13 @@ import base64
 import contextlib
 import gzip
 import json
+import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from aiohttp import ClientSession
 
 from hummingbird_agent.events import Event, WorkerSettings, poll_loop, router_loop
 from hummingbird_agent.events.protocols import Continuations, Queue
@@ -123,3 +126,22 @@ def sns_attributes(event_type: str, compressed: bool) -> dict[str, Any]:
     if compressed:
         attrs["content_encoding"] = {"DataType": "String", "StringValue": "gzip+base64"}
     return attrs
+
+
+READY_LINE = re.compile(r"listening on (http://[\d.]+:\d+)")
+
+
+@contextlib.asynccontextmanager
+async def http_of_service(
+    task: asyncio.Task[int], stop: asyncio.Event, log_text: Callable[[], str], timeout_s: float = 60.0
+) -> AsyncIterator[ClientSession]:
+    """An HTTP client for a service task once it logs "listening on"; the service stops (exit 0) on leaving."""
+    await wait_for(lambda: READY_LINE.search(log_text()) or task.done(), timeout_s, "serve ready")
+    found = READY_LINE.search(log_text())
+    assert found, log_text()
+    try:
+        async with ClientSession(found.group(1)) as http:
+            yield http
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(task, timeout_s) == 0

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import sqlite3
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -20,11 +19,10 @@ from aiohttp import ClientSession
 
 from hummingbird_agent.config import load_config
 from hummingbird_agent.events import EmbeddedStore, decode_sns_message, log_only_handler, run_service
-from tests.events.support import SqsSetup, wait_for
+from tests.events.support import SqsSetup, http_of_service
 
 SECRET = "durability-secret"
 ENV = {"GITLAB_WEBHOOK_SECRET": SECRET}
-READY = re.compile(r"listening on (http://[\d.]+:\d+)")
 
 
 @contextlib.asynccontextmanager
@@ -37,15 +35,8 @@ async def ingress_service(
     loaded = load_config(tmp_path / "config.yaml", ENV)
     stop = asyncio.Event()
     task = asyncio.create_task(run_service(loaded, role, log_only_handler, stop, worker_waiting=waiting))
-    await wait_for(lambda: READY.search(caplog.text) or task.done(), what="serve ready")
-    found = READY.search(caplog.text)
-    assert found, caplog.text
-    try:
-        async with ClientSession(found.group(1)) as http:
-            yield http
-    finally:
-        stop.set()
-        assert await asyncio.wait_for(task, 30) == 0
+    async with http_of_service(task, stop, lambda: caplog.text) as http:
+        yield http
 
 
 async def post(http: ClientSession, n: int) -> int:

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,14 +18,13 @@ from aiohttp import ClientSession
 from hummingbird_agent.config import load_config
 from hummingbird_agent.events import EmbeddedStore
 from hummingbird_agent.runner.service import serve_async
-from tests.events.support import wait_for
+from tests.events.support import http_of_service, wait_for
 from tests.servers import GitLabServer
 from tests.servers.samples import load
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(120)]
 HOOK = "waiting-hook-secret"
 REPO = Path(__file__).resolve().parents[2]
-READY = re.compile(r"listening on (http://[\d.]+:\d+)")
 
 
 @contextlib.asynccontextmanager
@@ -44,15 +42,8 @@ async def service(tmp_path: Path, gitlab: GitLabServer, env: dict[str, str],
     caplog.clear()
     stop = asyncio.Event()
     task = asyncio.create_task(serve_async(loaded, "all", str, stop))
-    await wait_for(lambda: READY.search(caplog.text) or task.done(), 60, "serve ready")
-    found = READY.search(caplog.text)
-    assert found, caplog.text
-    try:
-        async with ClientSession(found.group(1)) as http:
-            yield http
-    finally:
-        stop.set()
-        assert await asyncio.wait_for(task, 60) == 0
+    async with http_of_service(task, stop, lambda: caplog.text) as http:
+        yield http
 
 
 def work_rows(db: Path) -> dict[str, list[int]]:
