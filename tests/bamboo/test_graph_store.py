@@ -90,6 +90,7 @@ async def test_clue_lookups_count_the_causes_a_clue_reaches_as_incidents_come_an
     fixes = await store.linked("Cause", "solved_by", "Resolution", ["disk full", "dns outage"])
     assert [(cause, fix.name, fix.props["steps"]) for cause, fix in fixes] == [
         ("disk full", "pin the version", ["a", "b"])]
+    assert await store.count("Cause") == 1 and await store.count("Symptom") == 1
     by_incident = await store.causes_of_incidents(["C", "A", "nope"])
     assert {gid: [c.name for c in causes] for gid, causes in by_incident.items()} == {"C": ["disk full"]}
 

@@ -88,6 +88,10 @@ class GraphStore(Protocol):
 
     async def counts(self) -> GraphCounts: ...
 
+    async def count(self, node_type: str) -> int:
+        """Nodes of one type (e.g. every cause: the corpus size of the clues' specificity)."""
+        ...
+
     async def nodes(self, node_type: str) -> list[NodeRow]: ...
 
     async def edges(self, rel_type: str) -> list[EdgeRow]: ...
@@ -141,6 +145,12 @@ class VectorStore(Protocol):
 
     async def search(self, vector: list[float], section: str | None, limit: int,
                      min_score: float = 0.0) -> list[VectorHit]: ...
+
+    async def search_sections(self, vectors: Sequence[list[float]], sections: Sequence[str],
+                              limit: int) -> list[list[VectorHit]]:
+        """`search(vector, section, limit)` for each vector and then each section, in one call; the hits'
+        payload carries `section`, `incident_id` and `name` only."""
+        ...
 
     async def by_incident(self, incident_id: str, section: str | None = None) -> list[VectorHit]: ...
 

@@ -187,6 +187,9 @@ class CypherGraphStore:
         edges = {rel.value: await self._count(cypher.count_edges(rel.value)) for rel in RelType}
         return GraphCounts(nodes, edges, await self._count(cypher.count_nodes(cypher.INCIDENT_LABEL)))
 
+    async def count(self, node_type: str) -> int:
+        return await self._count(cypher.count_nodes(NodeType(node_type).value))
+
     async def _count(self, statement: cypher.Statement) -> int:
         rows = await self._session.read(*statement)
         return int(rows[0]["c"]) if rows else 0
