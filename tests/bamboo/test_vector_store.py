@@ -98,6 +98,20 @@ async def test_multi_section_search_gives_each_section_search(vectors: QdrantVec
     assert set(found[0][0].payload) == {"section", "incident_id", "name"}
 
 
+async def test_multi_section_hits_name_their_incident_after_a_reopen(tmp_path: Path) -> None:
+    store = QdrantVectorStore("kb", 64, path=str(tmp_path / "q"))
+    await store.open()
+    await store.replace_incident("A", [point("A", "Symptom", "s1", "disk full")])
+    await store.aclose()
+    store = QdrantVectorStore("kb", 64, path=str(tmp_path / "q"))
+    await store.open()
+    await store.replace_incident("B", [point("B", "Symptom", "s2", "disk full again")])
+    [hits] = await store.search_sections([EMBED.embed_one("disk full")], ["Symptom"], 5)
+    assert [h.payload for h in hits] == [{"section": "Symptom", "incident_id": "A", "name": "s1"},
+                                         {"section": "Symptom", "incident_id": "B", "name": "s2"}]
+    await store.aclose()
+
+
 async def test_points_of_one_incident(vectors: QdrantVectorStore) -> None:
     await vectors.replace_incident("A", [point("A", "Symptom", "s", "x"), point("A", "Summary", "Summary", "y")])
     await vectors.replace_incident("B", [point("B", "Summary", "Summary", "z")])

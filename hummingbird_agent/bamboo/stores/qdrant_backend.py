@@ -71,6 +71,9 @@ class QdrantVectorStore:
         # cost its own points. Local mode locks its folder to one process, so nothing else writes.
         self._local_ids: dict[str, dict[str, str]] | None = None  # incident id -> {point id: section}
         self._sections: dict[str, set[str]] = defaultdict(set)  # local mode: section -> point ids
+        # Local mode: point id -> its `_HIT_KEYS` payload, so a scan returns bare scores (copying each hit's
+        # payload out of the local store costs more than scoring it).
+        self._hit_keys: dict[str, dict[str, str]] = {}
 
     async def open(self) -> None:
         from qdrant_client import AsyncQdrantClient, models
@@ -110,11 +113,10 @@ class QdrantVectorStore:
         offset = None
         while True:
             records, offset = await self._client.scroll(self._collection, limit=_SCROLL_PAGE * 16, offset=offset,
-                                                        with_payload=["incident_id", "section"])
+                                                        with_payload=_HIT_KEYS)
             for r in records:
-                payload = r.payload or {}
-                ids[str(payload.get("incident_id", ""))][str(r.id)] = str(payload.get("section", ""))
-                self._sections[str(payload.get("section", ""))].add(str(r.id))
+                self._remember(str(r.id), r.payload or {})
+                ids[str((r.payload or {}).get("incident_id", ""))][str(r.id)] = self._hit_keys[str(r.id)]["section"]
             if offset is None:
                 return ids
 
@@ -156,9 +158,14 @@ class QdrantVectorStore:
             for gid, batch in points.items():
                 for pid, section in self._local_ids.pop(gid, {}).items():
                     self._sections[section].discard(pid)
+                    self._hit_keys.pop(pid, None)
                 self._local_ids[gid] = {p.id: str(p.payload.get("section", "")) for p in batch}
                 for p in batch:
-                    self._sections[str(p.payload.get("section", ""))].add(p.id)
+                    self._remember(p.id, {**p.payload, "incident_id": gid})
+
+    def _remember(self, pid: str, payload: Mapping[str, Any]) -> None:
+        self._hit_keys[pid] = {k: str(payload.get(k, "")) for k in _HIT_KEYS}
+        self._sections[self._hit_keys[pid]["section"]].add(pid)
 
     def _selector(self, incident_ids: list[str]) -> Any:
         from qdrant_client import models
@@ -208,7 +215,8 @@ class QdrantVectorStore:
         for wide in (limit * _LOCAL_WIDEN, limit * _LOCAL_WIDEN ** 2):
             if len(found) == len(sections):
                 return found
-            hits = await self._query(vector, None, wide, 0.0, _HIT_KEYS)
+            hits = [VectorHit(h.id, h.score, self._hit_keys.get(h.id, {}))
+                    for h in await self._query(vector, None, wide, 0.0, False)]
             for section in sections:
                 own = [h for h in hits if h.payload.get("section") == section]
                 enough = min(limit, len(self._sections.get(section, ())))
