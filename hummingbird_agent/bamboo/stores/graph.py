@@ -212,7 +212,8 @@ class CypherGraphStore:
         if group not in cypher.edge_groups() or not names:
             return []
         rows = await self._session.read(*cypher.linked(group, sorted(set(names))))
-        return [(r["source"], _node_row(group[2], r)) for r in rows]
+        pairs = [(source, _node_row(group[2], r)) for r in rows for source in r["sources"]]
+        return sorted(pairs, key=lambda pair: (pair[0], pair[1].name))
 
     async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
         rows = await self._session.read(*cypher.incident_contributions(sorted(set(incident_ids))))

@@ -212,9 +212,9 @@ class QdrantVectorStore:
         """Local mode: each section's best `limit` among the best `wide` overall, exact once the section has
         `limit` of them there (or all it holds), or the scan returned every point."""
         found: dict[str, list[VectorHit]] = {s: [] for s in sections if not self._sections.get(s)}
-        for wide in (limit * _LOCAL_WIDEN, limit * _LOCAL_WIDEN ** 2):
-            if len(found) == len(sections):
-                return found
+        wide = limit * _LOCAL_WIDEN
+        # Widening to every point still costs less than a filter, which local mode tests payload by payload.
+        while len(found) < len(sections):
             hits = [VectorHit(h.id, h.score, self._hit_keys.get(h.id, {}))
                     for h in await self._query(vector, None, wide, 0.0, False)]
             for section in sections:
@@ -222,9 +222,7 @@ class QdrantVectorStore:
                 enough = min(limit, len(self._sections.get(section, ())))
                 if section not in found and (len(own) >= enough or len(hits) < wide):
                     found[section] = own[:limit]
-        for section in sections:
-            if section not in found:
-                found[section] = await self.search(vector, section, limit)
+            wide *= _LOCAL_WIDEN
         return found
 
     async def _batch(self, queries: Sequence[tuple[list[float], str]], limit: int) -> list[list[VectorHit]]:
