@@ -83,8 +83,8 @@ async def test_clue_lookups_count_the_causes_a_clue_reaches_as_incidents_come_an
         ("Symptom", tests, 2, "disk full", 2), ("Symptom", tests, 2, "dns outage", 1),
         ("Task_Feature", "job=test", 2, "disk full", 2), ("Task_Feature", "job=test", 2, "dns outage", 1)]
     shared = await store.linked("Cause", "solved_by", "Resolution", ["dns outage", "disk full"])
-    assert [(cause, fix.name, sorted(fix.incidents)) for cause, fix in shared] == [
-        ("disk full", "pin the version", ["A", "B", "C"]), ("dns outage", "pin the version", ["A", "B", "C"])]
+    assert [(cause, fix.name, fix.frequency, fix.incidents) for cause, fix in shared] == [
+        ("disk full", "pin the version", 3, ()), ("dns outage", "pin the version", 3, ())]
     await store.remove_incident("A")
     await store.replace_incident("B", incident("disk full", symptom="No space left on device"))
     assert await store.clue_causes({"Symptom": ["error: <N> tests failed"]}) == []

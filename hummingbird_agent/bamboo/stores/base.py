@@ -106,7 +106,9 @@ class GraphStore(Protocol):
     async def linked(self, source_type: str, rel_type: str, target_type: str,
                      names: Sequence[str]) -> list[tuple[str, NodeRow]]:
         """(source name, target) along one schema edge from the given source names, by key lookups
-        (e.g. a candidate cause's resolutions, a project feature's symptoms)."""
+        (e.g. a candidate cause's resolutions, a project feature's symptoms). Targets come without their
+        support (`incidents` empty; `frequency` and `confidence` kept): a target many sources share would
+        cost as much as the graph."""
         ...
 
     async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:

@@ -139,7 +139,7 @@ def _recount(*contributions: dict[str, Any] | None) -> list[cypher.Statement]:
 
 
 def _node_row(label: str, r: dict[str, Any]) -> NodeRow:
-    return NodeRow(label, r["name"], r["description"] or "", tuple(r["incidents"] or ()),
+    return NodeRow(label, r["name"], r["description"] or "", tuple(r.get("incidents") or ()),
                    int(r["frequency"] or 0), _mean(r), json.loads(r["props"] or "{}"))
 
 
