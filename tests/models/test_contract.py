@@ -132,6 +132,21 @@ async def test_saved_session_in_todays_format_replays(provider: Provider) -> Non
         assert [c["id"] for c in calls] == [r["id"] for r in results]
 
 
+async def test_thought_signatures_go_back_to_gemini_only(provider: Provider) -> None:
+    saved = json.loads(CONTEXT_V1.read_text())["contents"]
+    signature = saved[1]["parts"][0]["thoughtSignature"]
+    kept = json.loads(json.dumps(saved))
+    provider.server.script(text_turn("a"))
+    await provider.model.generate(request([*saved, user_text("What did you find?")]))
+    assert saved == kept  # the session keeps them for a later resume on Gemini
+    call = provider.calls[0]
+    wire = json.dumps(getattr(call, "wire", None) or call.body)
+    if provider.name == "gemini":  # Gemini checks its own signatures on the function calls it made
+        assert call.body["contents"][1]["parts"][0]["thoughtSignature"] == signature
+    else:  # another provider's token means nothing there
+        assert signature not in wire and "thoughtSignature" not in wire
+
+
 async def test_knowledge_base_json_call(provider: Provider) -> None:
     schema = {"type": "object", "properties": {"cause": {"type": "string"}}, "required": ["cause"]}
     provider.server.script(text_turn('{"cause": "npm mirror down"}'), text_turn('{"cause": "again"}'))
