@@ -147,6 +147,18 @@ def test_env_override_that_is_not_a_number_is_one_line(tmp_path: Path) -> None:
     assert loaded.config.bamboo.exploratory_threshold == 0.7
 
 
+@pytest.mark.parametrize("command", ["check-config", "serve"])
+def test_a_bad_log_level_is_one_line_and_an_empty_one_the_default(tmp_path: Path, command: str) -> None:
+    path = _write(tmp_path, WORKFLOW)
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO), "LOG_LEVEL": "verbose"}
+    proc = subprocess.run([sys.executable, "-m", "hummingbird_agent", command, "--config", str(path)], env=env,
+                          text=True, capture_output=True, timeout=120)
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr == "error: LOG_LEVEL: must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got 'VERBOSE'\n"
+    assert load_config(path, environ={"LOG_LEVEL": " "}).log_level == "INFO"
+    assert load_config(path, environ={"LOG_LEVEL": "debug"}).log_level == "DEBUG"
+
+
 def test_shipped_config_names_only_valid_env_vars() -> None:
     loaded = load_config(REPO / "config.yaml", environ={})
     dumped = loaded.config.model_dump()
