@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -155,10 +157,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`check-config | head -1`): stop quietly, as a tool stopped by SIGPIPE does, and
+        # point stdout at /dev/null so the interpreter's final flush does not report the pipe again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     func: Command = args.func
     try:
         return func(args)
+    except BrokenPipeError:
+        raise
     except AgentError as exc:
         # Expected failures (bad config, bad input) are one line, never a traceback.
         print(f"error: {exc}", file=sys.stderr)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -44,3 +46,21 @@ def test_module_entry_point_runs() -> None:
     )
     assert proc.returncode == 0
     assert proc.stdout.startswith("hummingbird-agent ")
+
+
+@pytest.mark.parametrize("argv", [["check-config"], ["queue", "stats"]])
+def test_output_into_a_closed_pipe_is_no_traceback(argv: list[str], tmp_path: Path) -> None:
+    """`check-config | head -1`: the reader is gone before the command prints."""
+    config = tmp_path / "config.yaml"
+    config.write_text((REPO / "config.yaml").read_text().replace("workflows/", f"{REPO}/workflows/"))
+    (tmp_path / "var").mkdir()
+    sqlite3.connect(tmp_path / "var/queue.sqlite").close()
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "hummingbird_agent", *argv, "--config", str(config)],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert proc.stderr == ""
+    assert proc.returncode == 141  # as a tool stopped by SIGPIPE reports it
