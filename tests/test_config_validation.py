@@ -73,7 +73,8 @@ CASES: dict[str, tuple[str | bytes, str]] = {
     "huge_visibility": ("queues: {visibility_timeout_s: 99999999}\n" + WORKFLOW, "from 1 to 43200 seconds"),
     "negative_grace": ("queues: {shutdown_grace_s: -1}\n" + WORKFLOW, "queues.shutdown_grace_s: must be a number"),
     "tiny_memory": ("sandbox: {memory_bytes: 1}\n" + WORKFLOW, "sandbox.memory_bytes: must be a whole number"),
-    "huge_body": ("webhook: {max_body_bytes: 1000000000000}\n" + WORKFLOW, "bytes, got 1000000000000"),
+    "huge_body": ("webhook: {max_body_bytes: 1000000000000}\n" + WORKFLOW,
+                  "from 1024 to 16777216 bytes, got 1000000000000"),  # the bound exactly, not 1.67772e+07
     "port_out_of_range": ("webhook: {port: 70000}\n" + WORKFLOW, "webhook.port:"),
     "zero_iterations": (WORKFLOW + "    max_iterations: 0\n", "from 1 to 1000 model turns, got 0"),
     "nan_cpus": ("sandbox: {cpus: .nan}\n" + WORKFLOW, "got nan"),
