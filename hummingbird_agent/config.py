@@ -232,7 +232,10 @@ def _first_error(exc: ValidationError) -> str:
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         message = "unknown key"
-    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    elif first["type"] == "missing":
+        message = "required key is missing"
+    others = list(dict.fromkeys(".".join(str(p) for p in e["loc"]) or "(top level)" for e in errors[1:]))
+    more = f" (and {len(others)} more: {', '.join(others[:3])}{', ...' if len(others) > 3 else ''})" if others else ""
     return f"{where}: {message}{more}"
 
 

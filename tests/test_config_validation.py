@@ -89,6 +89,7 @@ CASES: dict[str, tuple[str | bytes, str]] = {
     "nul_in_prompt_path": (WORKFLOW.replace("prompt.md", '"prompt\\0.md"'), "prompt: file not found: prompt\\x00.md"),
     "newline_in_prompt_path": (WORKFLOW.replace("prompt.md", '"a\\nb.md"'), "file not found: a\\nb.md"),
     "unknown_key": ("webhook: {colour: blue}\n" + WORKFLOW, "webhook.colour: unknown key"),
+    "typo_and_no_workflows": ("webhok: {port: 1}\n", "workflows: required key is missing (and 1 more: webhok)"),
 }
 # Cases whose one line appears only for a role (check-config and serve are run with that role).
 LOAD_PASSES = {"sqs_without_ingress_url", "sqs_without_urls"}
