@@ -188,7 +188,8 @@ async def _handle_command(deps: Deps, event: NoteEvent, mr: MergeRequestRef, com
         await post_simple_reply(deps, event, text)
         return
     if not rules.enabled_for(deps.config, resolution.workflow, mr.project):
-        await post_simple_reply(deps, event, note_text.not_enabled_body(resolution.workflow))
+        allowed = rules.project_settings(deps.config.workflows[resolution.workflow], mr.project) is not None
+        await post_simple_reply(deps, event, note_text.not_enabled_body(resolution.workflow, allowed))
         return
     session_id = derive_session_id("command", mr.project_id, event.note_id)
     await _enqueue(continuations, _order_for_note(
