@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -64,3 +66,18 @@ def test_output_into_a_closed_pipe_is_no_traceback(argv: list[str], tmp_path: Pa
         os.close(write_end)
     assert proc.stderr == ""
     assert proc.returncode == 141  # as a tool stopped by SIGPIPE reports it
+
+
+def test_readme_command_table_lists_every_subcommand() -> None:
+    """README "Commands": each row's first word is a command and `a|b|c` its subcommands, as the parser has them."""
+    section = (REPO / "README.md").read_text().split("## Commands", 1)[1].split("##", 1)[0]
+    listed = {}
+    for cell in re.findall(r"^\| `([^`]+)` \|", section, re.M):
+        words = cell.replace("\\|", "|").split()
+        listed[words[0]] = set(words[1].split("|")) if len(words) > 1 and "|" in words[1] else set()
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert set(listed) == set(commands)
+    for name, sub in commands.items():
+        nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+        assert listed[name] == (set(nested[0].choices) if nested else set()), name
