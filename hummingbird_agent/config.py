@@ -244,6 +244,8 @@ def check_role(loaded: LoadedConfig, role: str) -> None:
     `check-config` and `serve` both call it; ConfigError names the missing key."""
     if role not in ROLE_QUEUE_URLS:
         raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(ROLE_QUEUE_URLS)}")
+    if role == "ingress" and not loaded.config.webhook.enabled:  # it would serve nothing but its health routes
+        raise ConfigError(f"{loaded.path.name}: role 'ingress' is the webhook endpoint, but webhook.enabled is false")
     queues = loaded.config.queues
     if queues.backend != "sqs":
         return

@@ -142,6 +142,15 @@ def test_as_processes_check_config_and_serve_print_the_same_line(tmp_path: Path,
     assert len(lines) == 1 and CASES[case][1] in lines.pop()
 
 
+@pytest.mark.parametrize("command", ["check-config", "serve"])
+def test_ingress_role_without_the_webhook_is_refused(tmp_path: Path, command: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "webhook: {enabled: false}\n" + WORKFLOW)
+    assert main([command, "--config", str(path), "--role", "ingress"]) == 2
+    assert capsys.readouterr().err == (
+        "error: config.yaml: role 'ingress' is the webhook endpoint, but webhook.enabled is false\n")
+
+
 def test_env_override_that_is_not_a_number_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="EXPLORATORY_INVESTIGATION_THRESHOLD: must be a number"):
         load_config(_write(tmp_path, WORKFLOW), environ={"EXPLORATORY_INVESTIGATION_THRESHOLD": "high"})
