@@ -4,6 +4,7 @@ available here; the client API is the same)."""
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -132,3 +133,62 @@ async def test_reopening_with_another_vector_size_is_a_config_error(tmp_path: Pa
 def test_needs_a_url_or_a_path() -> None:
     with pytest.raises(ConfigError):
         QdrantVectorStore("kb", 8)
+
+
+def brute_force(points: dict[str, tuple[str, tuple[float, ...]]], query: list[float], section: str,
+                limit: int, min_score: float = 0.0) -> list[tuple[str, float]]:
+    """Every point of `section` scored by cosine in Python, best first, ties by id."""
+    def cosine(v: tuple[float, ...]) -> float:
+        return sum(a * b for a, b in zip(query, v, strict=True)) / math.sqrt(
+            sum(a * a for a in query) * sum(b * b for b in v))
+
+    scored = sorted((-cosine(v), pid) for pid, (s, v) in points.items() if s == section)
+    return [(pid, -score) for score, pid in scored if -score >= min_score][:limit]
+
+
+async def test_local_search_equals_brute_force_cosine_across_replaces_and_a_reopen(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    shared = tuple(rng.gauss(0, 1) for _ in range(64))  # one vector in many incidents: ties, ordered by id
+
+    def incident_points(gid: str, n: int) -> list[VectorPoint]:
+        return [VectorPoint(derive_id(gid, section, f"n{k}"),
+                            shared if k == 0 and rng.random() < 0.2 else tuple(rng.gauss(0, 1) for _ in range(64)),
+                            {"section": section, "name": f"n{k}"})
+                for k in range(n) for section in ("Symptom", "Summary")]
+
+    written: dict[str, list[VectorPoint]] = {}
+    queries = [[rng.gauss(0, 1) for _ in range(64)] for _ in range(3)] + [list(shared)]
+
+    async def check(store: QdrantVectorStore) -> None:
+        points = {p.id: (str(p.payload["section"]), p.vector) for batch in written.values() for p in batch}
+        for section in ("Symptom", "Summary", "Cause"):
+            for query in queries:
+                hits = await store.search(query, section, 9)
+                expected = brute_force(points, query, section, 9)
+                assert [h.id for h in hits] == [pid for pid, _ in expected]
+                assert [h.score for h in hits] == pytest.approx([s for _, s in expected], abs=1e-6)
+                assert all(h.payload["section"] == section for h in hits)
+                kept = await store.search(query, section, 50, min_score=0.2)
+                assert [h.id for h in kept] == [pid for pid, _ in brute_force(points, query, section, 50, 0.2)]
+        found = await store.search_sections(queries, ["Symptom", "Cause", "Summary"], 6)
+        assert [[h.id for h in hits] for hits in found] == [
+            [pid for pid, _ in brute_force(points, q, s, 6)] for q in queries for s in ("Symptom", "Cause", "Summary")]
+
+    store = QdrantVectorStore("kb", 64, path=str(tmp_path / "q"))
+    await store.open()
+    written = {f"I{i}": incident_points(f"I{i}", 1 + i % 3) for i in range(150)}
+    await store.replace_incidents(written)
+    await check(store)
+    changed = {f"I{i}": incident_points(f"I{i}", i % 2) for i in range(0, 150, 3)}  # fewer points, or none
+    await store.replace_incidents(changed)
+    written.update(changed)
+    await check(store)
+    await store.aclose()
+    store = QdrantVectorStore("kb", 64, path=str(tmp_path / "q"))
+    await store.open()
+    await check(store)
+    more = {f"J{i}": incident_points(f"J{i}", 2) for i in range(40)}
+    await store.replace_incidents(more)
+    written.update(more)
+    await check(store)
+    await store.aclose()

@@ -7,7 +7,6 @@ points can be replaced as a whole and searches can be restricted to a section.
 from __future__ import annotations
 
 import logging
-import math
 from collections import defaultdict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -15,13 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from hummingbird_agent.bamboo.stores.base import VectorHit, VectorPoint, address
+from hummingbird_agent.bamboo.stores.section_matrix import SectionMatrix, unit_queries, unit_rows
 from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
 
 log = logging.getLogger(__name__)
 _SCROLL_PAGE = 256
-# Local mode: a section search first reads this many times `limit` unfiltered hits (the accumulator
-# writes about 4 sections per incident, so most searches are answered without the slow filter).
-_LOCAL_WIDEN = 8
 # Payload keys a multi-section search returns: what the similarity step reads (not the stored texts,
 # whose copies would cost more than the scoring in local mode).
 _HIT_KEYS = ["section", "incident_id", "name"]
@@ -70,7 +67,10 @@ class QdrantVectorStore:
         # filtered delete; this index (built once at open, kept on write) makes replacing one incident
         # cost its own points. Local mode locks its folder to one process, so nothing else writes.
         self._local_ids: dict[str, dict[str, str]] | None = None  # incident id -> {point id: section}
-        self._sections: dict[str, set[str]] = defaultdict(set)  # local mode: section -> point ids
+        # Local mode: section -> its unit vectors as one matrix. Local mode's filtered search tests each
+        # payload in Python and makes an object per hit (seconds at 500k points); a section search here is
+        # one matrix product over this second copy of the vectors (float32 rows × dimensions).
+        self._sections: dict[str, SectionMatrix] = {}
         # Local mode: point id -> its `_HIT_KEYS` payload, so a scan returns bare scores (copying each hit's
         # payload out of the local store costs more than scoring it).
         self._hit_keys: dict[str, dict[str, str]] = {}
@@ -113,10 +113,11 @@ class QdrantVectorStore:
         offset = None
         while True:
             records, offset = await self._client.scroll(self._collection, limit=_SCROLL_PAGE * 16, offset=offset,
-                                                        with_payload=_HIT_KEYS)
+                                                        with_payload=_HIT_KEYS, with_vectors=True)
             for r in records:
-                self._remember(str(r.id), r.payload or {})
-                ids[str((r.payload or {}).get("incident_id", ""))][str(r.id)] = self._hit_keys[str(r.id)]["section"]
+                payload = r.payload or {}
+                ids[str(payload.get("incident_id", ""))][str(r.id)] = self._remember(str(r.id), payload)
+            self._add_rows([str(r.id) for r in records], [r.vector for r in records])
             if offset is None:
                 return ids
 
@@ -157,15 +158,26 @@ class QdrantVectorStore:
         if self._local_ids is not None:
             for gid, batch in points.items():
                 for pid, section in self._local_ids.pop(gid, {}).items():
-                    self._sections[section].discard(pid)
+                    self._sections[section].drop(pid)
                     self._hit_keys.pop(pid, None)
-                self._local_ids[gid] = {p.id: str(p.payload.get("section", "")) for p in batch}
-                for p in batch:
-                    self._remember(p.id, {**p.payload, "incident_id": gid})
+                self._local_ids[gid] = {p.id: self._remember(p.id, {**p.payload, "incident_id": gid}) for p in batch}
+            news = [p for batch in points.values() for p in batch]
+            self._add_rows([p.id for p in news], [p.vector for p in news])
 
-    def _remember(self, pid: str, payload: Mapping[str, Any]) -> None:
+    def _remember(self, pid: str, payload: Mapping[str, Any]) -> str:
+        """Keep the point's `_HIT_KEYS` payload; returns its section."""
         self._hit_keys[pid] = {k: str(payload.get(k, "")) for k in _HIT_KEYS}
-        self._sections[self._hit_keys[pid]["section"]].add(pid)
+        return self._hit_keys[pid]["section"]
+
+    def _add_rows(self, ids: list[str], vectors: list[Any]) -> None:
+        """Local mode: put remembered points' vectors into their section's matrix. Vectors read back at open
+        are normalised again: local mode reloads the vectors as written, not unit ones."""
+        by_section: dict[str, list[int]] = defaultdict(list)
+        for i, pid in enumerate(ids):
+            by_section[self._hit_keys[pid]["section"]].append(i)
+        for section, at in by_section.items():
+            rows = unit_rows([vectors[i] for i in at], self._dimensions)
+            self._sections.setdefault(section, SectionMatrix(self._dimensions)).add([ids[i] for i in at], rows)
 
     def _selector(self, incident_ids: list[str]) -> Any:
         from qdrant_client import models
@@ -178,52 +190,32 @@ class QdrantVectorStore:
 
     async def search(self, vector: list[float], section: str | None, limit: int,
                      min_score: float = 0.0) -> list[VectorHit]:
-        if section and self._local_ids is not None:
-            few = self._sections.get(section, set())
-            if len(few) <= limit * _LOCAL_WIDEN:
-                return await self._score_few(vector, sorted(few), limit, min_score)
-            # Local mode tests a filter against every payload in Python (50 ms at 3,000 points, linear);
-            # its unfiltered search is one matrix product. The best `limit` points of the section are
-            # exactly those among the best `wide` overall whenever at least `limit` of them are there.
-            for wide in (limit * _LOCAL_WIDEN, limit * _LOCAL_WIDEN ** 2):
-                hits = await self._query(vector, None, wide, min_score)
-                own = [h for h in hits if h.payload.get("section") == section]
-                if len(own) >= limit or len(hits) < wide:
-                    return own[:limit]
-        return await self._query(vector, section, limit, min_score)
+        if not section or self._local_ids is None:
+            return await self._query(vector, section, limit, min_score)
+        matrix = self._sections.get(section)
+        [ranked] = matrix.top(unit_queries([vector]), limit, min_score) if matrix else [[]]
+        if not ranked:
+            return []
+        async with _mapped("retrieve"):
+            records = await self._client.retrieve(self._collection, [pid for pid, _ in ranked], with_payload=True)
+        payloads = {str(r.id): dict(r.payload or {}) for r in records}
+        return [VectorHit(pid, score, payloads.get(pid, {})) for pid, score in ranked]
 
     async def search_sections(self, vectors: Sequence[list[float]], sections: Sequence[str],
                               limit: int) -> list[list[VectorHit]]:
         """For each vector and each of `sections` (in that order), the section's best `limit` hits, as
         `search` gives them, with the payload's section, incident id and name only. A server answers all of
-        them in one batch request; local mode answers each vector with one unfiltered scan (widened until
-        every section has its `limit` hits), falling back to `search` for a section still short."""
+        them in one batch request; local mode with one matrix product per section for all the vectors."""
         if self._local_ids is None:
             queries = [(vector, section) for vector in vectors for section in sections]
             return await self._batch(queries, limit)
-        out: list[list[VectorHit]] = []
-        for vector in vectors:
-            found = await self._local_sections(vector, sections, limit)
-            out += [found[s] for s in sections]
-        return out
-
-    async def _local_sections(self, vector: list[float], sections: Sequence[str],
-                              limit: int) -> dict[str, list[VectorHit]]:
-        """Local mode: each section's best `limit` among the best `wide` overall, exact once the section has
-        `limit` of them there (or all it holds), or the scan returned every point."""
-        found: dict[str, list[VectorHit]] = {s: [] for s in sections if not self._sections.get(s)}
-        wide = limit * _LOCAL_WIDEN
-        # Widening to every point still costs less than a filter, which local mode tests payload by payload.
-        while len(found) < len(sections):
-            hits = [VectorHit(h.id, h.score, self._hit_keys.get(h.id, {}))
-                    for h in await self._query(vector, None, wide, 0.0, False)]
-            for section in sections:
-                own = [h for h in hits if h.payload.get("section") == section]
-                enough = min(limit, len(self._sections.get(section, ())))
-                if section not in found and (len(own) >= enough or len(hits) < wide):
-                    found[section] = own[:limit]
-            wide *= _LOCAL_WIDEN
-        return found
+        if not vectors:
+            return []
+        queries = unit_queries(vectors)
+        per_section = [self._sections[s].top(queries, limit) if s in self._sections else [[] for _ in vectors]
+                       for s in sections]
+        return [[VectorHit(pid, score, self._hit_keys.get(pid, {})) for pid, score in per_section[k][j]]
+                for j in range(len(vectors)) for k in range(len(sections))]
 
     async def _batch(self, queries: Sequence[tuple[list[float], str]], limit: int) -> list[list[VectorHit]]:
         from qdrant_client import models
@@ -234,29 +226,12 @@ class QdrantVectorStore:
             responses = await self._client.query_batch_points(self._collection, requests=requests)
         return [[VectorHit(str(p.id), float(p.score), dict(p.payload or {})) for p in r.points] for r in responses]
 
-    async def _score_few(self, vector: list[float], ids: list[str], limit: int,
-                         min_score: float) -> list[VectorHit]:
-        """A small section scored directly: fetch its points by id and rank them by cosine."""
-        if not ids:
-            return []
-        async with _mapped("retrieve"):
-            records = await self._client.retrieve(self._collection, ids, with_payload=True, with_vectors=True)
-        norm = math.sqrt(sum(x * x for x in vector)) or 1.0
-        hits = []
-        for r in records:
-            stored = list(r.vector or ())
-            score = sum(a * b for a, b in zip(vector, stored, strict=False)) / (
-                norm * (math.sqrt(sum(x * x for x in stored)) or 1.0))
-            if not min_score or score >= min_score:  # as query_points: 0 means no threshold
-                hits.append(VectorHit(str(r.id), score, dict(r.payload or {})))
-        return sorted(hits, key=lambda h: (-h.score, h.id))[:limit]
-
     async def _query(self, vector: list[float], section: str | None, limit: int,
-                     min_score: float, payload: bool | list[str] = True) -> list[VectorHit]:
+                     min_score: float) -> list[VectorHit]:
         async with _mapped("search"):
             response = await self._client.query_points(self._collection, query=vector, limit=limit,
                                                        query_filter=self._filter(section=section),
-                                                       score_threshold=min_score or None, with_payload=payload)
+                                                       score_threshold=min_score or None, with_payload=True)
         return [VectorHit(str(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
 
     async def by_incident(self, incident_id: str, section: str | None = None) -> list[VectorHit]:

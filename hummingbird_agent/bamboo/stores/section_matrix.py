@@ -1,0 +1,109 @@
+"""One section's vectors as a dense float32 matrix, so a section search in Qdrant local mode costs one
+matrix product instead of a per-point Python filter.
+
+qdrant-client's local mode keeps its own copy of every vector, but its filtered search tests each
+payload in Python and builds an object per hit; this second copy (rows × dimensions × 4 bytes) is what
+the search reads. Rows are unit-normalised in float32 as local mode normalises a vector on upsert, and
+the scores returned are recomputed in float64 against a float64 unit query, as local mode computes
+them; ties are ordered by point id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+# qdrant-client's own EPSILON (f32::EPSILON): vectors with a smaller norm are stored unnormalised,
+# and a zero query is divided by it, as local mode does.
+_EPSILON = 1.1920929e-7
+
+
+def unit_rows(vectors: Sequence[Sequence[float]], dimensions: int) -> Any:
+    """`vectors` normalised one by one as qdrant-client's local mode normalises a cosine vector on upsert."""
+    import numpy as np
+
+    rows = np.empty((len(vectors), dimensions), dtype=np.float32)
+    for i, vector in enumerate(vectors):
+        row = np.array(vector, dtype=np.float32)
+        norm = np.linalg.norm(row)
+        rows[i] = row / norm if norm > _EPSILON else row
+    return rows
+
+
+def unit_queries(vectors: Sequence[Sequence[float]]) -> Any:
+    """Query vectors as local mode scores them: float64, divided by their norm."""
+    import numpy as np
+
+    queries = np.array(vectors, dtype=np.float64)
+    norms = np.linalg.norm(queries, axis=-1)[:, np.newaxis]
+    return queries / np.where(norms != 0.0, norms, _EPSILON)
+
+
+class SectionMatrix:
+    """The unit vectors of one section with their point ids; rows[:len(ids)] are all live (a dropped row
+    is replaced by the last one), and the array doubles when full."""
+
+    def __init__(self, dimensions: int) -> None:
+        import numpy as np
+
+        self._rows = np.zeros((16, dimensions), dtype=np.float32)
+        self._ids: list[str] = []
+        self._row_of: dict[str, int] = {}
+        # The float32 product's rounding error stays below d × 2^-24 for unit vectors; twice that is the
+        # margin under the k-th rough score within which candidates are rescored exactly.
+        self._slack = dimensions * 2.0 ** -23
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def add(self, ids: Sequence[str], rows: Any) -> None:
+        """Store `rows` (already unit rows) under `ids`; an id already here has its row overwritten."""
+        import numpy as np
+
+        for pid, row in zip(ids, rows, strict=True):
+            at = self._row_of.get(pid)
+            if at is None:
+                at = len(self._ids)
+                if at == len(self._rows):
+                    self._rows = np.concatenate([self._rows, np.zeros_like(self._rows)])
+                self._ids.append(pid)
+                self._row_of[pid] = at
+            self._rows[at] = row
+
+    def drop(self, pid: str) -> None:
+        at = self._row_of.pop(pid, None)
+        if at is None:
+            return
+        last = len(self._ids) - 1
+        if at != last:
+            self._rows[at] = self._rows[last]
+            self._ids[at] = self._ids[last]
+            self._row_of[self._ids[at]] = at
+        self._ids.pop()
+
+    def top(self, queries: Any, limit: int, min_score: float = 0.0) -> list[list[tuple[str, float]]]:
+        """For each row of `queries` (from `unit_queries`), the best `limit` (point id, score) pairs with a
+        score ≥ `min_score` (0: no threshold), best first, ties by id. One float32 product ranks every row;
+        the rows within rounding of the k-th are rescored in float64 and sorted exactly."""
+        import numpy as np
+
+        n = len(self._ids)
+        if not n or limit <= 0:
+            return [[] for _ in range(len(queries))]
+        rows = self._rows[:n]
+        rough = rows @ queries.astype(np.float32).T
+        out = []
+        for j in range(len(queries)):
+            column = rough[:, j]
+            if n > limit:
+                kth = np.partition(column, n - limit)[n - limit]
+                candidates = np.flatnonzero(column >= kth - self._slack)
+            else:
+                candidates = np.arange(n)
+            # Elementwise and summed per row (not BLAS, whose blocking can round equal rows differently), so
+            # equal vectors score exactly alike and their order by id holds.
+            exact = (rows[candidates].astype(np.float64) * queries[j]).sum(axis=1)
+            ranked = sorted(((-float(s), self._ids[i]) for i, s in zip(candidates, exact, strict=True)
+                             if not min_score or s >= min_score))
+            out.append([(pid, -score) for score, pid in ranked[:limit]])
+        return out
