@@ -192,3 +192,12 @@ async def test_local_search_equals_brute_force_cosine_across_replaces_and_a_reop
     written.update(more)
     await check(store)
     await store.aclose()
+
+
+async def test_a_point_written_twice_in_one_batch_is_found_once_with_its_last_vector(
+        vectors: QdrantVectorStore) -> None:
+    first, second = point("A", "Symptom", "s", "disk full"), point("A", "Symptom", "s", "network timeout")
+    await vectors.replace_incident("A", [first, second])
+    hits = await vectors.search(EMBED.embed_one("network timeout"), "Symptom", 5)
+    assert [(h.id, h.payload["content"]) for h in hits] == [(second.id, "network timeout")]
+    assert hits[0].score == pytest.approx(1.0)

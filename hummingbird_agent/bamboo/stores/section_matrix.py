@@ -19,15 +19,13 @@ _EPSILON = 1.1920929e-7
 
 
 def unit_rows(vectors: Sequence[Sequence[float]], dimensions: int) -> Any:
-    """`vectors` normalised one by one as qdrant-client's local mode normalises a cosine vector on upsert."""
+    """`vectors` as float32 rows divided by their norm, as local mode normalises a cosine vector on upsert
+    (a row whose norm is below EPSILON stays as it is)."""
     import numpy as np
 
-    rows = np.empty((len(vectors), dimensions), dtype=np.float32)
-    for i, vector in enumerate(vectors):
-        row = np.array(vector, dtype=np.float32)
-        norm = np.linalg.norm(row)
-        rows[i] = row / norm if norm > _EPSILON else row
-    return rows
+    rows = np.array(vectors, dtype=np.float32).reshape(len(vectors), dimensions)
+    norms = np.linalg.norm(rows, axis=-1)[:, np.newaxis]
+    return rows / np.where(norms > _EPSILON, norms, np.float32(1.0))
 
 
 def unit_queries(vectors: Sequence[Sequence[float]]) -> Any:
@@ -60,15 +58,20 @@ class SectionMatrix:
         """Store `rows` (already unit rows) under `ids`; an id already here has its row overwritten."""
         import numpy as np
 
-        for pid, row in zip(ids, rows, strict=True):
-            at = self._row_of.get(pid)
-            if at is None:
-                at = len(self._ids)
-                if at == len(self._rows):
-                    self._rows = np.concatenate([self._rows, np.zeros_like(self._rows)])
-                self._ids.append(pid)
-                self._row_of[pid] = at
-            self._rows[at] = row
+        last = {pid: i for i, pid in enumerate(ids)}  # an id given twice keeps its last row, as an upsert does
+        fresh = [i for pid, i in last.items() if pid not in self._row_of]
+        for pid, i in last.items():
+            if pid in self._row_of:
+                self._rows[self._row_of[pid]] = rows[i]
+        start, end = len(self._ids), len(self._ids) + len(fresh)
+        if end > len(self._rows):
+            grown = np.zeros((max(end, 2 * len(self._rows)), self._rows.shape[1]), dtype=np.float32)
+            grown[:start] = self._rows[:start]
+            self._rows = grown
+        self._rows[start:end] = rows[fresh]
+        for at, i in enumerate(fresh, start):
+            self._ids.append(ids[i])
+            self._row_of[ids[i]] = at
 
     def drop(self, pid: str) -> None:
         at = self._row_of.pop(pid, None)
