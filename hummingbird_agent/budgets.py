@@ -62,9 +62,6 @@ MODEL_RETRY_AFTER_MAX_S = 60.0
 # Output tokens one Claude / OpenAI-compatible call may produce (Anthropic requires the cap). A note is far
 # shorter (NOTE_MAX_CHARS is a GitLab limit, not a target); 8192 fits every current Claude and GPT model.
 MODEL_MAX_OUTPUT_TOKENS = 8192
-# Canonical messages the Gemini adapter keeps converted to SDK objects between calls of a run (history is
-# append-only, so each call converts only what is new); the whole cache is dropped past this count.
-MODEL_SDK_CONTENT_CACHE = 4096
 # Seconds to wait for a local OpenAI-compatible server (Ollama) to report its context window at start.
 MODEL_CONTEXT_PROBE_TIMEOUT_S = 5.0
 

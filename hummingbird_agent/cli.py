@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -55,6 +57,17 @@ def _cmd_queue(args: argparse.Namespace) -> int:
     return queue(args)
 
 
+def _positive_int(text: str) -> int:
+    """A count given on the command line: a whole number of at least 1 (0 or -3 would silently show nothing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text[:20]!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _add_queue(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("queue", help="inspect the event queues, redrive dead letters, purge")
     qsub = p.add_subparsers(dest="queue_command", metavar="COMMAND", required=True)
@@ -62,7 +75,7 @@ def _add_queue(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     stats = qsub.add_parser("stats", help="depth, in flight, delayed and oldest age per queue")
     peek = qsub.add_parser("peek", help="what waits in a queue: event kind, project, MR, group, receives")
     peek.add_argument("queue", nargs="?", default="work-dlq", choices=names, help="default: work-dlq")
-    peek.add_argument("--max", type=int, default=None, metavar="N", help="at most N messages")
+    peek.add_argument("--max", type=_positive_int, default=None, metavar="N", help="at most N messages")
     redrive = qsub.add_parser("redrive", help="move dead-lettered messages back to their source queue")
     redrive.add_argument("source", nargs="?", default="work", choices=["ingress", "work"], help="default: work")
     redrive.add_argument("--id", action="append", default=[], metavar="MESSAGE_ID", help="only these (repeatable)")
@@ -155,10 +168,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`check-config | head -1`): stop quietly, as a tool stopped by SIGPIPE does, and
+        # point stdout at /dev/null so the interpreter's final flush does not report the pipe again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     func: Command = args.func
     try:
         return func(args)
+    except BrokenPipeError:
+        raise
     except AgentError as exc:
         # Expected failures (bad config, bad input) are one line, never a traceback.
         print(f"error: {exc}", file=sys.stderr)

@@ -78,6 +78,7 @@ ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
     "LLM_MODEL": ("bamboo", "model"),
 }
 _NUMBER_OVERRIDES = frozenset({"EXPLORATORY_INVESTIGATION_THRESHOLD"})
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_CONFIG_ENV = "HUMMINGBIRD_CONFIG"
 # Queue URLs each `serve --role` needs with the sqs backend (check-config checks a role the same way).
 ROLE_QUEUE_URLS: dict[str, tuple[str, ...]] = {
@@ -174,6 +175,7 @@ def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> LoadedConfig:
     """Read, validate and check config.yaml. Raises ConfigError with one line naming the key and problem."""
     env = dict(os.environ if environ is None else environ)
+    _normalise_log_level(env)
     cfg_path = Path(path).absolute()
     raw = read_yaml(cfg_path)
     _apply_env_overrides(raw, env)
@@ -184,6 +186,17 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> L
     loaded = LoadedConfig(config=config, path=cfg_path, env=env)
     _check_files(loaded)
     return loaded
+
+
+def _normalise_log_level(env: dict[str, str]) -> None:
+    """LOG_LEVEL as the logging module takes it; empty counts as unset, anything else is one ConfigError (not a
+    traceback from the logging setup)."""
+    level = env.pop("LOG_LEVEL", "").strip().upper()
+    if not level:
+        return
+    if level not in LOG_LEVELS:
+        raise ConfigError(f"LOG_LEVEL: must be one of {', '.join(LOG_LEVELS)}, got {level[:20]!r}")
+    env["LOG_LEVEL"] = level
 
 
 def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str]) -> None:
@@ -219,7 +232,10 @@ def _first_error(exc: ValidationError) -> str:
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         message = "unknown key"
-    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    elif first["type"] == "missing":
+        message = "required key is missing"
+    others = list(dict.fromkeys(".".join(str(p) for p in e["loc"]) or "(top level)" for e in errors[1:]))
+    more = f" (and {len(others)} more: {', '.join(others[:3])}{', ...' if len(others) > 3 else ''})" if others else ""
     return f"{where}: {message}{more}"
 
 
@@ -228,6 +244,8 @@ def check_role(loaded: LoadedConfig, role: str) -> None:
     `check-config` and `serve` both call it; ConfigError names the missing key."""
     if role not in ROLE_QUEUE_URLS:
         raise ConfigError(f"unknown role {role!r}; expected one of {', '.join(ROLE_QUEUE_URLS)}")
+    if role == "ingress" and not loaded.config.webhook.enabled:  # it would serve nothing but its health routes
+        raise ConfigError(f"{loaded.path.name}: role 'ingress' is the webhook endpoint, but webhook.enabled is false")
     queues = loaded.config.queues
     if queues.backend != "sqs":
         return

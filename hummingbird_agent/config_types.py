@@ -26,6 +26,11 @@ def _shown(value: Any) -> str:
     return "text" if isinstance(value, str) else type(value).__name__
 
 
+def _bound(limit: float) -> str:
+    """A range limit as written in the schema: 16777216, not 1.67772e+07; 0.01 stays 0.01."""
+    return str(int(limit)) if float(limit).is_integer() else f"{limit:g}"
+
+
 @dataclass(frozen=True, slots=True)
 class _Number:
     """Accepts int (and for non-whole fields float) within [lo, hi]; never bool, never float-for-int."""
@@ -45,7 +50,8 @@ class _Number:
             ok = False
         if not ok:
             kind = "a whole number" if self.whole else "a number"
-            raise ValueError(f"must be {kind} from {self.lo:g} to {self.hi:g} {self.unit}, got {_shown(value)}")
+            raise ValueError(f"must be {kind} from {_bound(self.lo)} to {_bound(self.hi)} {self.unit}, "
+                             f"got {_shown(value)}")
         return value if self.whole else float(value)
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
+import os
+import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -44,3 +48,36 @@ def test_module_entry_point_runs() -> None:
     )
     assert proc.returncode == 0
     assert proc.stdout.startswith("hummingbird-agent ")
+
+
+@pytest.mark.parametrize("argv", [["check-config"], ["queue", "stats"]])
+def test_output_into_a_closed_pipe_is_no_traceback(argv: list[str], tmp_path: Path) -> None:
+    """`check-config | head -1`: the reader is gone before the command prints."""
+    config = tmp_path / "config.yaml"
+    config.write_text((REPO / "config.yaml").read_text().replace("workflows/", f"{REPO}/workflows/"))
+    (tmp_path / "var").mkdir()
+    sqlite3.connect(tmp_path / "var/queue.sqlite").close()
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "hummingbird_agent", *argv, "--config", str(config)],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write_end)
+    assert proc.stderr == ""
+    assert proc.returncode == 141  # as a tool stopped by SIGPIPE reports it
+
+
+def test_readme_command_table_lists_every_subcommand() -> None:
+    """README "Commands": each row's first word is a command and `a|b|c` its subcommands, as the parser has them."""
+    section = (REPO / "README.md").read_text().split("## Commands", 1)[1].split("##", 1)[0]
+    listed = {}
+    for cell in re.findall(r"^\| `([^`]+)` \|", section, re.M):
+        words = cell.replace("\\|", "|").split()
+        listed[words[0]] = set(words[1].split("|")) if len(words) > 1 and "|" in words[1] else set()
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert set(listed) == set(commands)
+    for name, sub in commands.items():
+        nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+        assert listed[name] == (set(nested[0].choices) if nested else set()), name

@@ -73,7 +73,8 @@ CASES: dict[str, tuple[str | bytes, str]] = {
     "huge_visibility": ("queues: {visibility_timeout_s: 99999999}\n" + WORKFLOW, "from 1 to 43200 seconds"),
     "negative_grace": ("queues: {shutdown_grace_s: -1}\n" + WORKFLOW, "queues.shutdown_grace_s: must be a number"),
     "tiny_memory": ("sandbox: {memory_bytes: 1}\n" + WORKFLOW, "sandbox.memory_bytes: must be a whole number"),
-    "huge_body": ("webhook: {max_body_bytes: 1000000000000}\n" + WORKFLOW, "bytes, got 1000000000000"),
+    "huge_body": ("webhook: {max_body_bytes: 1000000000000}\n" + WORKFLOW,
+                  "from 1024 to 16777216 bytes, got 1000000000000"),  # the bound exactly, not 1.67772e+07
     "port_out_of_range": ("webhook: {port: 70000}\n" + WORKFLOW, "webhook.port:"),
     "zero_iterations": (WORKFLOW + "    max_iterations: 0\n", "from 1 to 1000 model turns, got 0"),
     "nan_cpus": ("sandbox: {cpus: .nan}\n" + WORKFLOW, "got nan"),
@@ -88,6 +89,7 @@ CASES: dict[str, tuple[str | bytes, str]] = {
     "nul_in_prompt_path": (WORKFLOW.replace("prompt.md", '"prompt\\0.md"'), "prompt: file not found: prompt\\x00.md"),
     "newline_in_prompt_path": (WORKFLOW.replace("prompt.md", '"a\\nb.md"'), "file not found: a\\nb.md"),
     "unknown_key": ("webhook: {colour: blue}\n" + WORKFLOW, "webhook.colour: unknown key"),
+    "typo_and_no_workflows": ("webhok: {port: 1}\n", "workflows: required key is missing (and 1 more: webhok)"),
 }
 # Cases whose one line appears only for a role (check-config and serve are run with that role).
 LOAD_PASSES = {"sqs_without_ingress_url", "sqs_without_urls"}
@@ -140,11 +142,32 @@ def test_as_processes_check_config_and_serve_print_the_same_line(tmp_path: Path,
     assert len(lines) == 1 and CASES[case][1] in lines.pop()
 
 
+@pytest.mark.parametrize("command", ["check-config", "serve"])
+def test_ingress_role_without_the_webhook_is_refused(tmp_path: Path, command: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    path = _write(tmp_path, "webhook: {enabled: false}\n" + WORKFLOW)
+    assert main([command, "--config", str(path), "--role", "ingress"]) == 2
+    assert capsys.readouterr().err == (
+        "error: config.yaml: role 'ingress' is the webhook endpoint, but webhook.enabled is false\n")
+
+
 def test_env_override_that_is_not_a_number_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="EXPLORATORY_INVESTIGATION_THRESHOLD: must be a number"):
         load_config(_write(tmp_path, WORKFLOW), environ={"EXPLORATORY_INVESTIGATION_THRESHOLD": "high"})
     loaded = load_config(_write(tmp_path, WORKFLOW), environ={"EXPLORATORY_INVESTIGATION_THRESHOLD": "0.7"})
     assert loaded.config.bamboo.exploratory_threshold == 0.7
+
+
+@pytest.mark.parametrize("command", ["check-config", "serve"])
+def test_a_bad_log_level_is_one_line_and_an_empty_one_the_default(tmp_path: Path, command: str) -> None:
+    path = _write(tmp_path, WORKFLOW)
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO), "LOG_LEVEL": "verbose"}
+    proc = subprocess.run([sys.executable, "-m", "hummingbird_agent", command, "--config", str(path)], env=env,
+                          text=True, capture_output=True, timeout=120)
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr == "error: LOG_LEVEL: must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, got 'VERBOSE'\n"
+    assert load_config(path, environ={"LOG_LEVEL": " "}).log_level == "INFO"
+    assert load_config(path, environ={"LOG_LEVEL": "debug"}).log_level == "DEBUG"
 
 
 def test_shipped_config_names_only_valid_env_vars() -> None:

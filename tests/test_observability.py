@@ -6,9 +6,11 @@ import gzip
 import io
 import json
 import logging
+import re
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 import sentry_sdk
@@ -83,3 +85,15 @@ def test_sentry_event_arrives_scrubbed(restore_root_logger: None) -> None:
     payload = b"\n".join(_Collector.bodies).decode()
     assert "failure while using [redacted]" in payload
     assert SECRET not in payload
+
+
+def test_the_lines_operations_says_to_alert_on_are_logged_at_error() -> None:
+    """docs/operations.md names log lines to alert on; each is the start of an ERROR (or exception) line in the
+    code, so it appears at the default level."""
+    repo = Path(__file__).resolve().parents[1]
+    section = (repo / "docs/operations.md").read_text().split("Lifecycle lines to alert on:", 1)[1].split("##")[0]
+    named = re.findall(r"`([a-z][a-z :]+)` \(ERROR", section.replace("\n", " "))
+    assert len(named) == 3, named
+    source = "\n".join(p.read_text() for p in (repo / "hummingbird_agent").rglob("*.py"))
+    for line in named:
+        assert re.search(rf"log(?:ger)?\.(?:error|exception)\(\s*\"{re.escape(line)}", source), line

@@ -168,12 +168,13 @@ async def run_service(
     if waiting:
         logger.warning("worker not receiving: %s; events stay queued until it is fixed and the service restarts",
                        waiting)
-    with _signals_set(stop):
+    hurry = asyncio.Event()
+    with _signals_set(stop, hurry):
         async with open_transport(loaded, role) as transport:
             edge = await _start_http(loaded, role, transport, waiting, metrics)
             try:
                 work = None if waiting else metered_handler(handler, metrics)
-                loops = _loops(role, transport, work, queues, stop, metrics)
+                loops = _loops(role, transport, work, queues, (stop, hurry), metrics)
                 logger.info("serve ready: role=%s transport=%s listening on %s", role, transport.description, edge.url)
                 await asyncio.gather(stop.wait(), *loops)
             finally:
@@ -183,9 +184,11 @@ async def run_service(
 
 
 def _loops(
-    role: str, transport: Transport, handler: Handler | None, queues: QueuesConfig, stop: asyncio.Event,
-    metrics: Metrics,
+    role: str, transport: Transport, handler: Handler | None, queues: QueuesConfig,
+    signals: tuple[asyncio.Event, asyncio.Event], metrics: Metrics,
 ) -> list[Awaitable[Any]]:
+    """The role's loops; `signals` is (stop, hurry): the first signal stops receiving, a second one ends the grace."""
+    stop, hurry = signals
     loops: list[Awaitable[Any]] = []
     if role in ("router", "all") and transport.ingress is not None and transport.work is not None:
         stats = RouterStats()
@@ -203,19 +206,19 @@ def _loops(
             )
         )
     if role in ("worker", "all") and transport.work is not None and handler is not None:
-        loops.append(poll_loop(transport.work, handler, stop, worker_settings(queues)))
+        loops.append(poll_loop(transport.work, handler, stop, worker_settings(queues), hurry))
     return loops
 
 
 @contextlib.contextmanager
-def _signals_set(stop: asyncio.Event) -> Any:
+def _signals_set(stop: asyncio.Event, hurry: asyncio.Event) -> Any:
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
     for sig in (signal.SIGTERM, signal.SIGINT):
         # add_signal_handler raises NotImplementedError on loops without signal support, RuntimeError or
         # ValueError off the main thread (tests run the service in a task): then SIGTERM is simply not ours.
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, _on_signal, sig, stop)
+            loop.add_signal_handler(sig, _on_signal, sig, stop, hurry)
             installed.append(sig)
     try:
         yield
@@ -224,7 +227,11 @@ def _signals_set(stop: asyncio.Event) -> Any:
             loop.remove_signal_handler(sig)
 
 
-def _on_signal(sig: signal.Signals, stop: asyncio.Event) -> None:
+def _on_signal(sig: signal.Signals, stop: asyncio.Event, hurry: asyncio.Event) -> None:
+    if stop.is_set():  # a second Ctrl-C: do not make the operator wait out the grace period
+        logger.info("%s again: cancelling running handlers now; their messages are released", sig.name)
+        hurry.set()
+        return
     logger.info("shutdown requested by %s: no new messages; running handlers may finish", sig.name)
     stop.set()
 

@@ -72,9 +72,10 @@ def delivery_key(headers: Mapping[str, str], body: bytes) -> str:
     return "sha256:" + hashlib.sha256(body).hexdigest()
 
 
-# GitLab event types the service acts on (runner dispatch). Any other kind is answered 200 "ignored" and not
-# queued: GitLab disables a webhook after four failed deliveries in a row, 4xx included, so refusing a Push
-# event an operator ticked by mistake would cut off the merge-request events too.
+# GitLab event types the service acts on (runner.handlers.GITLAB_HANDLERS; a test holds the two equal).
+# Any other kind is answered 200 "ignored" and not queued: GitLab disables a webhook after four failed
+# deliveries in a row, 4xx included, so refusing a Push event an operator ticked by mistake would cut off
+# the merge-request events too.
 HANDLED_EVENT_TYPES = ("merge_request", "note", "pipeline")
 # Content-Encoding -> zlib wbits (gzip container, zlib container). Decoding happens after the token check.
 _ENCODINGS = {"gzip": 31, "x-gzip": 31, "deflate": 15}

@@ -78,12 +78,13 @@ class Worker:
         self._slot_freed = asyncio.Event()
         self._visibility_lock = asyncio.Lock()
 
-    async def run(self, stop: asyncio.Event) -> WorkerStats:
+    async def run(self, stop: asyncio.Event, hurry: asyncio.Event | None = None) -> WorkerStats:
+        """Until `stop`; running handlers then get the grace period, which `hurry` (a second signal) ends."""
         logger.info("worker started: queue=%s slots=%d", self.queue.name, self.settings.max_concurrent)
         heartbeat = asyncio.create_task(self._heartbeat())
         try:
             await self._poll(stop)
-            await self._finish()
+            await self._finish(hurry or asyncio.Event())
         finally:
             heartbeat.cancel()
         s = self.stats
@@ -228,12 +229,18 @@ class Worker:
             if self._inflight:
                 await self._set_visibility(list(self._inflight), self.settings.visibility_timeout_s)
 
-    async def _finish(self) -> None:
+    async def _finish(self, hurry: asyncio.Event) -> None:
         if not self._tasks:
             return
         grace = self.settings.shutdown_grace_s
-        logger.info("worker draining: %d groups running, grace %.0f s", len(self._tasks), grace)
-        _, pending = await asyncio.wait(set(self._tasks), timeout=grace)
+        logger.info("worker draining: %d groups running, grace %.0f s (signal again to cancel them now)",
+                    len(self._tasks), grace)
+        tasks = set(self._tasks)
+        wakers = {asyncio.ensure_future(asyncio.wait(tasks)), asyncio.ensure_future(hurry.wait())}
+        await asyncio.wait(wakers, timeout=grace, return_when=asyncio.FIRST_COMPLETED)
+        for waker in wakers:
+            waker.cancel()
+        pending = {task for task in tasks if not task.done()}
         if not pending:
             return
         # Received messages of the groups still running: after cancellation nobody owns them.
@@ -241,8 +248,8 @@ class Worker:
         for task in pending:
             task.cancel()
         logger.warning(
-            "worker: %d handlers cancelled after the %.0f s grace period; releasing %d messages",
-            len(pending), grace, len(unfinished),
+            "worker: %d handlers cancelled %s; releasing %d messages", len(pending),
+            "by a second signal" if hurry.is_set() else f"after the {grace:.0f} s grace period", len(unfinished),
         )
         # A handler that swallows the cancellation (or is blocked in a thread) is not waited for, nor a
         # queue that does not answer: those messages come back after their visibility timeout instead.
@@ -261,6 +268,8 @@ def group_batch(messages: Sequence[ReceivedMessage]) -> list[list[ReceivedMessag
     return list(groups.values())
 
 
-async def poll_loop(queue: Queue, handler: Handler, stop: asyncio.Event, settings: WorkerSettings) -> WorkerStats:
-    """Consume the work queue until `stop` is set (or, with settings.drain, until it is empty)."""
-    return await Worker(queue, handler, settings).run(stop)
+async def poll_loop(queue: Queue, handler: Handler, stop: asyncio.Event, settings: WorkerSettings,
+                    hurry: asyncio.Event | None = None) -> WorkerStats:
+    """Consume the work queue until `stop` is set (or, with settings.drain, until it is empty); `hurry` cuts the
+    shutdown grace of running handlers short."""
+    return await Worker(queue, handler, settings).run(stop, hurry)

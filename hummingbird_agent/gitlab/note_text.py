@@ -68,7 +68,10 @@ def ambiguous_workflow_body(name: str, matches: list[str]) -> str:
     return f"`{_inline(name)}` matches several workflows: {options}. Type more of the name."
 
 
-def not_enabled_body(workflow: str) -> str:
+def not_enabled_body(workflow: str, knowledge_base_off: bool = False) -> str:
+    if knowledge_base_off:  # the project is allowed; the service runs without the knowledge base
+        return (f"The workflow `{workflow}` runs on the knowledge base, which is turned off on this service "
+                "(`bamboo.enabled` in its config.yaml).")
     return f"The workflow `{workflow}` is not enabled for this project."
 
 

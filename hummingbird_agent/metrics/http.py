@@ -16,7 +16,8 @@ from hummingbird_agent.metrics.registry import CONTENT_TYPE, Metrics
 
 log = logging.getLogger(__name__)
 # Webhook rejection reasons by HTTP status (a bounded label set, whatever the response text says).
-_REJECTIONS = {400: "bad_request", 401: "unauthorized", 413: "too_large", 503: "queue_unavailable"}
+_REJECTIONS = {400: "bad_request", 401: "unauthorized", 408: "timeout", 413: "too_large", 415: "unsupported_encoding",
+               503: "queue_unavailable"}
 # GitLab event kinds exported as label values; a made-up header or object_kind is "other".
 KNOWN_KINDS = frozenset({"pipeline", "merge_request", "note", "push", "tag_push", "issue", "build", "deployment",
                          "release", "wiki_page"})
@@ -55,16 +56,22 @@ def webhook_counter(metrics: Metrics, path: str) -> Middleware:
 def _outcome(response: web.StreamResponse) -> tuple[str, str]:
     if response.status == 202:
         return "queued", ""
-    if response.status == 200:
-        return "duplicate", ""
+    if response.status == 200:  # a repeated delivery, or an event kind the service does not act on
+        return ("ignored" if _answer(response).get("status") == "ignored" else "duplicate"), ""
     return "rejected", _REJECTIONS.get(response.status, str(response.status))
 
 
-def _kind(request: web.Request, response: web.StreamResponse) -> str:
-    kind = ""
-    if isinstance(response, web.Response) and response.status == 202 and response.body is not None:
+def _answer(response: web.StreamResponse) -> dict[str, object]:
+    """The webhook's JSON answer (empty when there is none)."""
+    if isinstance(response, web.Response) and response.body is not None:
         with contextlib.suppress(ValueError, TypeError):
-            kind = str(json.loads(bytes(response.body)).get("event_type", ""))  # type: ignore[arg-type]
+            answer = json.loads(bytes(response.body))  # type: ignore[arg-type]
+            return answer if isinstance(answer, dict) else {}
+    return {}
+
+
+def _kind(request: web.Request, response: web.StreamResponse) -> str:
+    kind = str(_answer(response).get("event_type", "")) if response.status == 202 else ""
     if not kind:
         header = request.headers.get("X-Gitlab-Event", "").strip().lower()
         kind = header.removesuffix(" hook").replace(" ", "_")

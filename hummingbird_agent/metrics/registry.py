@@ -26,7 +26,7 @@ class Metrics:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
         self.events_received = Counter("hummingbird_events_received", "Webhook deliveries by event kind and outcome "
-                                       "(queued, duplicate, rejected) and rejection reason.",
+                                       "(queued, duplicate, ignored, rejected) and rejection reason.",
                                        ["kind", "outcome", "reason"], registry=r)
         self.events_handled = Counter("hummingbird_events_handled", "Work-queue events by source/kind and outcome "
                                       "(handled, retried, dropped, failed).", ["kind", "outcome"], registry=r)

@@ -19,6 +19,7 @@ from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, 
 from hummingbird_agent.models.contents import read_model_turn, with_call_ids
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.sampling import TemperatureRefusals
 from hummingbird_agent.models.transport import tls_context
 
 log = logging.getLogger(__name__)
@@ -54,15 +55,23 @@ class ClaudeModel:
         else:
             self._client = anthropic.AsyncAnthropic(api_key=settings.api_key, **common)
         self._retry = retry or RetryPolicy()
+        self._temperature = TemperatureRefusals(PROVIDER)
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         body = wire_request(request)
 
         async def call() -> Any:
             with _mapped_errors():
-                return await self._client.messages.create(**body)
+                return await self._temperature.send(request.model, body, self._create, _refuses_temperature)
 
         return _from_wire(await with_retries(PROVIDER, self._retry, call), request.model)
+
+    async def _create(self, body: dict[str, Any]) -> Any:
+        # SDK 1.x dropped the sampling parameters from create() (current models take none); the API still
+        # honours them for older models, through extra_body.
+        sampling = {"temperature": body["temperature"]} if "temperature" in body else None
+        fields = {k: v for k, v in body.items() if k != "temperature"}
+        return await self._client.messages.create(**fields, extra_body=sampling)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -76,6 +85,11 @@ def _vertex_credentials(path: str | None) -> Any:
 
     return service_account.Credentials.from_service_account_file(
         path, scopes=["https://www.googleapis.com/auth/cloud-platform"])
+
+
+def _refuses_temperature(exc: Exception) -> bool:
+    """A 400 about `temperature` ("`temperature` is deprecated for this model": Claude's newer models)."""
+    return isinstance(exc, anthropic.BadRequestError) and "temperature" in str(exc.message)
 
 
 @contextlib.contextmanager
@@ -99,6 +113,8 @@ def wire_request(request: ModelRequest) -> dict[str, Any]:
     body: dict[str, Any] = {"model": request.model, "max_tokens": budgets.MODEL_MAX_OUTPUT_TOKENS,
                             "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
                             "messages": wire_messages(request.contents, request.system_suffix)}
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
     if request.tools:
         tools = [{"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
                  for t in request.tools]

@@ -22,6 +22,7 @@ from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, 
 from hummingbird_agent.models.contents import read_model_turn, with_call_ids
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.sampling import TemperatureRefusals
 from hummingbird_agent.models.transport import tls_context
 
 log = logging.getLogger(__name__)
@@ -49,17 +50,21 @@ class OpenAIModel:
         self._retry = retry or RetryPolicy()
         self._settings = settings
         self._windows: dict[str, int | None] = {}
+        self._temperature = TemperatureRefusals(PROVIDER)
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         body = wire_request(request)
 
         async def call() -> Any:
             with mapped_errors():
-                # The SDK's low-level post: `create()` re-walks every message through its TypedDict transform
-                # on each call (most of this adapter's CPU on a long history); the body is already wire-shaped.
-                return await self._client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+                return await self._temperature.send(request.model, body, self._post, _refuses_temperature)
 
         return _from_wire(await with_retries(PROVIDER, self._retry, call), request.model)
+
+    async def _post(self, body: dict[str, Any]) -> Any:
+        # The SDK's low-level post: `create()` re-walks every message through its TypedDict transform on each
+        # call (most of this adapter's CPU on a long history); the body is already wire-shaped.
+        return await self._client.post("/chat/completions", body=body, cast_to=ChatCompletion)
 
     async def embed(self, model: str, texts: list[str], dimensions: int | None) -> list[list[float]]:
         """Embedding vectors of `texts`, in order (the knowledge base's OpenAI-compatible embedder)."""
@@ -82,6 +87,12 @@ class OpenAIModel:
 
     async def aclose(self) -> None:
         await self._client.close()
+
+
+def _refuses_temperature(exc: Exception) -> bool:
+    """A 400 naming `temperature` as its parameter (OpenAI's reasoning models: "unsupported_value")."""
+    body = exc.body if isinstance(exc, openai.BadRequestError) else None
+    return isinstance(body, dict) and body.get("param") == "temperature"
 
 
 @contextlib.contextmanager
@@ -110,6 +121,8 @@ def wire_request(request: ModelRequest) -> dict[str, Any]:
         body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                            "parameters": dict(t.parameters)}} for t in request.tools]
         body["tool_choice"] = "auto" if request.tools_enabled else "none"
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
     if request.response_schema is not None:
         schema = {"name": "answer", "schema": dict(request.response_schema)}
         body["response_format"] = {"type": "json_schema", "json_schema": schema}

@@ -168,9 +168,11 @@ async def _handle_command(deps: Deps, event: NoteEvent, mr: MergeRequestRef, com
                           continuations: Continuations) -> None:
     if not await _member(deps, event, mr):
         return
-    described = {name: wf.description for name, wf in deps.config.workflows.items()}
+    # Help and "available" name only what runs on this project: other projects' workflows are theirs.
+    described = {name: wf.description for name, wf in deps.config.workflows.items()
+                 if rules.enabled_for(deps.config, name, mr.project)}
     learners = rules.engine_workflows(deps.config, "bamboo-accumulate")
-    if learners:
+    if learners and learners[0] in described:
         described[f"{LEARN_COMMAND} [explanation]"] = (
             "Learn this MR's last analysed failure, with your explanation and the discussion, into the knowledge base")
     if command.name in (None, "help"):
@@ -181,14 +183,17 @@ async def _handle_command(deps: Deps, event: NoteEvent, mr: MergeRequestRef, com
             await post_simple_reply(deps, event, note_text.not_enabled_body(ACCUMULATE_WORKFLOW))
             return
         command = rules.SlashCommand(learners[0], command.text)
-    resolution = rules.resolve_workflow(command.name or "", deps.config.workflows)
-    if resolution.workflow is None:
-        text = (note_text.ambiguous_workflow_body(command.name, list(resolution.matches)) if resolution.matches
-                else note_text.unknown_workflow_body(command.name, described))
-        await post_simple_reply(deps, event, text)
+    name = command.name or ""
+    if name in deps.config.workflows and not rules.enabled_for(deps.config, name, mr.project):
+        allowed = rules.project_settings(deps.config.workflows[name], mr.project) is not None
+        await post_simple_reply(deps, event, note_text.not_enabled_body(name, allowed))
         return
-    if not rules.enabled_for(deps.config, resolution.workflow, mr.project):
-        await post_simple_reply(deps, event, note_text.not_enabled_body(resolution.workflow))
+    runnable = {n: wf for n, wf in deps.config.workflows.items() if rules.enabled_for(deps.config, n, mr.project)}
+    resolution = rules.resolve_workflow(name, runnable)
+    if resolution.workflow is None:
+        text = (note_text.ambiguous_workflow_body(name, list(resolution.matches)) if resolution.matches
+                else note_text.unknown_workflow_body(name, described))
+        await post_simple_reply(deps, event, text)
         return
     session_id = derive_session_id("command", mr.project_id, event.note_id)
     await _enqueue(continuations, _order_for_note(
@@ -227,11 +232,12 @@ async def handle_event(deps: Deps, event: Event, continuations: Continuations) -
     key = (event.source, event.event_type)
     if key == ("agent", "continuation"):
         await handle_continuation(deps, WorkOrder.from_json(event.body), event.body.get("accepted_at"))
-    elif key == ("gitlab", "pipeline"):
-        await handle_pipeline(deps, event.body, continuations)
-    elif key == ("gitlab", "merge_request"):
-        await handle_merge_request(deps, event.body, continuations)
-    elif key == ("gitlab", "note"):
-        await handle_note(deps, event.body, continuations)
+    elif event.source == "gitlab" and event.event_type in GITLAB_HANDLERS:
+        await GITLAB_HANDLERS[event.event_type](deps, event.body, continuations)
     else:
         log.debug("ignored event %s/%s", *key)
+
+
+# GitLab event type -> handler. The webhook queues exactly these kinds (events.webhook.HANDLED_EVENT_TYPES;
+# a test holds the two equal): a kind queued but not handled would be acknowledged and silently dropped.
+GITLAB_HANDLERS = {"pipeline": handle_pipeline, "merge_request": handle_merge_request, "note": handle_note}

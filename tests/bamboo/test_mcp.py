@@ -88,7 +88,8 @@ def test_namespace_depends_on_config_and_provider(tmp_path: Path) -> None:
 async def test_stdio_server_tools_calls_env_and_read_only_flags(tmp_path: Path) -> None:
     entry = load_server_configs(write_config(tmp_path, stdio_entry(
         env={"ENTRY_VAR": "from-entry"}, exclude_tools=["^broken"], read_only_tools=["^get_", "^env_"])), {})[0]
-    client = client_for(entry, {"SNAPSHOT_VAR": "from-snapshot", "PATH": "/usr/bin:/bin"})
+    client = client_for(entry, {"SNAPSHOT_VAR": "from-snapshot", "GITLAB_TOKEN": "glpat-secret",
+                                "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"})
     await client.connect()
     try:
         tools = {t.name: t for t in client.list_tools()}
@@ -97,8 +98,11 @@ async def test_stdio_server_tools_calls_env_and_read_only_flags(tmp_path: Path) 
         assert tools["get_runner_info"].server == "ci"
         assert await client.call("get_runner_info", {"runner": "r1"}) == {
             "runner": "r1", "tags": ["podman", "x86_64"], "free_disk_gb": 3}
-        # The child inherits the (snapshot) environment plus the entry's env.
-        assert await client.call("env_value", {"name": "SNAPSHOT_VAR"}) == "from-snapshot"
+        # The child inherits the harmless part of the (snapshot) environment plus the entry's env: no
+        # token or other service variable reaches a third-party server unless its entry names it.
+        assert await client.call("env_value", {"name": "LANG"}) == "C.UTF-8"
+        assert await client.call("env_value", {"name": "GITLAB_TOKEN"}) == "<unset>"
+        assert await client.call("env_value", {"name": "SNAPSHOT_VAR"}) == "<unset>"
         assert await client.call("env_value", {"name": "ENTRY_VAR"}) == "from-entry"
         with pytest.raises(ToolCallError, match="no tool 'broken_tool'"):
             await client.call("broken_tool", {})

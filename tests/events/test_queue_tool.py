@@ -139,6 +139,16 @@ def test_missing_store_is_one_line_and_not_created(tmp_path: Path, capsys: pytes
     assert not (tmp_path / "nowhere").exists()
 
 
+@pytest.mark.parametrize("limit", ["0", "-3", "ten"])
+def test_a_peek_limit_below_one_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], limit: str) -> None:
+    config = _config(tmp_path, {"embedded_path": "nowhere/queue.sqlite"})
+    with pytest.raises(SystemExit) as exit_info:
+        main(["queue", "peek", "work", "--max", limit, "--config", str(config)])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "argument --max:" in err.splitlines()[-1]
+    assert "at least 1" in err or "not a whole number" in err
+
+
 def test_missing_sqs_queue_is_one_line(
     tmp_path: Path, moto_server: MotoServer, capsys: pytest.CaptureFixture[str]
 ) -> None:

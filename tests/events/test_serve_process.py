@@ -159,6 +159,20 @@ async def test_sigterm_past_the_grace_cancels_releases_and_exits_though_a_thread
     assert _journal_lines(journal) == ["start 0 1", "start 0 2", "done 0"]
 
 
+async def test_a_second_sigint_cancels_the_running_handler_and_releases_its_message(tmp_path: Path) -> None:
+    config = _config(tmp_path, shutdown_grace_s=600, visibility_timeout_s=600, heartbeat_interval_s=60)
+    journal = tmp_path / "journal.txt"
+    child = Child(config, str(journal), 120, _env())
+    assert child.post(b'{"object_kind": "pipeline", "n": 0}') == 202
+    _wait_journal(journal, "start 0 1")
+    child.proc.send_signal(signal.SIGINT)
+    child.wait_for_log(re.compile("worker draining"))
+    assert child.stop(signal.SIGINT, timeout_s=15) == 0  # not the 600 s grace
+    assert "1 handlers cancelled by a second signal; releasing 1 messages" in child.log.read_text()
+    assert _queue_counts(tmp_path / "queue.sqlite")["work"] == (1, 0)
+    assert _journal_lines(journal) == ["start 0 1"]
+
+
 def test_repository_config_starts_with_no_environment_and_stops_on_sigint(tmp_path: Path) -> None:
     doc = yaml.safe_load((REPO / "config.yaml").read_text())
     doc["webhook"]["port"] = 0  # the repository's 8080 may be taken on a shared machine

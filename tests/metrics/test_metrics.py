@@ -117,6 +117,12 @@ async def test_webhook_outcomes_and_dead_letters(tmp_path: Path, caplog: pytest.
                     await resp.read()
             async with http.post(f"{url}/webhook", data=b"not json", headers={**good, "Idempotency-Key": "k2"}):
                 pass
+            push = samples.load("gitlab/webhooks_captured/fedora_w2fm_push_hook.json")
+            async with http.post(f"{url}/webhook", json=push["body"], headers={**good, "X-Gitlab-Event": "Push Hook",
+                                                                                  "Idempotency-Key": "k3"}) as resp:
+                assert (await resp.json())["status"] == "ignored"
+            async with http.post(f"{url}/webhook", data=b"{}", headers={**good, "Content-Encoding": "br"}):
+                pass
         for _ in range(400):  # the event is retried at once, then dead-lettered after max_receives
             m = parse(await scrape(url))
             if value(m, "hummingbird_queue_messages", queue="work", state="dead_lettered") == 1:
@@ -131,6 +137,9 @@ async def test_webhook_outcomes_and_dead_letters(tmp_path: Path, caplog: pytest.
     assert value(m, received, kind="other", outcome="duplicate") == 1  # a made-up event header is one label value
     assert value(m, received, outcome="rejected", reason="unauthorized") == 1
     assert value(m, received, kind="pipeline", outcome="rejected", reason="bad_request") == 1
+    assert value(m, received, kind="push", outcome="ignored") == 1  # not counted as a duplicate
+    assert value(m, received, kind="push", outcome="duplicate") == 0
+    assert value(m, received, outcome="rejected", reason="unsupported_encoding") == 1
     assert value(m, "hummingbird_events_handled_total", kind="gitlab/pipeline", outcome="retried") >= 1
     assert value(m, "hummingbird_queue_messages", queue="work", state="dead_lettered") == 1
     assert value(m, "hummingbird_queue_messages", queue="work", state="visible") == 0

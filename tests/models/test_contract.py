@@ -24,8 +24,10 @@ from hummingbird_agent.models.errors import (
 from hummingbird_agent.sandbox import PodmanSandbox
 from hummingbird_agent.sandbox.lazy import LazySandbox
 from hummingbird_agent.tools import Spiller, ToolRegistry
-from tests.models.conftest import Provider
+from tests.models.conftest import Provider, make_adapter
+from tests.servers.anthropic import AnthropicServer
 from tests.servers.gemini import empty_turn, function_call_turn, model_turn, text_turn, usage
+from tests.servers.openai import OpenAIServer
 
 TOOL = ToolDeclaration("sandbox_exec", "run", {"type": "object", "properties": {"command": {"type": "string"}}})
 CONTEXT_V1 = Path(__file__).parent / "fixtures" / "context_v1.json"
@@ -130,6 +132,21 @@ async def test_saved_session_in_todays_format_replays(provider: Provider) -> Non
         assert [c["id"] for c in calls] == [r["id"] for r in results]
 
 
+async def test_thought_signatures_go_back_to_gemini_only(provider: Provider) -> None:
+    saved = json.loads(CONTEXT_V1.read_text())["contents"]
+    signature = saved[1]["parts"][0]["thoughtSignature"]
+    kept = json.loads(json.dumps(saved))
+    provider.server.script(text_turn("a"))
+    await provider.model.generate(request([*saved, user_text("What did you find?")]))
+    assert saved == kept  # the session keeps them for a later resume on Gemini
+    call = provider.calls[0]
+    wire = json.dumps(getattr(call, "wire", None) or call.body)
+    if provider.name == "gemini":  # Gemini checks its own signatures on the function calls it made
+        assert call.body["contents"][1]["parts"][0]["thoughtSignature"] == signature
+    else:  # another provider's token means nothing there
+        assert signature not in wire and "thoughtSignature" not in wire
+
+
 async def test_knowledge_base_json_call(provider: Provider) -> None:
     schema = {"type": "object", "properties": {"cause": {"type": "string"}}, "required": ["cause"]}
     provider.server.script(text_turn('{"cause": "npm mirror down"}'), text_turn('{"cause": "again"}'))
@@ -138,12 +155,36 @@ async def test_knowledge_base_json_call(provider: Provider) -> None:
     assert await llm.complete_json("Extract.", "log text") == {"cause": "again"}
     body = provider.calls[0].body
     assert "toolConfig" not in body or body["toolConfig"]["functionCallingConfig"]["mode"] == "NONE"
+    assert body["generationConfig"]["temperature"] == 0  # the same names for the same incident
     if provider.name == "anthropic":  # Messages has no JSON mode: the system text asks for it
         assert "JSON object" in body["systemInstruction"]["parts"][0]["text"]
     else:
         assert body["generationConfig"]["responseMimeType"] == "application/json"
         assert body["generationConfig"]["responseJsonSchema"] == schema
         assert "responseJsonSchema" not in provider.calls[1].body["generationConfig"]
+
+
+async def test_temperature_is_sent_only_when_asked(provider: Provider) -> None:
+    provider.server.script(text_turn("a"), text_turn("b"))
+    await provider.model.generate(ModelRequest("test-model", "SYSTEM", [user_text("hi")], temperature=0.3))
+    await provider.model.generate(request([user_text("hi")]))
+    asked, default = (c.body.get("generationConfig") or {} for c in provider.calls)
+    assert asked["temperature"] == 0.3 and "temperature" not in default
+
+
+@pytest.mark.parametrize("name", ["anthropic", "openai"])  # Gemini models all take one
+async def test_a_model_that_refuses_a_temperature_is_asked_again_without_one(name: str) -> None:
+    with {"anthropic": AnthropicServer, "openai": OpenAIServer}[name]() as server:
+        server.refuses_temperature = frozenset({"new-model"})
+        server.script(text_turn('{"cause": "a"}'), text_turn('{"cause": "b"}'), text_turn("c"))
+        model = make_adapter(name, server.url)
+        asked = ModelRequest("new-model", "Extract.", [user_text("log")], json_output=True, temperature=0.0)
+        first, second = await model.generate(asked), await model.generate(asked)
+        other = await model.generate(ModelRequest("old-model", "Extract.", [user_text("log")], temperature=0.0))
+        await model.aclose()
+    assert (first.text, second.text, other.text) == ('{"cause": "a"}', '{"cause": "b"}', "c")
+    sent = [c.wire.get("temperature") for c in server.generate_calls]
+    assert sent == [0.0, None, None, 0.0]  # refused once, then not sent to that model only
 
 
 async def test_text_and_calls_in_one_turn(provider: Provider) -> None:

@@ -142,3 +142,13 @@ async def test_a_429_waits_the_retry_info_delay_gemini_sends(gemini_server: Gemi
         await model.generate(request([{"role": "user", "parts": [{"text": "hi"}]}]))
     await model.aclose()
     assert raised.value.retry_after_s == 3600 and len(gemini_server.requests) == 1  # beyond the cap: not retried
+
+
+async def test_a_history_gemini_cannot_carry_is_refused_before_sending_without_its_text(
+        gemini_server: GeminiServer) -> None:
+    model = make_model(gemini_server)
+    bad = [{"role": "user", "parts": [{"text": "go"}]}, {"role": "user", "parts": [{"txet": "hostile secret"}]}]
+    with pytest.raises(PermanentError, match=r"not valid Gemini contents: message 1 at parts\.0\.txet") as info:
+        await model.generate(request(bad))
+    await model.aclose()
+    assert "hostile secret" not in str(info.value) and generate_requests(gemini_server) == 0

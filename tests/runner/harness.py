@@ -56,6 +56,8 @@ def service_config(gitlab: GitLabServer, model: FakeHTTPServer, moto: MotoServer
             "analyze-failures": workflow("analyze-failures.md", "Analyse failed pipelines", ["pipeline"]),
             "review-mr": workflow("review-mr.md", "Review the merge request", ["merge_request"]),
             "review-docs": workflow("review-mr.md", "Review the documentation", []),
+            "review-other": {**workflow("review-mr.md", "Another project's review", []),
+                             "projects": {"other/app": settings}},
         },
     }
 

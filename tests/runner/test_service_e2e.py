@@ -139,6 +139,10 @@ async def test_commands_help_prefix_errors_and_access(service: Service) -> None:
     await service.wait_for(lambda: any("matches several workflows" in b for b in service.bodies()), "ambiguous")
     service.publish(comment(service, "/hummingbird nonsense"))
     await service.wait_for(lambda: any("Unknown workflow `nonsense`" in b for b in service.bodies()), "unknown")
+    # Another project's workflow is neither offered nor a match; named exactly, it is not enabled here.
+    assert not any("review-other" in b for b in service.bodies())
+    service.publish(comment(service, "/hummingbird review-other"))
+    await service.wait_for(lambda: any("`review-other` is not enabled" in b for b in service.bodies()), "other's")
     service.publish(comment(service, "/hummingbird ana", author_id=OUTSIDER))
     await service.wait_for(lambda: any("Developer access" in b for b in service.bodies()), "access denied")
     assert not service.markers()  # simple replies carry no session marker

@@ -11,7 +11,16 @@ import pytest
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.runner.work_order import WorkOrder
-from tests.runner.harness import Service, comment, expect_turns, pipeline_event, seed_gitlab, start_service
+from tests.runner.harness import (
+    PROJECT,
+    REPO,
+    Service,
+    comment,
+    expect_turns,
+    pipeline_event,
+    seed_gitlab,
+    start_service,
+)
 from tests.servers import GeminiServer, GitLabServer, MotoServer
 from tests.servers.gemini import function_call_turn, text_turn
 
@@ -27,6 +36,23 @@ def fakes(gitlab_server: GitLabServer, gemini_server: GeminiServer,
 
 def running(tmp_path: Path, fakes: Any, **kwargs: Any) -> contextlib.AbstractAsyncContextManager[Service]:
     return start_service(tmp_path, *fakes, **kwargs)
+
+
+async def test_knowledge_base_commands_say_the_knowledge_base_is_off(tmp_path: Path, fakes: Any) -> None:
+    """config.yaml as shipped: the bamboo workflows list the project but `bamboo.enabled` is false."""
+    def tweak(config: dict[str, Any]) -> None:
+        config["workflows"]["bamboo-accumulate"] = {
+            "description": "Learn", "prompt": str(REPO / "workflows/bamboo-accumulate.md"),
+            "engine": "bamboo-accumulate", "projects": {PROJECT: {}}}
+        config["workflows"]["review-docs"]["projects"] = {"group/other": {}}
+
+    async with running(tmp_path, fakes, tweak=tweak) as service:
+        service.publish(comment(service, "/hummingbird learn it was the cache"))
+        await service.wait_for(lambda: len(service.bodies()) == 1, "the reply")
+        assert "`bamboo-accumulate` runs on the knowledge base, which is turned off" in service.bodies()[0]
+        service.publish(comment(service, "/hummingbird review-docs"))  # an agent workflow of another project
+        await service.wait_for(lambda: len(service.bodies()) == 2, "the second reply")
+        assert "The workflow `review-docs` is not enabled for this project." in service.bodies()[1]
 
 
 async def test_internal_notes_and_auto_resolve(tmp_path: Path, fakes: Any) -> None:

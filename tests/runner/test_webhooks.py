@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.events.webhook import HANDLED_EVENT_TYPES
+from hummingbird_agent.runner.handlers import GITLAB_HANDLERS
 from hummingbird_agent.runner.webhooks import parse_merge_request, parse_note, parse_pipeline
 from tests.servers import samples
 
@@ -35,3 +37,9 @@ def test_malformed_bodies_raise_one_line(body: object) -> None:
         with pytest.raises(PermanentError) as info:
             parse(body)
         assert "\n" not in str(info.value) and "malformed" in str(info.value)
+
+
+def test_the_webhook_queues_exactly_the_event_kinds_the_runner_handles() -> None:
+    # A kind queued but not handled would be acknowledged to GitLab and then dropped without a word; a
+    # kind handled but not queued would never arrive.
+    assert set(HANDLED_EVENT_TYPES) == set(GITLAB_HANDLERS)

@@ -47,6 +47,8 @@ class AnthropicServer(ScriptedModelServer):
         wire = req.json() or {}
         view = gemini_view(wire)
         self.generate_calls.append(ModelCall(model or wire.get("model", ""), view, wire))
+        if (model or wire.get("model")) in self.refuses_temperature and "temperature" in wire:  # any value
+            return json_response(self.error_body(400, "`temperature` is deprecated for this model."), 400)
         turn = self.next_turn(view)
         reply = turn if "content" in turn and "candidates" not in turn else self._reply(turn, wire)
         reply.setdefault("model", model or wire.get("model"))
@@ -135,6 +137,8 @@ def gemini_view(wire: dict[str, Any]) -> dict[str, Any]:
         contents += [{"role": "tool", "parts": results}] if results else []
         contents += [{"role": "user", "parts": texts}] if texts else []
     view: dict[str, Any] = {"contents": contents, "systemInstruction": {"parts": [{"text": text}]}}
+    if wire.get("temperature") is not None:
+        view["generationConfig"] = {"temperature": wire["temperature"]}
     if wire.get("tools"):
         mode = "NONE" if (wire.get("tool_choice") or {}).get("type") == "none" else "AUTO"
         view["toolConfig"] = {"functionCallingConfig": {"mode": mode}}

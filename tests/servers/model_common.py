@@ -64,6 +64,8 @@ class ScriptedModelServer(FakeHTTPServer):
         self.turns: deque[Turn] = deque()
         self.generate_calls: list[ModelCall] = []
         self.served = 0
+        self.refuses_temperature: frozenset[str] = frozenset()
+        """Models that refuse a temperature with a 400, as this provider's newer models do."""
 
     def script(self, *turns: Turn) -> None:
         """Append model turns: Gemini-shaped responses (tests/servers/gemini.py builders), the provider's

@@ -42,6 +42,11 @@ class OpenAIServer(ScriptedModelServer):
         wire = req.json() or {}
         view = gemini_view(wire)
         self.generate_calls.append(ModelCall(wire.get("model", ""), view, wire))
+        if wire.get("model") in self.refuses_temperature and wire.get("temperature", 1) != 1:  # all but the default
+            message = (f"Unsupported value: 'temperature' does not support {wire['temperature']} with this model. "
+                       "Only the default (1) value is supported.")
+            return json_response({"error": {"message": message, "type": "invalid_request_error",
+                                            "param": "temperature", "code": "unsupported_value"}}, 400)
         turn = self.next_turn(view)
         reply = turn if "choices" in turn else self._reply(turn, wire)
         reply.setdefault("model", wire.get("model"))
@@ -127,4 +132,6 @@ def gemini_view(wire: dict[str, Any]) -> dict[str, Any]:
         view["generationConfig"] = {"responseMimeType": "application/json"}
         if fmt["type"] == "json_schema":
             view["generationConfig"]["responseJsonSchema"] = fmt["json_schema"]["schema"]
+    if wire.get("temperature") is not None:
+        view.setdefault("generationConfig", {})["temperature"] = wire["temperature"]
     return view

@@ -184,7 +184,7 @@ def httpx_timeout(connect_s: float, read_s: float) -> Any:
 
 
 class StdioMcpClient(_SdkClient):
-    """An MCP server we spawn; its environment is the service's environment plus the entry's `env`."""
+    """An MCP server we spawn; its environment is `env` (built by server_config.client_for)."""
 
     transport_name = "stdio"
 

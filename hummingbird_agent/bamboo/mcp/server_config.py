@@ -101,12 +101,21 @@ def load_server_configs(path: str | Path, env: Mapping[str, str]) -> list[McpSer
     return entries
 
 
+# What a stdio child inherits from the service's environment: how to find programs, locale, temp dir and
+# the deployment's CA bundle. Never the rest: the service's environment holds the GitLab token, model keys
+# and data-source tokens, and a third-party server gets a secret only when its entry's `env` names it.
+INHERITED_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
+                 "TZ", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE")
+
+
 def client_for(entry: McpServerEntry, env: Mapping[str, str]) -> McpClient:
-    """The client of one entry; a stdio child gets `env` (the service's snapshot) plus the entry's env."""
+    """The client of one entry; a stdio child gets the `INHERITED_ENV` part of `env` (the service's
+    snapshot) plus the entry's env."""
     filters = ToolFilters(entry.include_tools, entry.exclude_tools, entry.read_only, entry.read_only_tools)
     if entry.url:
         return ExternalMcpClient(entry.name, entry.url, entry.headers, filters)
-    return StdioMcpClient(entry.name, entry.command, entry.args, {**env, **entry.env}, filters)
+    inherited = {k: env[k] for k in INHERITED_ENV if k in env}
+    return StdioMcpClient(entry.name, entry.command, entry.args, {**inherited, **entry.env}, filters)
 
 
 def build_mcp_client(builtin: Sequence[McpClient], config_path: str | Path | None,
