@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import json
 import random
 import resource
@@ -25,10 +26,12 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bamboo_retrieval import LabelModel, incident, read_examples, read_log, split  # noqa: E402
+from bench.bamboo_naming import NamingModel  # noqa: E402
+from bench.bamboo_retrieval import folds_of, incident, read_examples, read_log  # noqa: E402
 from hummingbird_agent.bamboo.accumulator import (  # noqa: E402
     ExtractedKnowledge,
     KnowledgeAccumulator,
@@ -53,13 +56,13 @@ RENAMED = (NodeType.CAUSE, NodeType.SYMPTOM)
 
 
 class TemplateModel:
-    """bench/bamboo_retrieval.py's stand-in model under the model interface's keyword options."""
+    """bench/bamboo_retrieval.py's stand-in (naming) model under the model interface's keyword options."""
 
     def __init__(self) -> None:
-        self._labels = LabelModel()
+        self._naming = NamingModel()
 
     async def complete(self, system: str, user: str, **_options: object) -> str:
-        return await self._labels.complete(system, user)
+        return self._naming.answer(system, user)
 
 
 def variant(rng: random.Random, size: int) -> int:
@@ -85,6 +88,27 @@ def synthetic(template: KnowledgeGraph, gid: str, rng: random.Random, size: int)
     return ExtractedKnowledge(gid, graph, summary, tuple(key_insights(graph)), ())
 
 
+class Timed:
+    """A store whose awaited calls add their time to `spent` (ms): where a diagnosis spends it."""
+
+    def __init__(self, inner: Any, spent: list[float]) -> None:
+        self._inner, self._spent = inner, spent
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._inner, name)
+        if not inspect.iscoroutinefunction(attr):
+            return attr
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return await attr(*args, **kwargs)
+            finally:
+                self._spent[-1] += (time.perf_counter() - start) * 1000
+
+        return call
+
+
 def disk_mb(root: Path) -> float:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / 1e6
 
@@ -94,7 +118,7 @@ def peak_rss_mb() -> float:
 
 
 async def templates(root: Path) -> tuple[list[KnowledgeGraph], list[dict[str, object]]]:
-    learn, test = split(read_examples(root))
+    learn, test = folds_of(read_examples(root), 5)[0]
     llm = JsonLLM(TemplateModel())
     extractor = KnowledgeGraphExtractor(default_registry().create("gitlab_ci", StrategyDeps(llm)))
     accumulator = KnowledgeAccumulator(extractor, KnowledgeReviewer(llm), llm, None)
@@ -102,10 +126,13 @@ async def templates(root: Path) -> tuple[list[KnowledgeGraph], list[dict[str, ob
     return [g for g in graphs if g.of_type(NodeType.CAUSE)], test
 
 
-async def diagnose_ms(navigator: ReasoningNavigator, root: Path, test: list[dict[str, object]]) -> list[float]:
+async def diagnose_ms(navigator: ReasoningNavigator, root: Path, test: list[dict[str, object]],
+                      spent: dict[str, list[float]]) -> list[float]:
     times = []
     for row in test:
         query = incident(row, read_log(root, str(row["build_log"])))
+        for part in spent.values():
+            part.append(0.0)
         start = time.perf_counter()
         await navigator.gather(query)
         times.append((time.perf_counter() - start) * 1000)
@@ -122,14 +149,16 @@ async def run(root: Path, sizes: list[int], queries: int) -> dict[str, object]:
     rng = random.Random(20)
     test = rng.sample(test, min(queries, len(test)))
     out: dict[str, dict[str, float]] = {"populate_per_s": {}, "diagnose_p50_ms": {}, "diagnose_p95_ms": {},
-                                        "disk_mb": {}}
+                                        "diagnose_graph_p50_ms": {}, "diagnose_vectors_p50_ms": {}, "disk_mb": {}}
     with tempfile.TemporaryDirectory() as tmp:
         stores = Stores(CypherGraphStore(LadybugSession(str(Path(tmp) / "graph"))),
                         QdrantVectorStore("scale", DIMENSIONS, path=str(Path(tmp) / "qdrant")),
                         HashingEmbedder(DIMENSIONS))
         llm = JsonLLM(TemplateModel())
+        spent: dict[str, list[float]] = {"graph": [], "vectors": []}
+        timed = Stores(Timed(stores.graph, spent["graph"]), Timed(stores.vectors, spent["vectors"]), stores.embedder)
         navigator = ReasoningNavigator(KnowledgeGraphExtractor(default_registry().create(
-            "gitlab_ci", StrategyDeps(llm))), llm, stores)
+            "gitlab_ci", StrategyDeps(llm))), llm, timed)
         await stores.graph.open()
         await stores.vectors.open()
         try:
@@ -141,14 +170,18 @@ async def run(root: Path, sizes: list[int], queries: int) -> dict[str, object]:
                              for n in range(first, min(first + BATCH, size))]
                     await store_knowledge(stores, batch)
                 populate_s, previous, stored = time.perf_counter() - start, stored, size
-                times = await diagnose_ms(navigator, root, test)
+                times = await diagnose_ms(navigator, root, test, spent)
                 label = str(size)
+                for part, values in spent.items():
+                    out[f"diagnose_{part}_p50_ms"][label] = round(statistics.median(values[-len(times):]), 1)
                 out["populate_per_s"][label] = round((size - previous) / populate_s, 1)
                 out["diagnose_p50_ms"][label] = round(statistics.median(times), 1)
                 out["diagnose_p95_ms"][label] = round(p95(times), 1)
                 out["disk_mb"][label] = round(disk_mb(Path(tmp)), 1)
                 print(f"{size} incidents: {out['populate_per_s'][label]}/s stored, diagnosis p50 "
-                      f"{out['diagnose_p50_ms'][label]} ms p95 {out['diagnose_p95_ms'][label]} ms (n={len(times)}), "
+                      f"{out['diagnose_p50_ms'][label]} ms (graph {out['diagnose_graph_p50_ms'][label]}, vectors "
+                      f"{out['diagnose_vectors_p50_ms'][label]}) p95 {out['diagnose_p95_ms'][label]} ms "
+                      f"(n={len(times)}), "
                       f"{out['disk_mb'][label]} MB, rss {peak_rss_mb():.0f} MB", file=sys.stderr)
         finally:
             await stores.vectors.aclose()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.evidence import GraphIndex, incident_scores
+from hummingbird_agent.bamboo.evidence import GraphIndex, incident_scores, symptom_lines
 from hummingbird_agent.bamboo.model import KnowledgeGraph, Node, NodeType
 from hummingbird_agent.bamboo.stores.base import Stores
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
@@ -47,15 +47,17 @@ async def closest_causes(stores: Stores, incident: IncidentInput,
     """The stored causes an extraction should consider reusing: those the incident's error lines and text
     reach (ranked as a diagnosis ranks them), then the most frequent causes of its project. Fail-open:
     an unreadable store gives none, and the model names the cause afresh."""
+    features = task_feature_names(incident.task_data)
     try:
-        index = await GraphIndex.load(stores.graph)
-        if not index.causes:
+        lines = symptom_lines(incident.task_logs.values())
+        index = await GraphIndex.reached(stores.graph, {"symptom": lines, "task_feature": features}, features)
+        if not index.known_causes:
             return ()
-        features = task_feature_names(incident.task_data)
         clues = {"symptom": index.known_symptoms(incident.task_logs.values()), "task_feature": tuple(features)}
         texts = [*clues["symptom"], *(clip(t, budgets.BAMBOO_PROMPT_LOG_CHARS) for t in incident.task_logs.values()),
                  clip(incident.email_text, budgets.BAMBOO_PROMPT_LOG_CHARS)]
         scores = await incident_scores(stores.vectors, stores.embedder, texts)
+        index = await index.including(stores.graph, scores)
     except AgentError as exc:
         log.warning("existing causes not read; the model names the cause without them: %s", exc)
         return ()

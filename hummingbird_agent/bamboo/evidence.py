@@ -9,7 +9,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.analysis import CandidateCause, PastIncident, Resolution
@@ -27,6 +27,7 @@ CLUE_EDGES: dict[NodeType, tuple[RelType, str]] = {
     NodeType.ENVIRONMENT: (RelType.ASSOCIATED_WITH, "environment"),
 }
 SIMILAR_CLUE = "similar_incident"
+Scores = dict[str, tuple[float, str]]  # incident id -> (best score, name of the matched text)
 # Vector sections the accumulator writes that describe a failure (searched with the new failure's text).
 FAILURE_SECTIONS = ("Symptom", "Task_Context", "Summary")
 SUMMARY_SECTION = "Summary"
@@ -36,7 +37,7 @@ SUMMARY_SECTION = "Summary"
 # other task features, the best similarity of the cause's incidents, its specific error lines, its share
 # of the incidents the task's features reach (a frequent cause of this project is the likelier one), and
 # how much closer its incidents' whole logs are than the typical one (chosen leaving one fold out among
-# 0-3: 1.5 in four folds of five, 1.0 in the other).
+# 0-3: 1.5 for every held-out fold).
 _W_FEATURE, _W_SIMILARITY, _W_SYMPTOM, _W_OTHER, _W_SHARE = 1.0, 1.0, 0.25, 0.25, 0.25
 _W_LOG = 1.5
 # Cosine below which two texts share nothing but chance words (the hashing embedder scores unrelated log
@@ -88,6 +89,7 @@ class GraphIndex:
     procedures: Mapping[str, tuple[NodeRow, ...]]
     feature_symptoms: Mapping[str, tuple[str, ...]]  # Task_Feature name -> Symptom names
     symptoms: Mapping[str, NodeRow]
+    known_causes: int = 0  # causes in the whole graph (the IDF's corpus size); 0: those in `causes`
 
     @classmethod
     async def load(cls, store: GraphStore) -> GraphIndex:
@@ -103,9 +105,7 @@ class GraphIndex:
         fixes = {r.name: r for r in await store.nodes(NodeType.RESOLUTION.value)}
         resolutions: dict[str, list[Resolution]] = defaultdict(list)
         for edge in await store.edges(RelType.SOLVED_BY.value):
-            row = fixes.get(edge.target)
-            steps = tuple(str(s) for s in (row.props.get("steps") or ())) if row else ()
-            resolutions[edge.source].append(Resolution(edge.target, row.description if row else "", steps))
+            resolutions[edge.source].append(_resolution(edge.target, fixes.get(edge.target)))
         procs = {r.name: r for r in await store.nodes(NodeType.PROCEDURE.value)}
         procedures: dict[str, list[NodeRow]] = defaultdict(list)
         for edge in await store.edges(RelType.INVESTIGATED_BY.value):
@@ -115,6 +115,52 @@ class GraphIndex:
         return cls(causes, {k: tuple(v) for k, v in links.items()}, {k: tuple(v) for k, v in resolutions.items()},
                    {k: tuple(v) for k, v in procedures.items()}, {k: tuple(v) for k, v in feature_symptoms.items()},
                    symptoms)
+
+    @classmethod
+    async def reached(cls, store: GraphStore, clues: Mapping[str, Sequence[str]],
+                      features: Sequence[str] = ()) -> GraphIndex:
+        """The part of the graph these clues reach, by indexed lookups bounded by the failure, not by the
+        graph: every cause each clue reaches (so a clue's specificity is as over the whole graph), and the
+        symptoms of `features` with the causes they indicate (for `feature_causes`). `including` adds the
+        causes of similar incidents; `rank` then gives what it gives over `load` for these clues."""
+        symptoms: dict[str, NodeRow] = {}
+        feature_symptoms: dict[str, list[str]] = defaultdict(list)
+        found = await store.linked(NodeType.TASK_FEATURE.value, RelType.ASSOCIATED_WITH.value,
+                                   NodeType.SYMPTOM.value, features) if features else []
+        for feature, row in found:
+            feature_symptoms[feature].append(row.name)
+            symptoms[row.name] = row
+        wanted = {kind.value: [*clues.get(name, ()), *(symptoms if kind is NodeType.SYMPTOM else ())]
+                  for kind, (_, name) in CLUE_EDGES.items()}
+        causes: dict[str, NodeRow] = {}
+        links: dict[tuple[str, str], list[str]] = defaultdict(list)
+        clue_names = {kind.value: name for kind, (_, name) in CLUE_EDGES.items()}
+        for hit in await store.clue_causes(wanted):
+            causes[hit.cause.name] = hit.cause
+            links[(clue_names[hit.clue_type], hit.clue)].append(hit.cause.name)
+        return cls(causes, {k: tuple(v) for k, v in links.items()}, {}, {},
+                   {k: tuple(v) for k, v in feature_symptoms.items()}, symptoms,
+                   await store.count(NodeType.CAUSE.value))
+
+    async def including(self, store: GraphStore, scores: Scores) -> GraphIndex:
+        """This index with the causes of the incidents `scores` rates similar enough to count, and the
+        resolutions and investigation procedures of every cause it holds."""
+        close = sorted(gid for gid, (score, _) in scores.items() if score >= budgets.BAMBOO_SIMILAR_MIN_SCORE)
+        causes = dict(self.causes)
+        for rows in (await store.causes_of_incidents(close)).values() if close else ():
+            causes.update((r.name, r) for r in rows)
+        names = sorted(causes)
+        resolutions: dict[str, list[Resolution]] = defaultdict(list)
+        procedures: dict[str, list[NodeRow]] = defaultdict(list)
+        if names:
+            for cause, row in await store.linked(NodeType.CAUSE.value, RelType.SOLVED_BY.value,
+                                                 NodeType.RESOLUTION.value, names):
+                resolutions[cause].append(_resolution(row.name, row))
+            for cause, row in await store.linked(NodeType.CAUSE.value, RelType.INVESTIGATED_BY.value,
+                                                 NodeType.PROCEDURE.value, names):
+                procedures[cause].append(row)
+        return replace(self, causes=causes, resolutions={k: tuple(v) for k, v in resolutions.items()},
+                       procedures={k: tuple(v) for k, v in procedures.items()})
 
     def rank(self, clues: Mapping[str, Sequence[str]], similar: Sequence[PastIncident],
              scores: Mapping[str, tuple[float, str]] | None = None,
@@ -157,14 +203,13 @@ class GraphIndex:
 
     def _specificity(self, shared_by: int) -> float:
         """1 for a clue that reaches one cause, falling like an IDF as more known causes share it."""
-        known = max(len(self.causes), 1)
+        known = max(self.known_causes or len(self.causes), 1)
         return math.log(1 + known / max(shared_by, 1)) / math.log(1 + known)
 
     def known_symptoms(self, texts: Iterable[str]) -> tuple[str, ...]:
         """Stored symptoms that are a line of `texts`, also past the first strong lines extraction keeps."""
         known = {name for clue, name in self.links if clue == "symptom"}
-        found = (signature(line)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS] for text in texts for line in text.splitlines())
-        return tuple(dict.fromkeys(name for name in found if name in known))
+        return tuple(name for name in symptom_lines(texts) if name in known)
 
     def _candidate(self, cause: _Cause, similarity: float, fit: float) -> CandidateCause:
         row = cause.row
@@ -184,14 +229,24 @@ class GraphIndex:
         known = [self.causes[n] for n in names if n in self.causes]
         return [r.name for r in sorted(known, key=lambda r: (-r.frequency, r.name))]
 
-    def failure_lines(self, feature: str, limit: int = budgets.EXCERPT_MAX_EXAMPLES) -> list[str]:
-        """Raw error lines of earlier incidents that share `feature` (e.g. `project=g/app`)."""
-        names = self.feature_symptoms.get(feature, ())
-        lines = [self.symptoms[n].description for n in names if n in self.symptoms and self.symptoms[n].description]
-        return list(dict.fromkeys(lines))[:limit]
 
 
-Scores = dict[str, tuple[float, str]]  # incident id -> (best score, name of the matched text)
+def _resolution(name: str, row: NodeRow | None) -> Resolution:
+    steps = tuple(str(s) for s in (row.props.get("steps") or ())) if row else ()
+    return Resolution(name, row.description if row else "", steps)
+
+
+def symptom_lines(texts: Iterable[str]) -> tuple[str, ...]:
+    """Each distinct line of `texts` as a stored Symptom would be named (its signature)."""
+    found = (signature(line)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS] for text in texts for line in text.splitlines())
+    return tuple(dict.fromkeys(found))
+
+
+async def failure_lines(store: GraphStore, feature: str, limit: int = budgets.EXCERPT_MAX_EXAMPLES) -> list[str]:
+    """Raw error lines of earlier incidents that share `feature` (e.g. `project=g/app`), by key lookups."""
+    rows = await store.linked(NodeType.TASK_FEATURE.value, RelType.ASSOCIATED_WITH.value, NodeType.SYMPTOM.value,
+                              [feature])
+    return list(dict.fromkeys(row.description for _, row in rows if row.description))[:limit]
 
 
 async def incident_scores(vectors: VectorStore, embedder: Embedder, texts: Sequence[str],
@@ -199,12 +254,12 @@ async def incident_scores(vectors: VectorStore, embedder: Embedder, texts: Seque
     """Step one: stored texts like the failure's -> incident ids with their best scores."""
     queries = [t for t in dict.fromkeys(t.strip() for t in texts) if t][: budgets.BAMBOO_VECTOR_QUERIES]
     best: Scores = {}
-    for vector in await embedder.embed(queries) if queries else []:
-        for section in FAILURE_SECTIONS:
-            for hit in await vectors.search(vector, section, budgets.BAMBOO_VECTOR_HITS):
-                gid = str(hit.payload.get("incident_id", ""))
-                if gid and gid != exclude and hit.score > best.get(gid, (0.0, ""))[0]:
-                    best[gid] = (hit.score, str(hit.payload.get("name", "")))
+    embedded = await embedder.embed(queries) if queries else []
+    for hits in await vectors.search_sections(embedded, FAILURE_SECTIONS, budgets.BAMBOO_VECTOR_HITS):
+        for hit in hits:
+            gid = str(hit.payload.get("incident_id", ""))
+            if gid and gid != exclude and hit.score > best.get(gid, (0.0, ""))[0]:
+                best[gid] = (hit.score, str(hit.payload.get("name", "")))
     return best
 
 

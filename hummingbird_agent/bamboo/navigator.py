@@ -20,8 +20,10 @@ from hummingbird_agent.bamboo.evidence import (
     GraphIndex,
     Scores,
     clues_of,
+    failure_lines,
     incident_scores,
     similar_incidents,
+    symptom_lines,
 )
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM
@@ -89,13 +91,14 @@ class ReasoningNavigator:
     async def gather(self, incident: IncidentInput, notes: list[str] | None = None) -> tuple[Evidence, GraphIndex]:
         """Clues, candidates, novel leads and similar incidents: no LLM beyond the clue extraction."""
         notes = notes if notes is not None else []
-        index = await self._index(notes)
         project = str(incident.task_data.get("project") or "")
-        local = with_examples(incident, index.failure_lines(f"project={project}") if project else [])
+        local = with_examples(incident, await self._failure_lines(f"project={project}") if project else [])
         graph = await self._clues(local, notes)
         clues = clues_of(graph)
-        clues["symptom"] = tuple(dict.fromkeys(clues["symptom"] + index.known_symptoms(local.task_logs.values())))
         scores, similar = await self._similar(graph, local, notes)
+        lines = symptom_lines(local.task_logs.values())
+        index = await self._index({**clues, "symptom": (*clues["symptom"], *lines)}, scores, notes)
+        clues["symptom"] = tuple(dict.fromkeys(clues["symptom"] + index.known_symptoms(local.task_logs.values())))
         candidates = index.rank(clues, similar, scores, logs=await self._log_scores(incident, notes))
         evidence = Evidence(clues, candidates, index.novel_leads(clues["symptom"]), similar)
         return evidence, index
@@ -126,9 +129,17 @@ class ReasoningNavigator:
                     result = await self._diagnose(task, evidence, extra, notes)
         return await self._result(incident, task, evidence, result, chosen, gaps, notes)
 
-    async def _index(self, notes: list[str]) -> GraphIndex:
+    async def _failure_lines(self, feature: str) -> list[str]:
         try:
-            return await GraphIndex.load(self._stores.graph)
+            return await failure_lines(self._stores.graph, feature)
+        except AgentError as exc:  # the graph read below says so in the notes
+            log.warning("the project's earlier failure lines not read: %s", exc)
+            return []
+
+    async def _index(self, clues: Mapping[str, Sequence[str]], scores: Scores, notes: list[str]) -> GraphIndex:
+        """The part of the graph this diagnosis reads: bounded by its clues and similar incidents."""
+        try:
+            return await (await GraphIndex.reached(self._stores.graph, clues)).including(self._stores.graph, scores)
         except AgentError as exc:
             log.warning("diagnosis without the graph: %s", exc)
             notes.append(f"the knowledge graph could not be read ({exc})")

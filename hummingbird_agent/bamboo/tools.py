@@ -30,11 +30,11 @@ async def similar_past_incidents(stores: Stores, error_lines: list[str]) -> dict
 
 
 async def candidate_causes(stores: Stores, error_lines: list[str], project: str = "") -> dict[str, Any]:
-    index = await GraphIndex.load(stores.graph)
     symptoms = [signature(line)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS] for line in error_lines]
     clues = {"symptom": tuple(symptoms), "task_feature": (f"project={project}",) if project else ()}
     scores = await incident_scores(stores.vectors, stores.embedder, error_lines)
     similar = await similar_incidents(stores.vectors, scores)
+    index = await (await GraphIndex.reached(stores.graph, clues)).including(stores.graph, scores)
     ranked = [c for c in index.rank(clues, similar, scores) if c.specific]
     return {"candidates": [c.to_json() for c in ranked], "novel_leads": list(index.novel_leads(symptoms)),
             "note": "" if ranked else "Nothing similar is known in the knowledge base."}

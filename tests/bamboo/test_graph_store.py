@@ -82,6 +82,9 @@ async def test_clue_lookups_count_the_causes_a_clue_reaches_as_incidents_come_an
     assert sorted((c.clue_type, c.clue, c.shared_by, c.cause.name, c.cause.frequency) for c in found) == [
         ("Symptom", tests, 2, "disk full", 2), ("Symptom", tests, 2, "dns outage", 1),
         ("Task_Feature", "job=test", 2, "disk full", 2), ("Task_Feature", "job=test", 2, "dns outage", 1)]
+    shared = await store.linked("Cause", "solved_by", "Resolution", ["dns outage", "disk full"])
+    assert [(cause, fix.name, fix.frequency, fix.incidents) for cause, fix in shared] == [
+        ("disk full", "pin the version", 3, ()), ("dns outage", "pin the version", 3, ())]
     await store.remove_incident("A")
     await store.replace_incident("B", incident("disk full", symptom="No space left on device"))
     assert await store.clue_causes({"Symptom": ["error: <N> tests failed"]}) == []
@@ -90,6 +93,7 @@ async def test_clue_lookups_count_the_causes_a_clue_reaches_as_incidents_come_an
     fixes = await store.linked("Cause", "solved_by", "Resolution", ["disk full", "dns outage"])
     assert [(cause, fix.name, fix.props["steps"]) for cause, fix in fixes] == [
         ("disk full", "pin the version", ["a", "b"])]
+    assert await store.count("Cause") == 1 and await store.count("Symptom") == 1
     by_incident = await store.causes_of_incidents(["C", "A", "nope"])
     assert {gid: [c.name for c in causes] for gid, causes in by_incident.items()} == {"C": ["disk full"]}
 

@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator
 import pytest
 
 from hummingbird_agent.bamboo.accumulator import Stores
-from hummingbird_agent.bamboo.analysis import NO_EXPLORER, NOTHING_SIMILAR
+from hummingbird_agent.bamboo.analysis import NO_EXPLORER, NOTHING_SIMILAR, CandidateCause
+from hummingbird_agent.bamboo.evidence import GraphIndex
+from hummingbird_agent.bamboo.log_vector import log_scores
 from tests.bamboo.fakes import RuleModel
 from tests.bamboo.kb import (
     CAUSE_A,
@@ -49,6 +51,28 @@ async def test_a_failure_like_a_ranks_a_first_with_its_resolution_and_cites_a(st
     assert result.email_content.startswith("Hello")
     # B is at most a weaker candidate (it shares only project-wide facts).
     assert all(c.name != CAUSE_B or not c.specific for c in result.candidates)
+
+
+async def test_the_diagnosis_reads_only_what_its_clues_reach_and_ranks_as_over_the_whole_graph(
+        stores: Stores) -> None:
+    accumulator, navigator = parts(RuleModel(rules), stores)
+    for incident in (INCIDENT_A, INCIDENT_B):
+        await accumulator.process(incident)
+    evidence, index = await navigator.gather(LIKE_A)
+    whole = await GraphIndex.load(stores.graph)
+    scores = {p.incident_id: (p.score, p.matched) for p in evidence.similar}
+
+    def ranked(candidates: tuple[CandidateCause, ...]) -> list[tuple[object, ...]]:
+        # similarity below the similar-incident bar is not in `scores` here: compare the rest
+        return [(c.name, c.score, c.clue_types, c.matched, c.incidents, c.resolutions) for c in candidates]
+
+    logs = await log_scores(stores.vectors, stores.embedder, LIKE_A.task_logs)
+    assert evidence.candidates and ranked(whole.rank(evidence.clues, evidence.similar, scores, logs=logs)) == ranked(
+        evidence.candidates)
+    assert whole.novel_leads(evidence.clues["symptom"]) == evidence.novel_leads
+    assert index.known_causes == len(whole.causes)
+    nothing = await (await GraphIndex.reached(stores.graph, {"symptom": ("never seen",)})).including(stores.graph, {})
+    assert not nothing.causes and nothing.known_causes == len(whole.causes)
 
 
 async def test_a_failure_like_neither_returns_novel_leads_and_says_nothing_similar(stores: Stores) -> None:

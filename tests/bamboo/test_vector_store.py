@@ -83,6 +83,35 @@ async def test_section_search_is_exact_when_other_sections_crowd_the_top(vectors
     assert await vectors.search(query, "Task_Context", 5) == []
 
 
+async def test_multi_section_search_gives_each_section_search(vectors: QdrantVectorStore) -> None:
+    await vectors.replace_incidents({f"I{i}": [point(f"I{i}", "Symptom", "s", f"npm ERR! network timeout {i}"),
+                                               point(f"I{i}", "Summary", "Summary", f"notes of build {i % 9}")]
+                                     for i in range(70)})
+    await vectors.replace_incident("X", [point("X", "Cause", "c", "npm registry down")])
+    queries = [EMBED.embed_one("npm ERR! network timeout 3"), EMBED.embed_one("notes of build 4")]
+    sections = ["Symptom", "Cause", "Summary", "Task_Context"]
+    found = await vectors.search_sections(queries, sections, 5)
+    expected = [await vectors.search(q, s, 5) for q in queries for s in sections]
+    assert [[round(h.score, 4) for h in hits] for hits in found] == [[round(h.score, 4) for h in hits]
+                                                                     for hits in expected]
+    assert [{h.payload["section"] for h in hits} for hits in found[:4]] == [{"Symptom"}, {"Cause"}, {"Summary"}, set()]
+    assert set(found[0][0].payload) == {"section", "incident_id", "name"}
+
+
+async def test_multi_section_hits_name_their_incident_after_a_reopen(tmp_path: Path) -> None:
+    store = QdrantVectorStore("kb", 64, path=str(tmp_path / "q"))
+    await store.open()
+    await store.replace_incident("A", [point("A", "Symptom", "s1", "disk full")])
+    await store.aclose()
+    store = QdrantVectorStore("kb", 64, path=str(tmp_path / "q"))
+    await store.open()
+    await store.replace_incident("B", [point("B", "Symptom", "s2", "disk full again")])
+    [hits] = await store.search_sections([EMBED.embed_one("disk full")], ["Symptom"], 5)
+    assert [h.payload for h in hits] == [{"section": "Symptom", "incident_id": "A", "name": "s1"},
+                                         {"section": "Symptom", "incident_id": "B", "name": "s2"}]
+    await store.aclose()
+
+
 async def test_points_of_one_incident(vectors: QdrantVectorStore) -> None:
     await vectors.replace_incident("A", [point("A", "Symptom", "s", "x"), point("A", "Summary", "Summary", "y")])
     await vectors.replace_incident("B", [point("B", "Summary", "Summary", "z")])

@@ -88,6 +88,10 @@ class GraphStore(Protocol):
 
     async def counts(self) -> GraphCounts: ...
 
+    async def count(self, node_type: str) -> int:
+        """Nodes of one type (e.g. every cause: the corpus size of the clues' specificity)."""
+        ...
+
     async def nodes(self, node_type: str) -> list[NodeRow]: ...
 
     async def edges(self, rel_type: str) -> list[EdgeRow]: ...
@@ -102,7 +106,9 @@ class GraphStore(Protocol):
     async def linked(self, source_type: str, rel_type: str, target_type: str,
                      names: Sequence[str]) -> list[tuple[str, NodeRow]]:
         """(source name, target) along one schema edge from the given source names, by key lookups
-        (e.g. a candidate cause's resolutions, a project feature's symptoms)."""
+        (e.g. a candidate cause's resolutions, a project feature's symptoms). Targets come without their
+        support (`incidents` empty; `frequency` and `confidence` kept): a target many sources share would
+        cost as much as the graph."""
         ...
 
     async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
@@ -141,6 +147,12 @@ class VectorStore(Protocol):
 
     async def search(self, vector: list[float], section: str | None, limit: int,
                      min_score: float = 0.0) -> list[VectorHit]: ...
+
+    async def search_sections(self, vectors: Sequence[list[float]], sections: Sequence[str],
+                              limit: int) -> list[list[VectorHit]]:
+        """`search(vector, section, limit)` for each vector and then each section, in one call; the hits'
+        payload carries `section`, `incident_id` and `name` only."""
+        ...
 
     async def by_incident(self, incident_id: str, section: str | None = None) -> list[VectorHit]: ...
 

@@ -139,7 +139,7 @@ def _recount(*contributions: dict[str, Any] | None) -> list[cypher.Statement]:
 
 
 def _node_row(label: str, r: dict[str, Any]) -> NodeRow:
-    return NodeRow(label, r["name"], r["description"] or "", tuple(r["incidents"] or ()),
+    return NodeRow(label, r["name"], r["description"] or "", tuple(r.get("incidents") or ()),
                    int(r["frequency"] or 0), _mean(r), json.loads(r["props"] or "{}"))
 
 
@@ -187,6 +187,9 @@ class CypherGraphStore:
         edges = {rel.value: await self._count(cypher.count_edges(rel.value)) for rel in RelType}
         return GraphCounts(nodes, edges, await self._count(cypher.count_nodes(cypher.INCIDENT_LABEL)))
 
+    async def count(self, node_type: str) -> int:
+        return await self._count(cypher.count_nodes(NodeType(node_type).value))
+
     async def _count(self, statement: cypher.Statement) -> int:
         rows = await self._session.read(*statement)
         return int(rows[0]["c"]) if rows else 0
@@ -209,7 +212,8 @@ class CypherGraphStore:
         if group not in cypher.edge_groups() or not names:
             return []
         rows = await self._session.read(*cypher.linked(group, sorted(set(names))))
-        return [(r["source"], _node_row(group[2], r)) for r in rows]
+        pairs = [(source, _node_row(group[2], r)) for r in rows for source in r["sources"]]
+        return sorted(pairs, key=lambda pair: (pair[0], pair[1].name))
 
     async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
         rows = await self._session.read(*cypher.incident_contributions(sorted(set(incident_ids))))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,9 @@ _SCROLL_PAGE = 256
 # Local mode: a section search first reads this many times `limit` unfiltered hits (the accumulator
 # writes about 4 sections per incident, so most searches are answered without the slow filter).
 _LOCAL_WIDEN = 8
+# Payload keys a multi-section search returns: what the similarity step reads (not the stored texts,
+# whose copies would cost more than the scoring in local mode).
+_HIT_KEYS = ["section", "incident_id", "name"]
 
 
 @asynccontextmanager
@@ -68,6 +71,9 @@ class QdrantVectorStore:
         # cost its own points. Local mode locks its folder to one process, so nothing else writes.
         self._local_ids: dict[str, dict[str, str]] | None = None  # incident id -> {point id: section}
         self._sections: dict[str, set[str]] = defaultdict(set)  # local mode: section -> point ids
+        # Local mode: point id -> its `_HIT_KEYS` payload, so a scan returns bare scores (copying each hit's
+        # payload out of the local store costs more than scoring it).
+        self._hit_keys: dict[str, dict[str, str]] = {}
 
     async def open(self) -> None:
         from qdrant_client import AsyncQdrantClient, models
@@ -107,11 +113,10 @@ class QdrantVectorStore:
         offset = None
         while True:
             records, offset = await self._client.scroll(self._collection, limit=_SCROLL_PAGE * 16, offset=offset,
-                                                        with_payload=["incident_id", "section"])
+                                                        with_payload=_HIT_KEYS)
             for r in records:
-                payload = r.payload or {}
-                ids[str(payload.get("incident_id", ""))][str(r.id)] = str(payload.get("section", ""))
-                self._sections[str(payload.get("section", ""))].add(str(r.id))
+                self._remember(str(r.id), r.payload or {})
+                ids[str((r.payload or {}).get("incident_id", ""))][str(r.id)] = self._hit_keys[str(r.id)]["section"]
             if offset is None:
                 return ids
 
@@ -153,9 +158,14 @@ class QdrantVectorStore:
             for gid, batch in points.items():
                 for pid, section in self._local_ids.pop(gid, {}).items():
                     self._sections[section].discard(pid)
+                    self._hit_keys.pop(pid, None)
                 self._local_ids[gid] = {p.id: str(p.payload.get("section", "")) for p in batch}
                 for p in batch:
-                    self._sections[str(p.payload.get("section", ""))].add(p.id)
+                    self._remember(p.id, {**p.payload, "incident_id": gid})
+
+    def _remember(self, pid: str, payload: Mapping[str, Any]) -> None:
+        self._hit_keys[pid] = {k: str(payload.get(k, "")) for k in _HIT_KEYS}
+        self._sections[self._hit_keys[pid]["section"]].add(pid)
 
     def _selector(self, incident_ids: list[str]) -> Any:
         from qdrant_client import models
@@ -182,6 +192,48 @@ class QdrantVectorStore:
                     return own[:limit]
         return await self._query(vector, section, limit, min_score)
 
+    async def search_sections(self, vectors: Sequence[list[float]], sections: Sequence[str],
+                              limit: int) -> list[list[VectorHit]]:
+        """For each vector and each of `sections` (in that order), the section's best `limit` hits, as
+        `search` gives them, with the payload's section, incident id and name only. A server answers all of
+        them in one batch request; local mode answers each vector with one unfiltered scan (widened until
+        every section has its `limit` hits), falling back to `search` for a section still short."""
+        if self._local_ids is None:
+            queries = [(vector, section) for vector in vectors for section in sections]
+            return await self._batch(queries, limit)
+        out: list[list[VectorHit]] = []
+        for vector in vectors:
+            found = await self._local_sections(vector, sections, limit)
+            out += [found[s] for s in sections]
+        return out
+
+    async def _local_sections(self, vector: list[float], sections: Sequence[str],
+                              limit: int) -> dict[str, list[VectorHit]]:
+        """Local mode: each section's best `limit` among the best `wide` overall, exact once the section has
+        `limit` of them there (or all it holds), or the scan returned every point."""
+        found: dict[str, list[VectorHit]] = {s: [] for s in sections if not self._sections.get(s)}
+        wide = limit * _LOCAL_WIDEN
+        # Widening to every point still costs less than a filter, which local mode tests payload by payload.
+        while len(found) < len(sections):
+            hits = [VectorHit(h.id, h.score, self._hit_keys.get(h.id, {}))
+                    for h in await self._query(vector, None, wide, 0.0, False)]
+            for section in sections:
+                own = [h for h in hits if h.payload.get("section") == section]
+                enough = min(limit, len(self._sections.get(section, ())))
+                if section not in found and (len(own) >= enough or len(hits) < wide):
+                    found[section] = own[:limit]
+            wide *= _LOCAL_WIDEN
+        return found
+
+    async def _batch(self, queries: Sequence[tuple[list[float], str]], limit: int) -> list[list[VectorHit]]:
+        from qdrant_client import models
+
+        requests = [models.QueryRequest(query=vector, filter=self._filter(section=section), limit=limit,
+                                        with_payload=_HIT_KEYS) for vector, section in queries]
+        async with _mapped("search"):
+            responses = await self._client.query_batch_points(self._collection, requests=requests)
+        return [[VectorHit(str(p.id), float(p.score), dict(p.payload or {})) for p in r.points] for r in responses]
+
     async def _score_few(self, vector: list[float], ids: list[str], limit: int,
                          min_score: float) -> list[VectorHit]:
         """A small section scored directly: fetch its points by id and rank them by cosine."""
@@ -200,14 +252,19 @@ class QdrantVectorStore:
         return sorted(hits, key=lambda h: (-h.score, h.id))[:limit]
 
     async def _query(self, vector: list[float], section: str | None, limit: int,
-                     min_score: float) -> list[VectorHit]:
+                     min_score: float, payload: bool | list[str] = True) -> list[VectorHit]:
         async with _mapped("search"):
             response = await self._client.query_points(self._collection, query=vector, limit=limit,
                                                        query_filter=self._filter(section=section),
-                                                       score_threshold=min_score or None, with_payload=True)
+                                                       score_threshold=min_score or None, with_payload=payload)
         return [VectorHit(str(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
 
     async def by_incident(self, incident_id: str, section: str | None = None) -> list[VectorHit]:
+        if self._local_ids is not None:  # local mode scans every payload for a filter: fetch by id instead
+            ids = sorted(p for p, s in self._local_ids.get(incident_id, {}).items() if not section or s == section)
+            async with _mapped("retrieve"):
+                records = await self._client.retrieve(self._collection, ids, with_payload=True) if ids else []
+            return sorted((VectorHit(str(r.id), 1.0, dict(r.payload or {})) for r in records), key=lambda h: h.id)
         hits: list[VectorHit] = []
         offset = None
         async with _mapped("scroll"):
