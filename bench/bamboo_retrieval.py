@@ -3,13 +3,14 @@ that get the same information.
 
 Each repository (the project) has its labelled logs split into `--folds` folds by log id; for every fold the
 other folds are learned (labelled chunk -> failure excerpt, category -> cause, named by the paraphrasing model
-of bench/bamboo_naming.py behind the fake Gemini server and the real Gemini adapter) and the fold's logs are
-diagnosed from the whole log. Scored per test log: the true cause among the ranked causes (a cause node counts
+of bench/bamboo_naming.py behind the fake Gemini server and the real Gemini adapter; the whole log only feeds
+the incident's whole-log vector, as a job's log tail does in production) and the fold's logs are diagnosed from
+the whole log. Scored per test log: the true cause among the ranked causes (a cause node counts
 as the true cause its incidents mostly have). Baselines, all restricted to the same project as the knowledge
 base's project clue: TF-IDF of the new log's failure excerpt (localised as the knowledge base does, with the
 project's learned lines as examples) against the learned excerpts, the same with the whole new log as the query,
-the most frequent learned cause, and whole log against learned whole logs (which the knowledge base does not
-keep). `novel_auroc`: how well the
+the most frequent learned cause, and whole log against learned whole logs (the knowledge base keeps one vector
+of each). `novel_auroc`: how well the
 top candidate's score separates test logs whose cause was learned from those whose cause never was.
 
     python bench/bamboo_retrieval.py [DATA_DIR] [--folds 5] [--embedder hashing|minilm]
@@ -80,12 +81,15 @@ def truth(row: Row) -> str:
     return label(row["repository"], row["category"])
 
 
-def incident(row: Row, log: str | None) -> IncidentInput:
+def incident(row: Row, log: str | None, whole: str = "") -> IncidentInput:
+    """A learned incident (`log` None): the labelled chunk as its log, the whole log only for the
+    whole-log vector; a diagnosed one: its whole log."""
     task = {"project": row["repository"], "job": "build", "status": "failed"}
     if log is None:
         said = json.dumps([row["repository"], row["category"]])
         text = f"Cause: {said}\n\nFailure excerpt:\n{row['chunk']}"
-        return IncidentInput(text, task, task_logs={"build": row["chunk"]}, incident_id=f"learn:{row['log_id']}")
+        return IncidentInput(text, task, task_logs={"build": row["chunk"]}, incident_id=f"learn:{row['log_id']}",
+                             full_logs={"build": whole} if whole else {})
     return IncidentInput("", task, task_logs={"build": log}, incident_id=f"test:{row['log_id']}")
 
 
@@ -101,7 +105,7 @@ async def run_fold(learn: list[Row], test: list[Row], logs: dict[str, str], mode
     await stores.vectors.open()
     try:
         for row in learn:
-            await accumulator.process(incident(row, None))
+            await accumulator.process(incident(row, None, logs[row["log_id"]]))
         owner = {f"learn:{r['log_id']}": truth(r) for r in learn}
         nodes = {c.name: Counter(owner[g] for g in c.incidents if g in owner)
                  for c in await stores.graph.nodes("Cause")}

@@ -17,6 +17,7 @@ from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.causes import CauseMerger, closest_causes
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.log_vector import LOG_SECTION, log_payload, log_text
 from hummingbird_agent.bamboo.model import (
     Edge,
     ExtractedKnowledge,
@@ -126,7 +127,8 @@ class KnowledgeAccumulator:
         summary = await self._summary(graph, incident.email_text)
         knowledge = ExtractedKnowledge(gid, graph, summary, tuple(key_insights(graph)), (
             ("attempts", attempts), ("approved", review.approved), ("explorer_ran", enriched),
-            ("has_email", bool(incident.email_text)), ("has_task_logs", bool(incident.task_logs))))
+            ("has_email", bool(incident.email_text)), ("has_task_logs", bool(incident.task_logs))),
+            log_text(incident.full_logs or incident.task_logs))
         result = AccumulationResult(knowledge, review.approved, attempts, review, False)
         if not dry_run and self._stores is not None:
             await self.store([result])
@@ -191,11 +193,13 @@ async def store_knowledge(stores: Stores, batch: Sequence[ExtractedKnowledge]) -
     if not batch:
         return
     await stores.graph.replace_incidents([(k.incident_id, k.graph) for k in batch])
-    items = [[Insight(SUMMARY_SECTION, SUMMARY_SECTION, k.summary), *k.insights] for k in batch]
+    items = [[Insight(SUMMARY_SECTION, SUMMARY_SECTION, k.summary), *k.insights,
+              *([Insight(LOG_SECTION, LOG_SECTION, k.log_text)] if k.log_text else [])] for k in batch]
     vectors = iter(await stores.embedder.embed([i.content for group in items for i in group]))
     points: dict[str, list[VectorPoint]] = {}
     for k, group in zip(batch, items, strict=True):  # a later copy of an incident replaces an earlier one
         points[k.incident_id] = [VectorPoint(derive_id(k.incident_id, i.section, i.name), tuple(next(vectors)),
+                                             log_payload(i.content) if i.section == LOG_SECTION else
                                              {"section": i.section, "name": i.name, "content": i.content})
                                  for i in group]
     await stores.vectors.replace_incidents(points)

@@ -6,6 +6,7 @@ retrieval (similar texts -> incident ids -> their narrative summaries).
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -33,22 +34,38 @@ SUMMARY_SECTION = "Summary"
 
 
 # Weights of the fit score (chosen on the development split, 5 folds; see the README): the project's and
-# other task features, the best similarity of the cause's incidents, its specific error lines, and its
-# share of the incidents the task's features reach (a frequent cause of this project is the likelier one).
+# other task features, the best similarity of the cause's incidents, its specific error lines, its share
+# of the incidents the task's features reach (a frequent cause of this project is the likelier one), and
+# how much closer its incidents' whole logs are than the typical one (chosen leaving one fold out among
+# 0-3: 1.5 for every held-out fold).
 _W_FEATURE, _W_SIMILARITY, _W_SYMPTOM, _W_OTHER, _W_SHARE = 1.0, 1.0, 0.25, 0.25, 0.25
+_W_LOG = 1.5
 # Cosine below which two texts share nothing but chance words (the hashing embedder scores unrelated log
 # lines at 0.1-0.3): similarity counts from here.
 _SIMILARITY_FLOOR = 0.2
 
 
-def _fit(clues: Mapping[str, float], similarity: float, share: float) -> float:
+def _fit(clues: Mapping[str, float], similarity: float, share: float, log: float | None = None) -> float:
     """0-1: how well a cause fits the new failure. Each term is 0-1, so the score is comparable across
-    failures, and a low best score means no learned cause fits."""
+    failures, and a low best score means no learned cause fits. `log` None: no whole log to compare
+    (a failure without logs), so the term is left out rather than counted as a mismatch."""
     similar = max(similarity - _SIMILARITY_FLOOR, 0.0) / (1 - _SIMILARITY_FLOOR)
     other = max(clues.get("component", 0.0), clues.get("environment", 0.0))
+    w_log = 0.0 if log is None else _W_LOG
     total = (_W_FEATURE * clues.get("task_feature", 0.0) + _W_SIMILARITY * similar
-             + _W_SYMPTOM * clues.get("symptom", 0.0) + _W_OTHER * other + _W_SHARE * share)
-    return round(total / (_W_FEATURE + _W_SIMILARITY + _W_SYMPTOM + _W_OTHER + _W_SHARE), 6)
+             + _W_SYMPTOM * clues.get("symptom", 0.0) + _W_OTHER * other + _W_SHARE * share + w_log * (log or 0.0))
+    return round(total / (_W_FEATURE + _W_SIMILARITY + _W_SYMPTOM + _W_OTHER + _W_SHARE + w_log), 6)
+
+
+def _log_fit(best: float, logs: Mapping[str, float]) -> float | None:
+    """0-1: how much closer the cause's closest whole log is than the typical one (the median of the
+    stored logs read, the ones not read counting as unlike): what every log of the project shares (its
+    setup, its boilerplate) counts for nothing, as IDF discounts words common to all documents."""
+    if not logs:
+        return None
+    scores = [*logs.values(), *[0.0] * (budgets.BAMBOO_LOG_VECTOR_HITS - len(logs))]
+    typical = statistics.median(scores)
+    return max(best - typical, 0.0) / max(1 - typical, 1e-9)
 
 
 def clues_of(graph: KnowledgeGraph) -> dict[str, tuple[str, ...]]:
@@ -147,11 +164,14 @@ class GraphIndex:
 
     def rank(self, clues: Mapping[str, Sequence[str]], similar: Sequence[PastIncident],
              scores: Mapping[str, tuple[float, str]] | None = None,
-             limit: int = budgets.BAMBOO_CANDIDATE_CAUSES) -> tuple[CandidateCause, ...]:
+             limit: int = budgets.BAMBOO_CANDIDATE_CAUSES,
+             logs: Mapping[str, float] | None = None) -> tuple[CandidateCause, ...]:
         """Causes reached by the clues or by similar past incidents, by their fit score (`_fit`): each clue
         type weighted by its most specific clue (a clue shared by many causes, like a generic "rake
-        aborted!", tells them apart less), the best similarity of any of their incidents, and their share
-        of the incidents the task's features reach; then frequency, then confidence."""
+        aborted!", tells them apart less), the best similarity of any of their incidents, their share
+        of the incidents the task's features reach, and how much closer their incidents' whole logs are
+        than the typical one (`logs`: incident id -> whole-log similarity); then frequency, then
+        confidence."""
         reached: dict[str, _Cause] = {}
         weight: dict[tuple[str, str], float] = defaultdict(float)
         for clue, names in clues.items():
@@ -172,8 +192,11 @@ class GraphIndex:
                 for name, c in reached.items()}
         local = [c.row for c in reached.values() if "task_feature" in c.reached]
         share = {r.name: r.frequency / max(sum(x.frequency for x in local), 1) for r in local}
-        fit = {name: _fit({t: weight[(name, t)] for t in c.reached}, best[name], share.get(name, 0.0))
-               for name, c in reached.items()}
+        logs = logs or {}
+        log_fit = {name: _log_fit(max((logs.get(g, 0.0) for g in c.row.incidents), default=0.0), logs)
+                   for name, c in reached.items()}
+        fit = {name: _fit({t: weight[(name, t)] for t in c.reached}, best[name], share.get(name, 0.0),
+                          log_fit[name]) for name, c in reached.items()}
         ranked = sorted(reached.values(), key=lambda c: (-fit[c.row.name], -c.row.frequency, -c.row.confidence,
                                                          c.row.name))
         return tuple(self._candidate(c, best[c.row.name], fit[c.row.name]) for c in ranked[:limit])

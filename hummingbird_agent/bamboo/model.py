@@ -172,6 +172,8 @@ class ExtractedKnowledge:
     summary: str
     insights: tuple[Insight, ...]
     metadata: tuple[tuple[str, Any], ...] = field(default=())
+    log_text: str = ""
+    """The incident's logs as the whole-log vector embeds them (bamboo.log_vector); only the vector is stored."""
 
     def meta(self) -> dict[str, Any]:
         return dict(self.metadata)

@@ -27,6 +27,7 @@ from hummingbird_agent.bamboo.evidence import (
 )
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.log_vector import log_scores
 from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.bamboo.strategies.causal import cause_name, clip
@@ -98,7 +99,7 @@ class ReasoningNavigator:
         lines = symptom_lines(local.task_logs.values())
         index = await self._index({**clues, "symptom": (*clues["symptom"], *lines)}, scores, notes)
         clues["symptom"] = tuple(dict.fromkeys(clues["symptom"] + index.known_symptoms(local.task_logs.values())))
-        candidates = index.rank(clues, similar, scores)
+        candidates = index.rank(clues, similar, scores, logs=await self._log_scores(incident, notes))
         evidence = Evidence(clues, candidates, index.novel_leads(clues["symptom"]), similar)
         return evidence, index
 
@@ -166,6 +167,17 @@ class ReasoningNavigator:
             log.warning("vector retrieval failed; diagnosing from the graph only: %s", exc)
             notes.append(f"similar past incidents could not be searched ({exc})")
             return {}, ()
+
+    async def _log_scores(self, incident: IncidentInput, notes: list[str]) -> dict[str, float]:
+        """Past incidents by the similarity of their whole logs to the new failure's (not its excerpt)."""
+        try:
+            return await log_scores(self._stores.vectors, self._stores.embedder,
+                                    incident.full_logs or incident.task_logs,
+                                    exclude=self._extractor.incident_id(incident))
+        except AgentError as exc:
+            log.warning("whole-log retrieval failed; ranking without it: %s", exc)
+            notes.append(f"past incidents' whole logs could not be searched ({exc})")
+            return {}
 
     async def _diagnose(self, task: Mapping[str, Any], evidence: Evidence, extra: Mapping[str, Any],
                         notes: list[str]) -> Diagnosis:

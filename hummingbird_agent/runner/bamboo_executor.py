@@ -97,7 +97,7 @@ class BambooAccumulateExecutor:
         outcome = fix_section(fix, verified, same) if verified or fix is not None else ""
         incident = IncidentInput(learn_sources(order, analysis, gathered, outcome), gathered.task, {},
                                  gathered.logs, learned_incident_id(order.project, order.mr_iid, analysis.session_id),
-                                 fix.to_json() if fix is not None else {})
+                                 fix.to_json() if fix is not None else {}, gathered.tails)
         result = await self._accumulator.process(incident)
         log.info("learned incident %s (approved %s, attempts %d)", result.knowledge.incident_id, result.approved,
                  result.attempts)
@@ -127,6 +127,7 @@ class BambooDiagnoseExecutor:
         gathered = await gather_failure(tools, order, order.sha)
         request = order.message if order.trigger == "command" and order.message else ""
         incident = IncidentInput(request, gathered.task, {}, gathered.logs,
-                                 f"{order.project}!{order.mr_iid}:diagnose-{order.session_id[:8]}")
+                                 f"{order.project}!{order.mr_iid}:diagnose-{order.session_id[:8]}",
+                                 full_logs=gathered.tails)
         result = await self._navigator.analyze(incident)
         await publish(True, diagnosis_note(result, self._loaded.config.gitlab.url, gathered.gaps))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.log_vector import LogTail
 from hummingbird_agent.logs import clean_line
 
 # The runner's preamble names the job's image: `Using Docker executor with image python:3.12 ...`.
@@ -31,6 +32,7 @@ class LogFacts:
         self.tf_requests: dict[str, str] = {}
         """Testing Farm request URL -> request id, in order of appearance (capped)."""
         self._commands: deque[tuple[int, str]] = deque(maxlen=budgets.BAMBOO_ECHOED_COMMANDS)
+        self.tail = LogTail()
 
     def tap(self, lines: Iterable[str]) -> Iterator[str]:
         for number, line in enumerate(lines, 1):
@@ -41,6 +43,7 @@ class LogFacts:
                 self._commands.append((number, match[1]))
             if "testing-farm" in line and len(self.tf_requests) < budgets.BAMBOO_MAX_REFERENCES:
                 self.tf_requests.update((m[0], m[1]) for m in _TF_REQUEST.finditer(line))
+            self.tail.add(line)
             yield line
 
     def failing_command(self, excerpt: Sequence[tuple[int, str]]) -> str:
@@ -63,6 +66,8 @@ class JobLog:
     command: str
     tf_requests: tuple[tuple[str, str], ...] = ()
     """(request URL, request id) of the Testing Farm requests the log links to."""
+    tail: str = ""
+    """The log's last lines, for the knowledge base's whole-log vector (bamboo.log_vector)."""
 
 
 References = dict[str, list[dict[str, str]]]

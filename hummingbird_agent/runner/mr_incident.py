@@ -79,7 +79,7 @@ def read_job_log(chunks: Iterable[bytes]) -> JobLog:
     facts = LogFacts()
     excerpt = excerpt_lines(facts.tap(iter_lines(chunks)), max_lines=budgets.BAMBOO_LOG_EXCERPT_LINES)
     return JobLog("\n".join(line for _, line in excerpt.lines), facts.image, facts.failing_command(excerpt.lines),
-                  tuple(facts.tf_requests.items()))
+                  tuple(facts.tf_requests.items()), facts.tail.text())
 
 
 def discussion_text(trusted: Sequence[Mapping[str, Any]]) -> str:
@@ -99,6 +99,8 @@ class Gathered:
 
     task: dict[str, Any] = field(default_factory=dict)
     logs: dict[str, str] = field(default_factory=dict)
+    tails: dict[str, str] = field(default_factory=dict)
+    """Each job's log tail (the whole-log vector's input; never shown to a model)."""
     discussion: str = ""
     title: str = ""
     gaps: list[str] = field(default_factory=list)
@@ -129,7 +131,7 @@ async def gather_failure(tools: ReadTools, order: WorkOrder, sha: str | None) ->
     failed = failed_statuses(statuses or [])
     jobs = failing_jobs(failed)[: budgets.BAMBOO_INCIDENT_MAX_JOBS]
     read: list[JobLog] = []
-    facts = [await _job(tools, order.project, job, out.logs, read) for job in jobs]
+    facts = [await _job(tools, order.project, job, out, read) for job in jobs]
     if facts:
         out.task.update(facts[0])
     if len(facts) > 1:
@@ -141,10 +143,10 @@ async def gather_failure(tools: ReadTools, order: WorkOrder, sha: str | None) ->
     return out
 
 
-async def _job(tools: ReadTools, project: str, job: FailedJob, logs: dict[str, str],
+async def _job(tools: ReadTools, project: str, job: FailedJob, out: Gathered,
                read: list[JobLog]) -> dict[str, Any]:
-    """One failing job's facts; its excerpt goes to `logs`, its log to `read`. External statuses have no
-    job to read."""
+    """One failing job's facts; its excerpt and tail go to `out`, its log to `read`. External statuses
+    have no job to read."""
     facts: dict[str, Any] = {"job": job.name, "stage": job.stage}
     if job.job_id is None:
         return facts
@@ -154,7 +156,9 @@ async def _job(tools: ReadTools, project: str, job: FailedJob, logs: dict[str, s
     if log is not None:
         read.append(log)
     if log is not None and log.excerpt:
-        logs[job.name] = log.excerpt
+        out.logs[job.name] = log.excerpt
+    if log is not None and log.tail:
+        out.tails[job.name] = log.tail
     return facts | job_fields(record if isinstance(record, dict) else None, log)
 
 

@@ -9,6 +9,7 @@ import pytest
 from hummingbird_agent.bamboo.accumulator import Stores
 from hummingbird_agent.bamboo.analysis import NO_EXPLORER, NOTHING_SIMILAR, CandidateCause
 from hummingbird_agent.bamboo.evidence import GraphIndex
+from hummingbird_agent.bamboo.log_vector import log_scores
 from tests.bamboo.fakes import RuleModel
 from tests.bamboo.kb import (
     CAUSE_A,
@@ -65,7 +66,8 @@ async def test_the_diagnosis_reads_only_what_its_clues_reach_and_ranks_as_over_t
         # similarity below the similar-incident bar is not in `scores` here: compare the rest
         return [(c.name, c.score, c.clue_types, c.matched, c.incidents, c.resolutions) for c in candidates]
 
-    assert evidence.candidates and ranked(whole.rank(evidence.clues, evidence.similar, scores)) == ranked(
+    logs = await log_scores(stores.vectors, stores.embedder, LIKE_A.task_logs)
+    assert evidence.candidates and ranked(whole.rank(evidence.clues, evidence.similar, scores, logs=logs)) == ranked(
         evidence.candidates)
     assert whole.novel_leads(evidence.clues["symptom"]) == evidence.novel_leads
     assert index.known_causes == len(whole.causes)

@@ -78,3 +78,13 @@ def test_every_incident_above_the_similar_bar_counts_not_only_the_listed_ones() 
     ranked = index(links, causes).rank(clues, listed, {"own#0": (0.9, "Summary")})
     assert [c.name for c in ranked] == ["own", "other"]
     assert "similar_incident" in ranked[0].clue_types
+
+
+def test_a_failure_without_a_log_is_not_scored_down_for_having_no_whole_log_to_compare() -> None:
+    causes = [cause("own")]
+    links = {("task_feature", "project=g/app"): ("own",), ("symptom", "E timeout"): ("own",)}
+    clues = {"symptom": ("E timeout",), "task_feature": ("project=g/app",)}
+    without = index(links, causes).rank(clues, (), logs={})[0].score
+    unlike = index(links, causes).rank(clues, (), logs={"other#0": 0.9})[0].score
+    alike = index(links, causes).rank(clues, (), logs={"own#0": 0.9})[0].score
+    assert unlike < without < alike

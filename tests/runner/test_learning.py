@@ -84,6 +84,9 @@ async def test_an_incident_records_the_failing_jobs_facts_and_references(gitlab_
     assert task["testing_farm"] == [{"request": "0f6a1e3e-1111-4222-8333-944445555666", "url": TF_URL}]
     assert len(task["jobs"]) == 2  # the Konflux status is a failing "job" without a GitLab job to read
     assert "ConnectionError" in gathered.logs["unit"] and gathered.gaps == []
+    # the log's end is kept for the knowledge base's whole-log vector, beside the excerpt
+    assert gathered.tails["unit"].splitlines()[-1].endswith("ERROR: Job failed: exit code 1")
+    assert "Successfully installed app-1.0" in gathered.tails["unit"]  # a line no excerpt keeps
     assert all(r.header("PRIVATE-TOKEN") == gl.read_token for r in gl.requests)
 
 

@@ -25,6 +25,9 @@ class IncidentInput:
     incident_id: str | None = None
     fix: Mapping[str, Any] = field(default_factory=dict)
     """What fixed it, when known: `commits`, `files`, `titles`, `diff` (a capped summary)."""
+    full_logs: Mapping[str, str] = field(default_factory=dict)
+    """The jobs' whole logs when `task_logs` hold only their excerpts (the whole-log vector reads these,
+    else `task_logs`); never given to a model."""
 
 
 class RepoFiles(Protocol):
