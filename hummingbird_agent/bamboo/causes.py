@@ -110,7 +110,7 @@ class CauseMerger:
         enough or the stores cannot be read."""
         new = [n.name for n in graph.of_type(NodeType.CAUSE)]
         try:
-            known = [r.name for r in await stores.graph.nodes(NodeType.CAUSE.value)]
+            known = await stores.graph.names(NodeType.CAUSE.value)
             stored = list(dict.fromkeys([*known, *sorted(self._pending)]))
             fresh = [n for n in new if n not in set(stored)]
             if not fresh or not stored:

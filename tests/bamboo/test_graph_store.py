@@ -52,6 +52,8 @@ async def test_nodes_merge_on_type_and_name_and_count_support(store: CypherGraph
     assert await store.replace_incident("B", incident("dns outage", confidence=1.0))
     [cause] = await store.nodes("Cause")
     assert (cause.name, cause.incidents, cause.frequency, cause.confidence) == ("dns outage", ("A", "B"), 2, 0.8)
+    assert await store.names("Cause") == ["dns outage"]
+    assert await store.names("Symptom") == sorted(r.name for r in await store.nodes("Symptom"))
     [edge] = await store.edges("indicate")
     assert (edge.incidents, edge.frequency, edge.confidence) == (("A", "B"), 2, 0.9)
     counts = await store.counts()

@@ -98,6 +98,10 @@ def list_nodes(label: str) -> Statement:
             "n.frequency AS frequency, n.conf_sum AS conf_sum, n.props AS props ORDER BY name", {})
 
 
+def list_names(label: str) -> Statement:
+    return f"MATCH (n:{label}) RETURN n.name AS name ORDER BY name", {}
+
+
 def list_edges(group: EdgeGroup) -> Statement:
     src, rel, tgt = group
     return (f"MATCH (s:{src})-[r:{rel}]->(t:{tgt}) RETURN s.name AS source, t.name AS target, "

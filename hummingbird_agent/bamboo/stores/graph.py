@@ -198,6 +198,9 @@ class CypherGraphStore:
         label = NodeType(node_type).value
         return [_node_row(label, r) for r in await self._session.read(*cypher.list_nodes(label))]
 
+    async def names(self, node_type: str) -> list[str]:
+        return [str(r["name"]) for r in await self._session.read(*cypher.list_names(NodeType(node_type).value))]
+
     async def clue_causes(self, clues: Mapping[str, Sequence[str]]) -> list[ClueCause]:
         out: list[ClueCause] = []
         for group in cypher.clue_groups():
