@@ -27,7 +27,7 @@ _ACCEPT_FAILED = "socket.accept() out of system resource"
 
 @dataclass(frozen=True, slots=True)
 class EdgeLimits:
-    """Connection limits of the HTTP edge (budgets.py holds the defaults)."""
+    """Connection limits of the HTTP edge (the budgets package holds the defaults)."""
 
     max_connections: int = budgets.WEBHOOK_MAX_CONNECTIONS
     header_timeout_s: float = budgets.WEBHOOK_HEADER_TIMEOUT_S
