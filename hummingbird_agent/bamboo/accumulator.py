@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.causes import CauseMerger, closest_causes
+from hummingbird_agent.bamboo.causes import CauseMerger, ExistingCause, closest_causes
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.log_vector import LOG_SECTION, log_payload, log_text
@@ -108,12 +108,21 @@ class KnowledgeAccumulator:
         self._memory = tool_memory
         self._merger = CauseMerger()
 
-    async def process(self, incident: IncidentInput, dry_run: bool = False,
-                      max_review_retries: int | None = None) -> AccumulationResult:
+    async def existing_causes(self, incidents: Sequence[IncidentInput]) -> list[tuple[ExistingCause, ...]]:
+        """The closest stored causes of each incident, read together (populate reads once a batch)."""
+        if self._stores is None:
+            return [() for _ in incidents]
+        return await closest_causes(self._stores, incidents)
+
+    async def process(self, incident: IncidentInput, dry_run: bool = False, max_review_retries: int | None = None,
+                      existing: Sequence[ExistingCause] | None = None) -> AccumulationResult:
+        """Extract, review and (unless `dry_run`) store one incident; `existing`: its closest stored causes
+        when already read (`existing_causes`), else read here."""
         limit = self._max_retries if max_review_retries is None else max_review_retries
         gid = self._extractor.incident_id(incident)
         hints = await self._extractor.prefetch_hints(incident)
-        existing = await closest_causes(self._stores, incident) if self._stores is not None else ()
+        if existing is None:
+            existing = (await self.existing_causes([incident]))[0]
         graph, review, attempts, found = await self._review_loop(incident, hints, limit,
                                                                  [c.line() for c in existing])
         if self._stores is not None:
@@ -139,7 +148,10 @@ class KnowledgeAccumulator:
         """Store processed incidents as one batch, then remember the tools of the approved ones."""
         if self._stores is None or not results:
             return
-        await store_knowledge(self._stores, [r.knowledge for r in results])
+        try:
+            await store_knowledge(self._stores, [r.knowledge for r in results])
+        finally:
+            self._merger.stored()
         for r in results:
             if r.approved:
                 await self._remember(r.knowledge)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.evidence import GraphIndex, incident_scores, symptom_lines
+from hummingbird_agent.bamboo.evidence import GraphIndex, Scores, incident_scores_many, symptom_lines
 from hummingbird_agent.bamboo.model import KnowledgeGraph, Node, NodeType
 from hummingbird_agent.bamboo.stores.base import Stores
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
@@ -42,25 +42,42 @@ class ExistingCause:
         return f"- {self.name}" + (f" — {clip(self.description, 200)}" if self.description else "")
 
 
-async def closest_causes(stores: Stores, incident: IncidentInput,
-                         limit: int = budgets.BAMBOO_REUSE_CAUSES) -> tuple[ExistingCause, ...]:
-    """The stored causes an extraction should consider reusing: those the incident's error lines and text
-    reach (ranked as a diagnosis ranks them), then the most frequent causes of its project. Fail-open:
-    an unreadable store gives none, and the model names the cause afresh."""
-    features = task_feature_names(incident.task_data)
+async def closest_causes(stores: Stores, incidents: Sequence[IncidentInput],
+                         limit: int = budgets.BAMBOO_REUSE_CAUSES) -> list[tuple[ExistingCause, ...]]:
+    """For each incident, the stored causes an extraction should consider reusing: those its error lines
+    and text reach (ranked as a diagnosis ranks them), then the most frequent causes of its project.
+    Read for all together (one graph read of what their clues reach, one vector search), each gets what
+    it would get alone: ranking looks at its own clues and similar incidents only, and a clue's
+    specificity counts every cause the clue reaches either way. Fail-open: an unreadable store gives
+    none, and the model names the cause afresh."""
+    if not incidents:
+        return []
+    features = [task_feature_names(i.task_data) for i in incidents]
+    every_feature = list(dict.fromkeys(f for fs in features for f in fs))
+    lines = list(dict.fromkeys(line for i in incidents for line in symptom_lines(i.task_logs.values())))
     try:
-        lines = symptom_lines(incident.task_logs.values())
-        index = await GraphIndex.reached(stores.graph, {"symptom": lines, "task_feature": features}, features)
+        index = await GraphIndex.reached(stores.graph, {"symptom": lines, "task_feature": every_feature},
+                                         every_feature)
         if not index.known_causes:
-            return ()
-        clues = {"symptom": index.known_symptoms(incident.task_logs.values()), "task_feature": tuple(features)}
-        texts = [*clues["symptom"], *(clip(t, budgets.BAMBOO_PROMPT_LOG_CHARS) for t in incident.task_logs.values()),
-                 clip(incident.email_text, budgets.BAMBOO_PROMPT_LOG_CHARS)]
-        scores = await incident_scores(stores.vectors, stores.embedder, texts)
-        index = await index.including(stores.graph, scores)
+            return [() for _ in incidents]
+        clues = [{"symptom": index.known_symptoms(i.task_logs.values()), "task_feature": tuple(fs)}
+                 for i, fs in zip(incidents, features, strict=True)]
+        texts = [[*c["symptom"], *(clip(t, budgets.BAMBOO_PROMPT_LOG_CHARS) for t in i.task_logs.values()),
+                  clip(i.email_text, budgets.BAMBOO_PROMPT_LOG_CHARS)] for i, c in zip(incidents, clues, strict=True)]
+        scores = await incident_scores_many(stores.vectors, stores.embedder, texts)
+        close: Scores = {}
+        for found in scores:
+            for gid, best in found.items():
+                close[gid] = max(close.get(gid, best), best)
+        index = await index.including(stores.graph, close, fixes=False)
     except AgentError as exc:
         log.warning("existing causes not read; the model names the cause without them: %s", exc)
-        return ()
+        return [() for _ in incidents]
+    return [_closest(index, c, fs, s, limit) for c, fs, s in zip(clues, features, scores, strict=True)]
+
+
+def _closest(index: GraphIndex, clues: Mapping[str, Sequence[str]], features: Sequence[str], scores: Scores,
+             limit: int) -> tuple[ExistingCause, ...]:
     # Half the list for the closest causes, the rest for the project's own: a cause of the same project
     # must not be crowded out by look-alikes from others.
     names = [c.name for c in index.rank(clues, (), scores, limit // 2)]
@@ -99,6 +116,13 @@ class CauseMerger:
     # Causes of incidents processed but maybe not stored yet (populate stores in batches): a paraphrase
     # later in the same batch merges into them as into a stored cause.
     _pending: set[str] = field(default_factory=set)
+    # The stored names as last read, kept until `stored` says the store was written: populate merges a
+    # whole batch against one read, as nothing is written before the batch is stored.
+    _known: list[str] | None = None
+
+    def stored(self) -> None:
+        """The store has been written: read its cause names afresh at the next merge."""
+        self._known = None
 
     async def _embed(self, stores: Stores, names: Sequence[str]) -> None:
         missing = [n for n in dict.fromkeys(names) if n not in self._vectors]
@@ -110,7 +134,9 @@ class CauseMerger:
         enough or the stores cannot be read."""
         new = [n.name for n in graph.of_type(NodeType.CAUSE)]
         try:
-            known = await stores.graph.names(NodeType.CAUSE.value)
+            if self._known is None:
+                self._known = await stores.graph.names(NodeType.CAUSE.value)
+            known = self._known
             stored = list(dict.fromkeys([*known, *sorted(self._pending)]))
             fresh = [n for n in new if n not in set(stored)]
             if not fresh or not stored:

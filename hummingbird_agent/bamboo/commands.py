@@ -16,6 +16,7 @@ from typing import TextIO
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.accumulator import AccumulationResult, KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.causes import ExistingCause
 from hummingbird_agent.bamboo.incidents import iter_incidents, read_lines
 from hummingbird_agent.bamboo.navigator import ReasoningNavigator
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, default_registry
@@ -86,21 +87,25 @@ async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, pat
     bar = progress if isinstance(progress, Progress) else Progress(report.total, progress or sys.stderr, "populate")
     if stores is not None:
         await _open(stores)
-    pending: list[tuple[int, AccumulationResult]] = []
     try:
-        for number, item in iter_incidents(lines):
-            failed_before = len(report.failures)
-            if isinstance(item, str):
-                report.failures.append((number, item))
-            elif (result := await _one(accumulator, item, number, max_retries, report)) is not None:
-                pending.append((number, result))
-                if show:
-                    bar.above(partial(print, render_knowledge(number, result, dry_run), file=out, flush=True))
-            if len(pending) >= budgets.BAMBOO_POPULATE_BATCH:
-                await _flush(accumulator, pending, dry_run, report)
-                pending = []
-            bar.advance(failed=len(report.failures) > failed_before)
-        await _flush(accumulator, pending, dry_run, report)
+        # A batch is stored after all of it is processed, so the store does not change within a batch:
+        # the closest existing causes of all its incidents are read together, before the first.
+        for start in range(0, len(lines), budgets.BAMBOO_POPULATE_BATCH):
+            batch = list(iter_incidents(lines[start : start + budgets.BAMBOO_POPULATE_BATCH]))
+            parsed = [item for _, item in batch if not isinstance(item, str)]
+            existing = iter(await accumulator.existing_causes(parsed))
+            pending: list[tuple[int, AccumulationResult]] = []
+            for number, item in batch:
+                failed_before = len(report.failures)
+                if isinstance(item, str):
+                    report.failures.append((number, item))
+                elif (result := await _one(accumulator, item, number, max_retries, report,
+                                           next(existing))) is not None:
+                    pending.append((number, result))
+                    if show:
+                        bar.above(partial(print, render_knowledge(number, result, dry_run), file=out, flush=True))
+                bar.advance(failed=len(report.failures) > failed_before)
+            await _flush(accumulator, pending, dry_run, report)
     finally:
         bar.finish()
         if stores is not None:
@@ -110,10 +115,10 @@ async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, pat
 
 
 async def _one(accumulator: KnowledgeAccumulator, incident: IncidentInput, number: int, max_retries: int | None,
-               report: PopulateReport) -> AccumulationResult | None:
+               report: PopulateReport, existing: Sequence[ExistingCause]) -> AccumulationResult | None:
     """Extract and review one incident; it is stored with its batch by `_flush`."""
     try:
-        return await accumulator.process(incident, dry_run=True, max_review_retries=max_retries)
+        return await accumulator.process(incident, dry_run=True, max_review_retries=max_retries, existing=existing)
     except AgentError as exc:
         log.warning("populate: line %d failed: %s", number, exc)
         report.failures.append((number, str(exc) or type(exc).__name__))

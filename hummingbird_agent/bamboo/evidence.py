@@ -10,6 +10,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import islice
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.analysis import CandidateCause, PastIncident, Resolution
@@ -142,9 +143,9 @@ class GraphIndex:
                    {k: tuple(v) for k, v in feature_symptoms.items()}, symptoms,
                    await store.count(NodeType.CAUSE.value))
 
-    async def including(self, store: GraphStore, scores: Scores) -> GraphIndex:
-        """This index with the causes of the incidents `scores` rates similar enough to count, and the
-        resolutions and investigation procedures of every cause it holds."""
+    async def including(self, store: GraphStore, scores: Scores, fixes: bool = True) -> GraphIndex:
+        """This index with the causes of the incidents `scores` rates similar enough to count, and with
+        `fixes` the resolutions and investigation procedures of every cause it holds."""
         close = sorted(gid for gid, (score, _) in scores.items() if score >= budgets.BAMBOO_SIMILAR_MIN_SCORE)
         causes = dict(self.causes)
         for rows in (await store.causes_of_incidents(close)).values() if close else ():
@@ -152,7 +153,7 @@ class GraphIndex:
         names = sorted(causes)
         resolutions: dict[str, list[Resolution]] = defaultdict(list)
         procedures: dict[str, list[NodeRow]] = defaultdict(list)
-        if names:
+        if names and fixes:
             for cause, row in await store.linked(NodeType.CAUSE.value, RelType.SOLVED_BY.value,
                                                  NodeType.RESOLUTION.value, names):
                 resolutions[cause].append(_resolution(row.name, row))
@@ -252,15 +253,28 @@ async def failure_lines(store: GraphStore, feature: str, limit: int = budgets.EX
 async def incident_scores(vectors: VectorStore, embedder: Embedder, texts: Sequence[str],
                           exclude: str = "") -> Scores:
     """Step one: stored texts like the failure's -> incident ids with their best scores."""
-    queries = [t for t in dict.fromkeys(t.strip() for t in texts) if t][: budgets.BAMBOO_VECTOR_QUERIES]
-    best: Scores = {}
-    embedded = await embedder.embed(queries) if queries else []
-    for hits in await vectors.search_sections(embedded, FAILURE_SECTIONS, budgets.BAMBOO_VECTOR_HITS):
-        for hit in hits:
-            gid = str(hit.payload.get("incident_id", ""))
-            if gid and gid != exclude and hit.score > best.get(gid, (0.0, ""))[0]:
-                best[gid] = (hit.score, str(hit.payload.get("name", "")))
-    return best
+    return (await incident_scores_many(vectors, embedder, [texts], exclude))[0]
+
+
+async def incident_scores_many(vectors: VectorStore, embedder: Embedder, texts: Sequence[Sequence[str]],
+                               exclude: str = "") -> list[Scores]:
+    """Step one for several failures with one embedding call and one search: for each, what
+    `incident_scores` gives it alone."""
+    queries = [[t for t in dict.fromkeys(t.strip() for t in group) if t][: budgets.BAMBOO_VECTOR_QUERIES]
+               for group in texts]
+    flat = [q for group in queries for q in group]
+    embedded = await embedder.embed(flat) if flat else []
+    found = iter(await vectors.search_sections(embedded, FAILURE_SECTIONS, budgets.BAMBOO_VECTOR_HITS) if flat else [])
+    out: list[Scores] = []
+    for group in queries:  # the hit lists come per query, per section, in order
+        best: Scores = {}
+        for hits in islice(found, len(group) * len(FAILURE_SECTIONS)):
+            for hit in hits:
+                gid = str(hit.payload.get("incident_id", ""))
+                if gid and gid != exclude and hit.score > best.get(gid, (0.0, ""))[0]:
+                    best[gid] = (hit.score, str(hit.payload.get("name", "")))
+        out.append(best)
+    return out
 
 
 async def similar_incidents(vectors: VectorStore, scores: Scores) -> tuple[PastIncident, ...]:
