@@ -1,4 +1,4 @@
-"""`bamboo populate` and `bamboo stats`: learn incidents from JSONL, summarise the knowledge base."""
+"""The `bamboo` commands: populate (bamboo.populate), stats, analyze, index-docs / index-source."""
 
 from __future__ import annotations
 
@@ -10,15 +10,14 @@ import logging
 import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import TextIO
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.accumulator import AccumulationResult, KnowledgeAccumulator, Stores
-from hummingbird_agent.bamboo.causes import ExistingCause
-from hummingbird_agent.bamboo.incidents import iter_incidents, read_lines
+from hummingbird_agent.bamboo.accumulator import Stores
+from hummingbird_agent.bamboo.incidents import read_lines
 from hummingbird_agent.bamboo.navigator import ReasoningNavigator
+from hummingbird_agent.bamboo.populate import close_stores, open_stores, populate
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, default_registry
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import AgentError, ConfigError
@@ -26,24 +25,6 @@ from hummingbird_agent.observability import setup_logging
 from hummingbird_agent.progress import Progress
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class PopulateReport:
-    total: int = 0
-    stored: int = 0
-    with_warning: int = 0
-    failures: list[tuple[int, str]] = field(default_factory=list)
-
-    def render(self, path: str, dry_run: bool) -> str:
-        verb = "would store (dry run, nothing written)" if dry_run else "stored"
-        short = "would be stored" if dry_run else "stored"
-        lines = [f"populate: {self.total} incidents from {path}",
-                 f"  {verb}: {self.stored}",
-                 f"  rejected by the reviewer, best result {short} with a warning: {self.with_warning}",
-                 f"  failed: {len(self.failures)}"]
-        lines += [f"    line {n}: {reason}" for n, reason in self.failures]
-        return "\n".join(lines)
 
 
 @contextlib.contextmanager
@@ -61,106 +42,10 @@ def bar_logging(loaded: LoadedConfig, bar: Progress, on: bool = True) -> Iterato
         root.setLevel(level)
 
 
-def render_knowledge(number: int, result: AccumulationResult, dry_run: bool) -> str:
-    """What one incident adds to the knowledge base: its id, review verdict, summary, nodes and edges."""
-    knowledge = result.knowledge
-    verb = "would store" if dry_run else "stored"
-    verdict = "approved" if result.approved else "rejected: " + "; ".join(result.review.issues)[:300]
-    lines = [f"line {number}: {verb} incident {knowledge.incident_id} ({verdict}, {result.attempts} attempt(s))",
-             f"  summary: {knowledge.summary}"]
-    by_type: dict[str, list[str]] = {}
-    for node in knowledge.graph.nodes:
-        by_type.setdefault(node.type.value, []).append(node.name)
-    lines += [f"  {kind}: " + "; ".join(names) for kind, names in by_type.items()]
-    lines += [f"  edge: {e.source[1]} -{e.type.value}-> {e.target[1]}" for e in knowledge.graph.edges]
-    return "\n".join(lines)
-
-
-async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, path: str, dry_run: bool,
-                   max_retries: int | None, out: TextIO | None = None, progress: Progress | TextIO | None = None,
-                   show: bool = False) -> int:
-    """Learn every incident of a JSONL file; a bad line or a failed incident is reported and skipped. With
-    `show`, what each incident adds is printed to `out`."""
-    out = out or sys.stdout
-    lines = read_lines(path)
-    report = PopulateReport(total=len(lines))
-    bar = progress if isinstance(progress, Progress) else Progress(report.total, progress or sys.stderr, "populate")
-    if stores is not None:
-        await _open(stores)
-    try:
-        # A batch is stored after all of it is processed, so the store does not change within a batch:
-        # the closest existing causes of all its incidents are read together, before the first.
-        for start in range(0, len(lines), budgets.BAMBOO_POPULATE_BATCH):
-            batch = list(iter_incidents(lines[start : start + budgets.BAMBOO_POPULATE_BATCH]))
-            parsed = [item for _, item in batch if not isinstance(item, str)]
-            existing = iter(await accumulator.existing_causes(parsed))
-            pending: list[tuple[int, AccumulationResult]] = []
-            for number, item in batch:
-                failed_before = len(report.failures)
-                if isinstance(item, str):
-                    report.failures.append((number, item))
-                elif (result := await _one(accumulator, item, number, max_retries, report,
-                                           next(existing))) is not None:
-                    pending.append((number, result))
-                    if show:
-                        bar.above(partial(print, render_knowledge(number, result, dry_run), file=out, flush=True))
-                bar.advance(failed=len(report.failures) > failed_before)
-            await _flush(accumulator, pending, dry_run, report)
-    finally:
-        bar.finish()
-        if stores is not None:
-            await _close(stores)
-    print(report.render(path, dry_run), file=out)
-    return 1 if report.failures else 0
-
-
-async def _one(accumulator: KnowledgeAccumulator, incident: IncidentInput, number: int, max_retries: int | None,
-               report: PopulateReport, existing: Sequence[ExistingCause]) -> AccumulationResult | None:
-    """Extract and review one incident; it is stored with its batch by `_flush`."""
-    try:
-        return await accumulator.process(incident, dry_run=True, max_review_retries=max_retries, existing=existing)
-    except AgentError as exc:
-        log.warning("populate: line %d failed: %s", number, exc)
-        report.failures.append((number, str(exc) or type(exc).__name__))
-        return None
-
-
-async def _flush(accumulator: KnowledgeAccumulator, pending: list[tuple[int, AccumulationResult]], dry_run: bool,
-                 report: PopulateReport) -> None:
-    if not dry_run:
-        try:
-            await accumulator.store([result for _, result in pending])
-        except AgentError as exc:
-            log.warning("populate: storing lines %s failed: %s", ", ".join(str(n) for n, _ in pending), exc)
-            report.failures += [(number, f"not stored: {exc}") for number, _ in pending]
-            return
-    for _, result in pending:
-        if result.approved:
-            report.stored += 1
-        else:
-            report.with_warning += 1
-
-
-async def _open(stores: Stores) -> None:
-    await stores.graph.open()
-    try:
-        await stores.vectors.open()
-    except BaseException:
-        await stores.graph.aclose()
-        raise
-
-
-async def _close(stores: Stores) -> None:
-    try:
-        await stores.vectors.aclose()
-    finally:
-        await stores.graph.aclose()
-
-
 async def stats(stores: Stores, out: TextIO | None = None) -> int:
     """Counts per node and edge type, vector points per section, top causes."""
     out = out or sys.stdout
-    await _open(stores)
+    await open_stores(stores)
     try:
         counts = await stores.graph.counts()
         causes = await stores.graph.top_causes(budgets.BAMBOO_TOP_CAUSES)
@@ -168,7 +53,7 @@ async def stats(stores: Stores, out: TextIO | None = None) -> int:
                             ("Summary", "Symptom", "Cause", "Resolution", "Task_Context")})
         points = await stores.vectors.count()
     finally:
-        await _close(stores)
+        await close_stores(stores)
     lines = [f"incidents: {counts.incidents}",
              "nodes: " + ", ".join(f"{k} {v}" for k, v in counts.nodes.items()),
              "edges: " + ", ".join(f"{k} {v}" for k, v in counts.edges.items()),
@@ -249,7 +134,7 @@ def analyze_command(loaded: LoadedConfig, paths: Sequence[str], as_json: bool) -
     async def run() -> int:
         failed = 0
         try:
-            await _open(stores)
+            await open_stores(stores)
             try:
                 for path, incident in zip(paths, incidents, strict=True):
                     ok = await _analyze_one(navigator, incident, path, as_json, len(incidents) > 1, bar)
@@ -258,7 +143,7 @@ def analyze_command(loaded: LoadedConfig, paths: Sequence[str], as_json: bool) -
                         bar.advance(failed=not ok)
             finally:
                 bar.finish()
-                await _close(stores)
+                await close_stores(stores)
         except AgentError as exc:
             return service.report_error(exc)
         finally:

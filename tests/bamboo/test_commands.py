@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
-from hummingbird_agent.bamboo.commands import populate, stats
+from hummingbird_agent.bamboo.commands import stats
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.populate import populate
 from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator
-from hummingbird_agent.bamboo.commands import populate
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.populate import populate
 from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
 from hummingbird_agent.bamboo.strategies.causal import cause_name

@@ -106,7 +106,9 @@ class SectionMatrix:
             # Elementwise and summed per row (not BLAS, whose blocking can round equal rows differently), so
             # equal vectors score exactly alike and their order by id holds.
             exact = (rows[candidates].astype(np.float64) * queries[j]).sum(axis=1)
-            ranked = sorted(((-float(s), self._ids[i]) for i, s in zip(candidates, exact, strict=True)
-                             if not min_score or s >= min_score))
-            out.append([(pid, -score) for score, pid in ranked[:limit]])
+            if min_score:
+                candidates, exact = candidates[exact >= min_score], exact[exact >= min_score]
+            ids = np.array([self._ids[i] for i in candidates], dtype=str)
+            order = np.lexsort((ids, -exact))[:limit]  # best score first, then by id
+            out.append([(str(ids[i]), float(exact[i])) for i in order])
         return out
