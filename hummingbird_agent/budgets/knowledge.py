@@ -182,6 +182,8 @@ PANDA_HINT_SOURCES = 2
 PANDA_HINT_TOTAL_CHARS = 3000
 
 # Incidents `bamboo populate` stores per write (one graph transaction, one embedding call, one vector
-# upsert). A ladybug write costs about 40 ms alone and 9 ms per incident in a batch of 200 on a busy
-# 2-core host; a failed batch reports each of its incidents as failed (re-running is idempotent).
+# upsert), and whose closest existing causes it reads at once before the batch. A ladybug write costs
+# about 40 ms alone and 9 ms per incident in a batch of 200 on a busy 2-core host; a bigger batch also
+# shows its later incidents fewer of the causes learned just before them (the name merge still sees
+# them). A failed batch reports each of its incidents as failed (re-running is idempotent).
 BAMBOO_POPULATE_BATCH = 50

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import re
@@ -81,6 +82,7 @@ async def test_populating_twice_is_idempotent_and_reprocessing_changes_only_its_
     data.write_text("\n".join(incident_line(n) for n in range(100)) + "\n")
     first = await run(tmp_path, data)
     assert "populate: 100 incidents" in first and "stored: 100" in first and "failed: 0" in first
+    assert gc.get_freeze_count() == 0  # the collector is left as the run found it
     before = await state(tmp_path)
     await run(tmp_path, data)
     assert await state(tmp_path) == before
