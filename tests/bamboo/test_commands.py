@@ -123,6 +123,9 @@ async def test_stats_lists_counts_and_top_causes(tmp_path: Path) -> None:
     assert "incidents: 6" in text and "Cause 4" in text and "indicate 4" in text
     assert "1. flaky dns (incidents 2" in text and "2. npm mirror outage (incidents 2" in text
     assert "resolutions: fix for npm mirror outage" in text
+    total, sections = re.search(r"vector points: (\d+) \((.*)\)", text).groups()
+    per_section = dict(part.rsplit(" ", 1) for part in sections.split(", "))
+    assert per_section["Log"] == "6" and sum(map(int, per_section.values())) == int(total), text
 
 
 def test_cli_populate_with_a_scripted_model_then_stats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
