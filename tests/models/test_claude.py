@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 
+import jsonschema
 import pytest
 
+from hummingbird_agent.bamboo.strategies.causal import EXTRACT_SCHEMA
 from hummingbird_agent.models import ModelRequest, ToolCall, ToolDeclaration, tool_message, user_text
 from hummingbird_agent.models.claude import output_schema
 from hummingbird_agent.models.errors import ModelBadRequest
@@ -157,3 +159,17 @@ async def test_another_bad_request_is_not_retried_without_the_schema(anthropic_s
         await model.generate(json_request("claude-test"))
     await model.aclose()
     assert len(anthropic_server.requests) == 1
+
+
+def test_the_extraction_schema_as_claude_gets_it_admits_every_field_the_extraction_reads() -> None:
+    cause = "npm mirror down"
+    answer = {  # the prompt's shape (extract_system.md) but for `parameters`, a free-form map
+        "causes": [{"name": cause, "description": "d", "confidence": 0.9, "symptoms": ["s"], "features": ["f"]}],
+        "resolutions": [{"name": "use the internal mirror", "description": "d", "steps": ["edit .npmrc"],
+                         "cause": cause}],
+        "procedures": [{"name": "read the job log", "description": "d", "tools": ["gitlab_get_job_log"],
+                        "cause": cause, "depends_on": [{"name": "find the failed job", "reason": "its id"}]}],
+        "components": [{"name": "npm", "system": "node", "version": "10", "cause": cause}],
+        "environments": [{"name": "shared runner", "category": "runner", "cause": cause}],
+        "context": [{"name": "mirror outage", "description": "a passage"}]}
+    jsonschema.validate(answer, output_schema(EXTRACT_SCHEMA))
