@@ -157,10 +157,10 @@ def output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
             unenforced[key] = value
         elif key in ("properties", "$defs", "definitions") and isinstance(value, Mapping):
             out[key] = {name: _subschema(sub) for name, sub in value.items()}
-        elif key in ("anyOf", "allOf", "oneOf") and isinstance(value, list):
-            out["anyOf" if key == "oneOf" else key] = [_subschema(sub) for sub in value]
+        elif key in ("anyOf", "allOf", "oneOf", "items"):
+            out["anyOf" if key == "oneOf" else key] = _subschema(value)
         else:
-            out[key] = _subschema(value) if key == "items" else value
+            out[key] = value
     kinds = schema.get("type")
     if "properties" in schema or kinds == "object" or (isinstance(kinds, list) and "object" in kinds):
         out["additionalProperties"] = False
@@ -176,6 +176,8 @@ def _unenforced(key: str, value: Any) -> bool:
 
 
 def _subschema(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_subschema(sub) for sub in value]
     return output_schema(value) if isinstance(value, Mapping) else value
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import anthropic
 import jsonschema
 import pytest
 
@@ -173,3 +174,18 @@ def test_the_extraction_schema_as_claude_gets_it_admits_every_field_the_extracti
         "environments": [{"name": "shared runner", "category": "runner", "cause": cause}],
         "context": [{"name": "mirror outage", "description": "a passage"}]}
     jsonschema.validate(answer, output_schema(EXTRACT_SCHEMA))
+
+
+async def test_the_fake_holds_structured_output_to_what_the_api_allows(anthropic_server: AnthropicServer) -> None:
+    client = anthropic.AsyncAnthropic(api_key="test-key", base_url=anthropic_server.url, max_retries=0)
+    closed = {"type": "object", "properties": {"cause": {"type": "string"}}, "additionalProperties": False}
+    ask = {"model": "claude-test", "max_tokens": 100, "messages": [{"role": "user", "content": "log"}]}
+    with pytest.raises(anthropic.BadRequestError, match="additionalProperties"):
+        await client.messages.create(**ask, output_config={"format": {"type": "json_schema", "schema": {
+            "type": "object", "properties": {"cause": {"type": "string"}}}}})
+    anthropic_server.script(text_turn('{"cause": 1}'))
+    with pytest.raises(anthropic.InternalServerError):
+        await client.messages.create(**ask, output_config={"format": {"type": "json_schema", "schema": closed}})
+    await client.close()
+    assert anthropic_server.errors and "does not match the output schema" in anthropic_server.errors[0]
+    anthropic_server.errors.clear()  # reported, as a broken script fails its test
