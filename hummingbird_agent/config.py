@@ -1,4 +1,5 @@
-"""config.yaml: loading, validation and environment overrides (the schema is in config_schema.py).
+"""config.yaml: loading, validation and environment overrides (the schema is in config_schema.py and
+config_bamboo.py).
 
 This is the only module that reads `os.environ`. Secrets never live in the file: the YAML names the
 environment variables that hold them, and `LoadedConfig.secret()` looks them up in the snapshot taken at load.
@@ -15,13 +16,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from hummingbird_agent.config_schema import (
-    BambooConfig,
     Config,
     DataSourcesConfig,
-    EmbeddingsConfig,
     GitLabConfig,
     GitLabSourceConfig,
-    GraphStoreConfig,
     KonfluxSourceConfig,
     ModelConfig,
     ProjectConfig,
@@ -31,7 +29,6 @@ from hummingbird_agent.config_schema import (
     TestingFarmSourceConfig,
     TriggerRule,
     TriggerRules,
-    VectorStoreConfig,
     WebhookConfig,
     WorkflowConfig,
 )
@@ -40,15 +37,12 @@ from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.model_targets import all_targets, embedding_connection
 
 __all__ = [
-    "BambooConfig",
     "Config",
     "DEFAULT_CONFIG_ENV",
     "DataSourcesConfig",
     "ENV_OVERRIDES",
-    "EmbeddingsConfig",
     "GitLabConfig",
     "GitLabSourceConfig",
-    "GraphStoreConfig",
     "KonfluxSourceConfig",
     "LoadedConfig",
     "ModelConfig",
@@ -59,7 +53,6 @@ __all__ = [
     "TestingFarmSourceConfig",
     "TriggerRule",
     "TriggerRules",
-    "VectorStoreConfig",
     "WebhookConfig",
     "WorkflowConfig",
     "check_role",

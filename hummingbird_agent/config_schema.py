@@ -1,7 +1,8 @@
-"""The config.yaml schema: one pydantic model per component, composed into `Config`.
+"""The config.yaml schema: one pydantic model per component, composed into `Config`; the knowledge base's
+section is in config_bamboo.py.
 
-Every field has a docstring with its unit. Loading, validation messages and environment overrides live in
-config.py, which re-exports these classes.
+Every field has a docstring with its unit (the README's config reference is generated from them). Loading,
+validation messages and environment overrides live in config.py, which re-exports the service's sections.
 """
 
 from __future__ import annotations
@@ -11,17 +12,22 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, field_validator, model_validator
 
 from hummingbird_agent import budgets
-from hummingbird_agent.config_types import StrictModel, compiled_regexes, number, url_path, whole
+from hummingbird_agent.config_bamboo import BambooConfig
+from hummingbird_agent.config_types import (
+    Provider,
+    StrictModel,
+    compiled_regexes,
+    number,
+    require_for_backend,
+    url_path,
+    whole,
+)
 
 _MiB = 1024 * 1024
 _GiB = 1024 * _MiB
 
 
-class _Model(StrictModel):
-    """Every section: unknown keys refused, `*_env` values are variable names, numbers strict."""
-
-
-class GitLabConfig(_Model):
+class GitLabConfig(StrictModel):
     url: str = "https://gitlab.com"
     """Base URL of the GitLab instance."""
     token_env: str = "HUMMINGBIRD_GITLAB_TOKEN"
@@ -30,10 +36,7 @@ class GitLabConfig(_Model):
     """Informational only; the bot is identified by the token's `/user` id, never by name."""
 
 
-Provider = Literal["gemini", "anthropic", "openai"]
-
-
-class ModelConnection(_Model):
+class ModelConnection(StrictModel):
     """Where a model is served; every key unset here falls back to the top-level `model` section."""
 
     provider: Provider | None = None
@@ -60,7 +63,7 @@ class WorkflowModel(ModelConnection):
     """Model name passed to the provider."""
 
 
-class ModelConfig(_Model):
+class ModelConfig(StrictModel):
     provider: Literal["gemini", "anthropic", "openai", "scripted"] = "gemini"
     """`gemini`, `anthropic` or `openai` (see ModelConnection); `scripted` replays turns from `script` (demos,
     replays, tests)."""
@@ -85,14 +88,14 @@ class ModelConfig(_Model):
     """Prompt tokens per call before the final turn is forced."""
 
 
-class TriggerRule(_Model):
+class TriggerRule(StrictModel):
     include: tuple[str, ...] = ()
     """Patterns that must match (empty: everything matches). Globs for users/branches, regexes for titles."""
     exclude: tuple[str, ...] = ()
     """Patterns that reject the event even when `include` matched."""
 
 
-class TriggerRules(_Model):
+class TriggerRules(StrictModel):
     statuses: tuple[str, ...] = ("failed",)
     """Pipeline statuses that trigger an automatic run (pipeline events only)."""
     users: TriggerRule = TriggerRule()
@@ -109,7 +112,7 @@ class TriggerRules(_Model):
         return value
 
 
-class ProjectConfig(_Model):
+class ProjectConfig(StrictModel):
     max_runs_per_mr: Annotated[int, whole(0, 1000, "threads")] = 5
     """Threads one workflow may open on one MR automatically (commands and replies are not counted)."""
     internal_notes: bool = False
@@ -122,12 +125,12 @@ class ProjectConfig(_Model):
     """Bamboo: expose the knowledge base as tools to this project's analyses."""
 
 
-class GitLabSourceConfig(_Model):
+class GitLabSourceConfig(StrictModel):
     token_env: str = "GITLAB_READ_TOKEN"
     """Env var holding the read token the GitLab tools use (not the bot's write token)."""
 
 
-class KonfluxSourceConfig(_Model):
+class KonfluxSourceConfig(StrictModel):
     cluster_url: str
     """Konflux cluster URL; the UI and PipelineRun links derive from its domain."""
     kubeconfig_env: str = "KONFLUX_KUBECONFIG"
@@ -136,14 +139,14 @@ class KonfluxSourceConfig(_Model):
     """Kubearchive base URL for completed resources; None queries only the live API."""
 
 
-class TestingFarmSourceConfig(_Model):
+class TestingFarmSourceConfig(StrictModel):
     api_url: str = "https://api.testing-farm.io"
     """Testing Farm API base URL."""
     artifacts_base: str = "https://artifacts.osci.redhat.com/testing-farm"
     """The only prefix test logs may be fetched from (SSRF guard)."""
 
 
-class DataSourcesConfig(_Model):
+class DataSourcesConfig(StrictModel):
     gitlab: GitLabSourceConfig | None = None
     konflux: KonfluxSourceConfig | None = None
     testing_farm: TestingFarmSourceConfig | None = None
@@ -153,7 +156,7 @@ class DataSourcesConfig(_Model):
         return [name for name in ("gitlab", "konflux", "testing_farm") if getattr(self, name) is not None]
 
 
-class WorkflowConfig(_Model):
+class WorkflowConfig(StrictModel):
     description: str
     """One line shown by `/hummingbird help`."""
     prompt: str
@@ -176,7 +179,7 @@ class WorkflowConfig(_Model):
     failure; these need `bamboo.enabled`)."""
 
 
-class QueuesConfig(_Model):
+class QueuesConfig(StrictModel):
     backend: Literal["embedded", "sqs"] = "embedded"
     """`embedded` is a durable SQLite queue on this machine; `sqs` uses AWS SQS (or a compatible endpoint)."""
     ingress_url: str | None = None
@@ -212,7 +215,7 @@ class QueuesConfig(_Model):
         return self
 
 
-class WebhookConfig(_Model):
+class WebhookConfig(StrictModel):
     enabled: bool = True
     """Serve the GitLab webhook endpoint (single-machine mode, or teams without SNS)."""
     host: str = "127.0.0.1"
@@ -229,7 +232,7 @@ class WebhookConfig(_Model):
     """Largest accepted webhook body, bytes; larger ones get 413."""
 
 
-class SessionsConfig(_Model):
+class SessionsConfig(StrictModel):
     backend: Literal["local", "s3"] = "local"
     """Where session state (context.json, transcript.md, sandbox.tar.gz) is kept."""
     directory: str = "var/sessions"
@@ -241,12 +244,11 @@ class SessionsConfig(_Model):
 
     @model_validator(mode="after")
     def _bucket_for_s3(self) -> SessionsConfig:
-        if self.backend == "s3" and not self.s3_bucket:
-            raise ValueError("s3_bucket is required with backend s3")
+        require_for_backend(self, "s3", "s3_bucket")
         return self
 
 
-class SandboxConfig(_Model):
+class SandboxConfig(StrictModel):
     backend: Literal["podman", "k8s", "k8s-pool"] = "podman"
     """Where model-requested commands run."""
     image: str = "localhost/hummingbird-sandbox:latest"
@@ -271,111 +273,7 @@ class SandboxConfig(_Model):
     """Pool backend: seconds to wait for a Ready standby pod before creating a pod directly."""
 
 
-class GraphStoreConfig(_Model):
-    backend: Literal["embedded", "neo4j"] = "embedded"
-    """`embedded` needs no server; `neo4j` connects to `uri`."""
-    path: str = "var/graph"
-    """Embedded store location, relative to the config file."""
-    uri: str | None = None
-    """Neo4j bolt/neo4j URI."""
-    user_env: str = "NEO4J_USER"
-    """Env var holding the Neo4j user."""
-    password_env: str = "NEO4J_PASSWORD"
-    """Env var holding the Neo4j password."""
-    database: str | None = None
-    """Neo4j database name; None uses the server's default database."""
-
-    @model_validator(mode="after")
-    def _uri_for_neo4j(self) -> GraphStoreConfig:
-        if self.backend == "neo4j" and not self.uri:
-            raise ValueError("uri is required with backend neo4j")
-        return self
-
-
-class VectorStoreConfig(_Model):
-    url: str | None = None
-    """Qdrant server URL; None uses Qdrant local mode at `path`."""
-    path: str = "var/qdrant"
-    """Local-mode directory, relative to the config file."""
-    api_key_env: str = "QDRANT_API_KEY"
-    """Env var holding the Qdrant API key (server mode)."""
-    collection: str = "bamboo"
-    """Collection name; sections live in the payload."""
-
-
-class EmbeddingsConfig(_Model):
-    provider: Literal["hashing", "gemini", "openai", "minilm"] = "hashing"
-    """`gemini` (API key or Vertex AI) or `openai` (any OpenAI-compatible endpoint, Ollama included) in
-    production, `minilm` offline, `hashing` deterministic (tests, no model). Anthropic has no embeddings: a
-    Claude deployment names one of these."""
-    model: str = "gemini-embedding-001"
-    """Embedding model name for the gemini / openai provider (e.g. text-embedding-3-small, nomic-embed-text)."""
-    api_key_env: str | None = None
-    """Env var of the embedding provider's key; default: the `model` section's when it is the same provider."""
-    base_url: str | None = None
-    """Embedding endpoint; default: the `model` section's when it is the same provider."""
-    dimensions: Annotated[int, whole(1, 65_536, "vector components")] = 384
-    """Vector size."""
-
-
-class PandaConfig(_Model):
-    """The panda strategy's PanDA access and offline indexes; credentials are named env vars, never values."""
-
-    url: str | None = None
-    """PanDA server API base, e.g. https://pandaserver.cern.ch:25443/api/v1; None: no PanDA server tools."""
-    log_url: str | None = None
-    """Base serving job logs as <log_url>/<PandaID>/<file> (payload.stdout); None: no job-log tools."""
-    token_env: str | None = None
-    """Env var holding the user's OIDC ID token (sent as a Bearer header)."""
-    auth_vo: str | None = None
-    """The VO sent as the Origin header with the OIDC token (PanDA's PANDA_AUTH_VO)."""
-    x509_proxy_env: str | None = None
-    """Env var holding the path of the user's X.509 proxy file (client certificate and key)."""
-    ca_path_env: str | None = None
-    """Env var holding a CA bundle file or directory to verify the server; unset: the system's."""
-    timeout_s: Annotated[float, number(0.1, 3600, "seconds")] = budgets.PANDA_HTTP_TIMEOUT_S
-    """Seconds per PanDA request."""
-    index_dir: str = "var/panda_index"
-    """Where `bamboo index-docs/index-source` store the offline indexes, relative to the config file."""
-    cli_help_dir: str | None = None
-    """Folder of prun.txt / pathena.txt (their --help text) for fetch_cli_options, relative to the config."""
-
-
-class BambooConfig(_Model):
-    enabled: bool = False
-    """Turn the knowledge base on."""
-    extraction_strategy: str = "gitlab_ci"
-    """Active extraction strategy (EXTRACTION_STRATEGY overrides)."""
-    provider: Provider | None = None
-    """Provider of the knowledge base's calls (LLM_PROVIDER overrides); default `model.provider`, served
-    with the `model` section's connection when it is the same provider."""
-    model: str | None = None
-    """Model of extraction, review and diagnosis calls (LLM_MODEL overrides); default gemini-2.5-flash /
-    claude-haiku-4-5 / gpt-4.1-mini."""
-    base_url: str | None = None
-    """Endpoint of the knowledge base's provider when it is not the `model` section's one."""
-    api_key_env: str | None = None
-    """Env var of that provider's key when it is not the `model` section's one."""
-    max_review_retries: Annotated[int, whole(0, 100, "retries")] = budgets.BAMBOO_MAX_REVIEW_RETRIES
-    """Re-extractions after reviewer rejections; when the last one is rejected too, the best result is stored
-    with a warning (`bamboo populate --max-retries` overrides it per run)."""
-    pseudonym_salt_env: str = "BAMBOO_PSEUDONYM_SALT"
-    """Env var holding the salt of pseudonymised identity fields (panda strategy); unset means no salt."""
-    exploratory_threshold: Annotated[float, number(0, 1, "(confidence)")] = 0.5
-    """Diagnosis confidence below which exploratory investigation runs."""
-    mcp_servers_config: str | None = None
-    """Path of the external MCP servers JSON (MCP_SERVERS_CONFIG overrides)."""
-    explore: bool = False
-    """Run the ContextEnricher: on the accumulator's first rejection and in the navigator's exploratory and
-    procedure hooks. Off by default because its orchestration code runs in the sandbox (Podman or
-    Kubernetes); when off, `bamboo populate/analyze` need no sandbox and the hooks report no explorer."""
-    graph: GraphStoreConfig = GraphStoreConfig()
-    vectors: VectorStoreConfig = VectorStoreConfig()
-    embeddings: EmbeddingsConfig = EmbeddingsConfig()
-    panda: PandaConfig = PandaConfig()
-
-
-class Config(_Model):
+class Config(StrictModel):
     gitlab: GitLabConfig = GitLabConfig()
     model: ModelConfig = ModelConfig()
     queues: QueuesConfig = QueuesConfig()

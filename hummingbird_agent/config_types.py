@@ -6,12 +6,14 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, PlainValidator, ValidationInfo, field_validator
 
 # What an `*_env` value must look like: the name of an environment variable, never its value.
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+# A model provider a model connection or the knowledge base may name.
+Provider = Literal["gemini", "anthropic", "openai"]
 
 
 def _shown(value: Any) -> str:
@@ -101,6 +103,12 @@ def compiled_regexes(patterns: tuple[str, ...]) -> tuple[str, ...]:
         except re.error as exc:
             raise ValueError(f"invalid regular expression {pattern[:80]!r} ({exc})") from None
     return patterns
+
+
+def require_for_backend(section: BaseModel, backend: str, key: str) -> None:
+    """ValueError when `section` selects `backend` but leaves `key`, which that backend needs, unset."""
+    if getattr(section, "backend", None) == backend and not getattr(section, key):
+        raise ValueError(f"{key} is required with backend {backend}")
 
 
 def url_path(value: str) -> str:

@@ -90,6 +90,13 @@ BAMBOO_FIX_FILE_DIFF_LINES = 12
 # this many characters (a job definition is typically 0.2-1 KB).
 BAMBOO_CI_CONFIG_MAX_CHARS = 512 * 1024
 BAMBOO_CI_HINT_CHARS = 2000
+# Files of that config read for one hint, `.gitlab-ci.yml` and the files it includes from its own repository
+# (nested includes too), and their characters together: each file is one API request, and real projects split
+# their CI config into a handful of files (GitLab itself allows 150 includes). Files past either bound are
+# not read; the hint then comes from the files read. The total leaves room for one file of the largest size
+# parsed plus its includes.
+BAMBOO_CI_CONFIG_MAX_FILES = 20
+BAMBOO_CI_CONFIG_TOTAL_CHARS = 2 * BAMBOO_CI_CONFIG_MAX_CHARS
 # Exploration results handed to the extractor as context: at most this many, each cut to this many
 # characters (they sit beside the log excerpts, BAMBOO_PROMPT_LOG_CHARS each).
 BAMBOO_EXPLORATION_HINTS = 8

@@ -12,7 +12,7 @@ from hummingbird_agent.bamboo.incidents import parse_incident
 from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.model import NodeType
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, RepoFiles, StrategyDeps, default_registry
-from hummingbird_agent.bamboo.strategies.ci_config import job_definition
+from hummingbird_agent.bamboo.strategies.ci_config import job_definition, parse_config
 from hummingbird_agent.config import (
     Config,
     DataSourcesConfig,
@@ -71,22 +71,25 @@ def workflow_files(tmp_path: Path, server: GitLabServer) -> WorkflowFiles:
 
 
 def test_job_definition_applies_extends_and_defaults() -> None:
-    definition = job_definition(CI, "unit 2/4")
+    definition = job_definition(parse_config(CI), "unit 2/4")
     assert definition is not None
     assert definition.splitlines() == [
         "stage: test", "image: python:3.12", "tags:", "- docker", "before_script:", "- pip install -e .",
         "script:", "- - '!reference'", "  - .setup", "  - script", "- pytest -q", "rules:",
         "- if: $CI_MERGE_REQUEST_IID"]
-    assert job_definition(CI, "unit: [py3.12]") == definition  # a parallel:matrix name
+    assert job_definition(parse_config(CI), "unit: [py3.12]") == definition  # a parallel:matrix name
 
 
 def test_job_definition_is_none_when_it_cannot_be_read() -> None:
-    assert job_definition("include: [{local: ci/tests.yml}]\n", "unit") is None  # defined in an include
-    assert job_definition("unit: [unclosed\n", "unit") is None
-    assert job_definition("- a list\n", "unit") is None
-    assert job_definition("unit: {script: [make]}\n#" + "x" * 600_000, "unit") is None  # too large to parse
-    assert job_definition("unit: {script: [make]}\n", "unit") == "script:\n- make"
-    assert job_definition("a: &a [*a]\nunit: {extends: [unit]}\n", "unit") is None  # extends itself
+    def definition(text: str) -> str | None:
+        return job_definition(parse_config(text), "unit")
+
+    assert definition("include: [{local: ci/tests.yml}]\n") is None  # defined in an include not read
+    assert definition("unit: [unclosed\n") is None
+    assert definition("- a list\n") is None
+    assert definition("unit: {script: [make]}\n#" + "x" * 600_000) is None  # too large to parse
+    assert definition("unit: {script: [make]}\n") == "script:\n- make"
+    assert definition("a: &a [*a]\nunit: {extends: [unit]}\n") is None  # extends itself
 
 
 async def test_prefetch_hints_give_the_failing_jobs_ci_definition(tmp_path: Path,

@@ -1,11 +1,12 @@
 """A job's definition from a GitLab CI config (the `gitlab_ci` strategy's prefetch hint): the job's own
-keys with `extends` and `default:` applied, as short YAML. Pure; anything unparsable gives None."""
+keys with `extends` and `default:` applied, as short YAML, and the pieces for merging a config with the
+files it includes from its own repository. Pure; anything unparsable gives None."""
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
@@ -21,6 +22,10 @@ JOB_KEYS = ("stage", "image", "services", "tags", "before_script", "script", "af
 _DEFAULTS = ("image", "services", "tags", "before_script", "after_script", "timeout")
 _PARALLEL = re.compile(r"(?:\s+\d+/\d+|:\s*\[.*\])$")  # `test 2/4`, `test: [py3.12, linux]`
 _MAX_EXTENDS = 11  # GitLab's nesting limit for `extends`
+# `include` entries naming another project, a template, a component or a URL: not read (no network, and
+# another project needs other permissions). Wildcards and variables in a path cannot be expanded here.
+_ELSEWHERE = ("remote", "project", "template", "component")
+_UNEXPANDED = re.compile(r"[*?$\[]|^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 class _Loader(yaml.SafeLoader):
@@ -39,7 +44,8 @@ _Loader.add_multi_constructor("!", _tagged)
 
 
 def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    """GitLab's `extends` merge: hashes merge deeply, anything else is replaced by the extending job."""
+    """GitLab's deep merge (`extends`, `include`): hashes merge at any depth, anything else is replaced by
+    the value from `over`."""
     out = dict(base)
     for key, value in over.items():
         seen = out.get(key)
@@ -59,9 +65,8 @@ def _resolved(config: Mapping[str, Any], name: str, depth: int = 0) -> dict[str,
     return _merge(merged, {k: v for k, v in job.items() if k != "extends"})
 
 
-def job_definition(text: str, job: str) -> str | None:
-    """The definition of `job` (parallel suffixes ignored) in a CI config, or None when the config cannot
-    be parsed or does not define it (it may come from an `include`)."""
+def parse_config(text: str) -> dict[str, Any] | None:
+    """A CI config file as a mapping, or None (logged) when it is too large, not YAML or not a mapping."""
     if len(text) > budgets.BAMBOO_CI_CONFIG_MAX_CHARS:
         log.info("CI config of %d characters not parsed", len(text))
         return None
@@ -70,7 +75,40 @@ def job_definition(text: str, job: str) -> str | None:
     except (yaml.YAMLError, RecursionError) as exc:
         log.info("CI config not parsed: %s", str(exc).splitlines()[0][:200])
         return None
-    if not isinstance(config, Mapping):
+    return dict(config) if isinstance(config, Mapping) else None
+
+
+def local_includes(config: Mapping[str, Any]) -> list[str]:
+    """Paths (from the repository's root) of the files `config` includes from its own repository, in order:
+    `include: path`, a list of paths, `{local: path}` entries; other kinds of include are left out."""
+    entries = config.get("include")
+    paths: list[str] = []
+    for entry in entries if isinstance(entries, list) else [entries]:
+        if isinstance(entry, Mapping) and not any(k in entry for k in _ELSEWHERE):
+            entry = entry.get("local")
+        if isinstance(entry, str) and entry.strip("/ ") and not _UNEXPANDED.search(entry):
+            paths.append(entry.strip().lstrip("/"))
+    return paths
+
+
+def with_includes(config: Mapping[str, Any], included: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """GitLab's `include` merge: the included configs (each already merged with its own includes) merge in
+    order, a later one winning, then `config` merges over them; its `include` key is dropped."""
+    own = {k: v for k, v in config.items() if k != "include"}
+    merged: dict[str, Any] = {}
+    try:
+        for part in included:
+            merged = _merge(merged, part)
+        return _merge(merged, own)
+    except RecursionError:  # YAML aliases can make a mapping contain itself
+        log.info("CI config's includes not merged: a mapping contains itself")
+        return own
+
+
+def job_definition(config: Mapping[str, Any] | None, job: str) -> str | None:
+    """The definition of `job` (parallel suffixes ignored) in a parsed CI config, or None when there is no
+    config or it does not define the job (it may come from an include that was not read)."""
+    if config is None:
         return None
     definition = _resolved(config, _PARALLEL.sub("", job).strip())
     if definition is None:
