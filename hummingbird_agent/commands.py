@@ -94,10 +94,11 @@ def with_port(loaded: LoadedConfig, port: int) -> LoadedConfig:
 def run_workflow(args: argparse.Namespace) -> int:
     from hummingbird_agent.agent import run_command
     from hummingbird_agent.data_sources import register_selected
-    from hummingbird_agent.runner.cli_post import make_poster
+    from hummingbird_agent.runner.cli_post import make_mr_check, make_poster
 
     loaded = load(args.config)
-    return run_command(loaded, args, register_selected, make_poster(loaded, args.workflow) if args.post else None)
+    poster = make_poster(loaded, args.workflow) if args.post else None
+    return run_command(loaded, args, register_selected, poster, make_mr_check(loaded, args.workflow, args.post))
 
 
 def bamboo(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from hummingbird_agent.agent.loop import LoopResult, StepRecord
 from hummingbird_agent.agent.run import RunDeps, RunOutcome, RunRequest, SourceRegistrar, load_workflow, run_workflow
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.models.base import Content, Model
 from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.observability import setup_logging
@@ -25,21 +26,25 @@ from hummingbird_agent.sessions.local import load_directory, save_directory
 
 # post(request, note, ok): what --post does with the note once it is printed.
 Poster = Callable[[RunRequest, str, bool], Awaitable[None]]
+# check(project, mr_iid): raises AgentError when the MR cannot be read; runs before the sandbox and the model.
+MrCheck = Callable[[str, int], Awaitable[None]]
 # Exit codes: 0 the model answered; 1 the run ended without an answer or the session was not saved.
 EXIT_OK, EXIT_NO_ANSWER, EXIT_USAGE = 0, 1, 2
 
 
 def run_command(
     loaded: LoadedConfig, args: argparse.Namespace, register_sources: SourceRegistrar | None = None,
-    poster: Poster | None = None,
+    poster: Poster | None = None, check: MrCheck | None = None,
 ) -> int:
-    """`python -m hummingbird_agent run ...`; bad input raises AgentError (printed by main as one line).
-    With `poster` (from --post) the note is also posted to the MR after it is printed."""
+    """`python -m hummingbird_agent run ...`; bad input raises AgentError (printed by main as one line), and
+    so does `check` (the MR read first). With `poster` (from --post) the note is also posted to the MR after
+    it is printed; without it the printed note does not invite a reply."""
     load_workflow(loaded, args.workflow)
     request = build_request(args)
     model = build_model(loaded)
     redact = setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), json_lines=False)
-    outcome = asyncio.run(execute(loaded, request, model, args.save_session, register_sources, redact, poster=poster))
+    outcome = asyncio.run(execute(loaded, request, model, args.save_session, register_sources, redact, poster=poster,
+                                  check=check))
     return report(outcome, sys.stderr)
 
 
@@ -78,15 +83,16 @@ async def execute(
     out: TextIO | None = None,
     err: TextIO | None = None,
     poster: Poster | None = None,
+    check: MrCheck | None = None,
 ) -> RunOutcome:
     """Run once with the configured sandbox backend; the note goes to `out`, progress to `err`.
-    The model is closed at the end."""
+    `check` runs first; the model is closed at the end."""
     out, err = out or sys.stdout, err or sys.stderr
     sandboxes = SandboxFactory(loaded.config.sandbox)
     max_iterations = loaded.config.workflows[request.workflow].max_iterations
 
     async def publish(note: str, result: LoopResult) -> None:
-        print(note, file=out, flush=True)
+        print(note if poster is not None else note_text.unposted_body(note), file=out, flush=True)
         if poster is not None:
             await poster(request, note, result.status == "completed")
 
@@ -112,6 +118,8 @@ async def execute(
         redact=redact,
     )
     try:
+        if check is not None:
+            await check(request.project, request.mr_iid)
         await sandboxes.start()
         return await run_workflow(request, deps)
     finally:

@@ -47,6 +47,14 @@ class Peeked:
     problem: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Redriven:
+    """What a redrive did: a one-line summary, and the requested ids the dead-letter queue did not hold."""
+
+    summary: str
+    not_found: frozenset[str] = frozenset()
+
+
 class QueueAdmin(Protocol):
     """The operations each backend provides; `queue` is one of NAMES, `source` one of SOURCES."""
 
@@ -54,8 +62,9 @@ class QueueAdmin(Protocol):
 
     async def peek(self, queue: str, limit: int) -> list[Peeked]: ...
 
-    async def redrive(self, source: str, ids: frozenset[str]) -> str:
-        """Move the dead-letter queue's messages (those in `ids`, or all) back; a one-line summary."""
+    async def redrive(self, source: str, ids: frozenset[str]) -> Redriven:
+        """Move the dead-letter queue's messages (those in `ids`, or all) back; those of `ids` it holds are
+        moved even when others are not found."""
         ...
 
     async def purge(self, queue: str) -> int | None:
@@ -102,27 +111,29 @@ async def peek_by_receiving(queue: Queue, name: str, limit: int) -> list[Peeked]
     return [summarize(name, m.message_id, m.body, m.group_id, m.receive_count) for m in seen.values()]
 
 
-async def redrive_by_copy(dead: Queue, source: Queue, ids: frozenset[str]) -> tuple[int, int]:
+async def redrive_by_copy(dead: Queue, source: Queue, ids: frozenset[str]) -> tuple[int, int, frozenset[str]]:
     """Move messages by receive, send, then delete (never delete what was not sent). FIFO dedup ids
     derive from the message id, so a repeat after a crash between send and delete adds nothing within
     the dedup window. Messages not moved stay hidden until the end, so each is looked at once.
-    Returns (moved, failed)."""
+    Returns (moved, failed, the ids not seen in `dead`)."""
     moved = 0
     held: list[ReceivedMessage] = []
     failed: list[ReceivedMessage] = []
+    seen: set[str] = set()
     try:
         while not ids or moved + len(failed) < len(ids):
             batch = await dead.receive(budgets.QUEUE_BATCH_MAX, 1, budgets.ADMIN_HOLD_S)
             if not batch:
                 break
             chosen = [m for m in batch if not ids or m.message_id in ids]
+            seen.update(m.message_id for m in chosen)
             held += [m for m in batch if m not in chosen]
             if chosen:
                 ok, not_sent = await _move(dead, source, chosen)
                 moved, failed = moved + ok, failed + not_sent
     finally:
         await _release(dead, held + failed)
-    return moved, len(failed)
+    return moved, len(failed), ids - seen
 
 
 async def _move(dead: Queue, source: Queue, batch: Sequence[ReceivedMessage]) -> tuple[int, list[ReceivedMessage]]:

@@ -3,7 +3,7 @@ so receive counts do not change), and redrive/purge as single transactions (noth
 
 from __future__ import annotations
 
-from hummingbird_agent.events.admin import NAMES, Peeked, QueueStats, summarize
+from hummingbird_agent.events.admin import NAMES, Peeked, QueueStats, Redriven, summarize
 from hummingbird_agent.events.embedded import EmbeddedStore
 
 # Rows whose visibility lies ahead are in flight when received (they have a receipt), delayed otherwise.
@@ -41,19 +41,21 @@ class EmbeddedAdmin:
             ).fetchall()
         return [summarize(queue, mid, body, group, count) for mid, body, group, count in rows]
 
-    async def redrive(self, source: str, ids: frozenset[str]) -> str:
+    async def redrive(self, source: str, ids: frozenset[str]) -> Redriven:
         dead = f"{source}-dlq"
         sql = "UPDATE messages SET queue = ?, receive_count = 0, receipt = NULL, visible_at = ? WHERE queue = ?"
+        found: set[str] = set()
         with self._store.transaction() as db:
             if ids:
                 marks = ",".join("?" * len(ids))
+                query = f"SELECT message_id FROM messages WHERE queue = ? AND message_id IN ({marks})"
+                found = {row[0] for row in db.execute(query, (dead, *ids))}
                 moved = db.execute(f"{sql} AND message_id IN ({marks})", (source, self._store.clock(), dead, *ids))
             else:
                 moved = db.execute(sql, (source, self._store.clock(), dead))
             count = moved.rowcount
         self._store.notify(source)
-        missing = f"; {len(ids) - count} of the given ids are not in {dead}" if ids and count < len(ids) else ""
-        return f"moved {count} messages from {dead} to {source}{missing}"
+        return Redriven(f"moved {count} messages from {dead} to {source}", ids - found)
 
     async def purge(self, queue: str) -> int | None:
         with self._store.transaction() as db:

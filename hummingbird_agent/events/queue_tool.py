@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 from hummingbird_agent import budgets
 from hummingbird_agent.config import LoadedConfig
-from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.errors import ConfigError, PermanentError
 from hummingbird_agent.events.admin import QueueAdmin, render_peek, render_stats
 from hummingbird_agent.events.embedded import EmbeddedStore
 from hummingbird_agent.events.embedded_admin import EmbeddedAdmin
@@ -32,7 +32,8 @@ class QueueRequest:
 
 
 def queue_tool(loaded: LoadedConfig, request: QueueRequest, confirm: Callable[[str], bool] | None = None) -> int:
-    """Run one queue command; prints the result and returns the exit code (1: purge not confirmed)."""
+    """Run one queue command; prints the result and returns the exit code (1: purge not confirmed).
+    Redrive ids not in the dead-letter queue raise PermanentError once the others are moved."""
     return asyncio.run(_run(loaded, request, confirm or ask))
 
 
@@ -51,7 +52,13 @@ async def _run(loaded: LoadedConfig, request: QueueRequest, confirm: Callable[[s
             peeked = await admin.peek(request.queue, request.limit)
             print(json.dumps([asdict(p) for p in peeked]) if request.as_json else render_peek(peeked))
         elif request.action == "redrive":
-            print(await admin.redrive(request.source, request.ids))
+            redriven = await admin.redrive(request.source, request.ids)
+            print(redriven.summary)
+            if redriven.not_found:
+                # After the summary: what was found is moved; main prints this as one line, exit 2.
+                missing = ", ".join(sorted(redriven.not_found))
+                raise PermanentError(f"{len(redriven.not_found)} of the given ids are not in "
+                                     f"{request.source}-dlq: {missing}")
         else:
             if not request.yes and not confirm(f"Delete every message in {request.queue}?"):
                 print("purge cancelled")

@@ -8,7 +8,7 @@ import json
 import logging
 
 from hummingbird_agent.errors import AgentError, ConfigError
-from hummingbird_agent.events.admin import Peeked, QueueStats, peek_by_receiving, redrive_by_copy
+from hummingbird_agent.events.admin import Peeked, QueueStats, Redriven, peek_by_receiving, redrive_by_copy
 from hummingbird_agent.events.sqs import SqsClient, SqsQueue
 
 logger = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ class SqsAdmin:
         target, _ = await self._get(queue)
         return await peek_by_receiving(target, queue, limit)
 
-    async def redrive(self, source: str, ids: frozenset[str]) -> str:
+    async def redrive(self, source: str, ids: frozenset[str]) -> Redriven:
         dead, dead_attrs = await self._get(f"{source}-dlq")
         target, target_attrs = await self._get(source)
         if not ids:
@@ -73,10 +73,11 @@ class SqsAdmin:
             except AgentError as exc:
                 logger.warning("StartMessageMoveTask unavailable (%s); moving messages one by one", exc)
             else:
-                return f"started an SQS move task from {dead.name} to {target.name} (task {handle}); see `queue stats`"
-        moved, failed = await redrive_by_copy(dead, target, ids)
+                return Redriven(f"started an SQS move task from {dead.name} to {target.name} (task {handle}); "
+                                "see `queue stats`")
+        moved, failed, not_found = await redrive_by_copy(dead, target, ids)
         unsent = f"; {failed} could not be sent and stay in {dead.name}" if failed else ""
-        return f"moved {moved} messages from {dead.name} to {target.name}{unsent}"
+        return Redriven(f"moved {moved} messages from {dead.name} to {target.name}{unsent}", not_found)
 
     async def purge(self, queue: str) -> int | None:
         target, _ = await self._get(queue)

@@ -53,7 +53,8 @@ class DedupLedger:
 
 
 def event_type_of(payload: Mapping[str, Any], headers: Mapping[str, str]) -> str | None:
-    """GitLab event type: the body's object_kind, else derived from X-Gitlab-Event ("Note Hook" -> "note")."""
+    """GitLab event type: the body's object_kind, else derived from X-Gitlab-Event ("Note Hook" -> "note").
+    parse_event refuses an object_kind that is not a string before the header is looked at."""
     kind = payload.get("object_kind")
     if isinstance(kind, str) and kind:
         return kind
@@ -139,6 +140,11 @@ def parse_event(body: bytes, headers: Mapping[str, str]) -> tuple[dict[str, Any]
         raise _Refused(400, "body is not valid JSON") from None
     if not isinstance(payload, dict):
         raise _Refused(400, "body is not a JSON object")
+    kind = payload.get("object_kind", "")
+    if not isinstance(kind, str):
+        # The body's kind comes first whenever it has one (GitLab always sends a string), so a malformed one
+        # is a malformed body even beside a valid header. Only its JSON type is named, never its value.
+        raise _Refused(400, f"object_kind is not a string (a JSON {_json_type(kind)})")
     event_type = event_type_of(payload, headers)
     if event_type is None:
         raise _Refused(400, "cannot tell the event type: no object_kind and no X-Gitlab-Event header")
@@ -146,6 +152,11 @@ def parse_event(body: bytes, headers: Mapping[str, str]) -> tuple[dict[str, Any]
         handled = ", ".join(HANDLED_EVENT_TYPES)
         raise _Ignored(f"event type {event_type[:40]!r} is not handled; handled: {handled}")
     return payload, event_type
+
+
+def _json_type(value: Any) -> str:
+    names = {bool: "boolean", int: "number", float: "number", type(None): "null", list: "array", dict: "object"}
+    return names.get(type(value), "value")
 
 
 async def _read_limited(request: web.Request, limit: int) -> bytes:

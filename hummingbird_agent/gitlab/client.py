@@ -1,4 +1,5 @@
-"""The orchestrator's GitLab adapter (bot write token): notes, discussions, member checks, bot identity.
+"""The orchestrator's GitLab adapter (bot write token): notes, discussions, member checks, bot identity; and
+`run`'s check that the MR can be read, with whichever token that run reads GitLab with.
 
 The only place the bot token is used. python-gitlab is synchronous, so every call runs in a worker thread;
 its exceptions are mapped to our typed errors here, with the method and path as context.
@@ -137,6 +138,24 @@ class GitLabClient:
             return int(member.access_level)
 
         return await self._call(f"GET /projects/{project_id}/members/all/{user_id}", level)
+
+    async def unreadable(self, project_id: int | str, iid: int) -> tuple[str, int] | None:
+        """None when this token can read the MR; else what it cannot read ("project" or "merge request") and the
+        HTTP status (401, 403 or 404). Other failures raise as any read does."""
+        def probe(gl: gitlab.Gitlab) -> tuple[str, int] | None:
+            project = gl.projects.get(project_id, lazy=True)
+            reads = (("project", lambda: gl.projects.get(project_id, **_ONCE)),
+                     ("merge request", lambda: project.mergerequests.get(iid, **_ONCE)))
+            for what, read in reads:
+                try:
+                    read()
+                except (glexc.GitlabGetError, glexc.GitlabAuthenticationError) as exc:  # 401 is the latter
+                    if exc.response_code in (401, 403, 404):
+                        return what, int(exc.response_code)
+                    raise
+            return None
+
+        return await self._call(f"GET {_mr_path(project_id, iid)}", probe)
 
     async def discussions(self, project_id: int | str, iid: int) -> list[dict[str, Any]]:
         """Every discussion of the MR as plain dicts (all pages)."""

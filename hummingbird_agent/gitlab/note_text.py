@@ -12,9 +12,11 @@ from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
 
 PLACEHOLDER_TEXT = "Running the workflow..."
 FAILURE_TEXT = "Hummingbird analysis failed."
-# The audit footer's way to continue (agent/report.py), and what replaces it when the session was not saved.
+# The audit footer's way to continue (agent/report.py), and what replaces it when the session was not saved
+# or the note was only printed (`run` without --post: there is no thread to reply in).
 FOOTER_CONTINUE = "reply to continue"
 FOOTER_UNSAVED = "session not saved, a reply cannot continue it"
+FOOTER_UNPOSTED = "printed only, not posted: there is no thread to reply in"
 REPLY_PROMPT = "_Reply to this thread to ask a follow-up question; the agent continues with the same context._"
 UNSAVED_NOTICE = ("_This conversation could not be saved, so a reply cannot continue it; start a new run with "
                   "`/hummingbird <workflow>`._")
@@ -41,6 +43,12 @@ def unsaved_body(body: str) -> str:
     """A posted result whose session failed to save: the reply prompt becomes UNSAVED_NOTICE, and the audit
     footer's way to continue says so too."""
     return body.replace(REPLY_PROMPT, UNSAVED_NOTICE).replace(FOOTER_CONTINUE, FOOTER_UNSAVED)
+
+
+def unposted_body(body: str) -> str:
+    """A result printed without being posted: the audit footer (the last line) does not invite a reply."""
+    head, found, tail = body.rpartition(FOOTER_CONTINUE)
+    return f"{head}{FOOTER_UNPOSTED}{tail}" if found else body
 
 
 def cap_body(text: str, reserve: int = 0) -> str:

@@ -1,14 +1,15 @@
 """Claude adapter on the official `anthropic` SDK (direct API or Claude on Vertex AI): the only module
 importing anthropic. Converts canonical contents to Messages (tool results as `user` turns, consecutive user
 turns merged), puts prompt-cache breakpoints on the tools, the stable system text and the last message (this
-call's warning after it, uncached), and maps SDK errors to the typed model errors."""
+call's warning after it, uncached), sends a response schema as structured output (`output_config.format`, in the
+JSON Schema subset Claude takes), and maps SDK errors to the typed model errors."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,14 +19,19 @@ from hummingbird_agent import budgets
 from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, Usage
 from hummingbird_agent.models.contents import read_model_turn, with_call_ids
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
+from hummingbird_agent.models.refusals import ParameterRefusals
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
-from hummingbird_agent.models.sampling import TemperatureRefusals
 from hummingbird_agent.models.transport import tls_context
 
 log = logging.getLogger(__name__)
 PROVIDER = "anthropic"
 _CACHE = {"type": "ephemeral"}
 _MESSAGE_MAX_CHARS = 300
+# Structured outputs' JSON Schema subset: constraints it does not enforce go into the description (as the SDK's
+# own transform_schema does), string formats other than these likewise.
+_UNENFORCED = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength",
+                         "maxLength", "maxItems", "uniqueItems", "minProperties", "maxProperties"})
+_FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +61,18 @@ class ClaudeModel:
         else:
             self._client = anthropic.AsyncAnthropic(api_key=settings.api_key, **common)
         self._retry = retry or RetryPolicy()
-        self._temperature = TemperatureRefusals(PROVIDER)
+        self._temperature = ParameterRefusals(PROVIDER, "temperature")
+        self._output_format = ParameterRefusals(PROVIDER, "output_config")
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         body = wire_request(request)
 
+        async def send(fields: dict[str, Any]) -> Any:
+            return await self._output_format.send(request.model, fields, self._create, _refuses_output_format)
+
         async def call() -> Any:
             with _mapped_errors():
-                return await self._temperature.send(request.model, body, self._create, _refuses_temperature)
+                return await self._temperature.send(request.model, body, send, _refuses_temperature)
 
         return _from_wire(await with_retries(PROVIDER, self._retry, call), request.model)
 
@@ -92,6 +102,14 @@ def _refuses_temperature(exc: Exception) -> bool:
     return isinstance(exc, anthropic.BadRequestError) and "temperature" in str(exc.message)
 
 
+def _refuses_output_format(exc: Exception) -> bool:
+    """A 400 about structured output or its schema (only asked of requests that carry one): a model or deployment
+    without it ("output_config: Extra inputs are not permitted", as Claude on Vertex AI answers where the
+    organisation has not enabled it) or a schema it cannot compile ("The compiled grammar is too large")."""
+    message = str(exc.message).lower() if isinstance(exc, anthropic.BadRequestError) else ""
+    return any(word in message for word in ("output_config", "output_format", "grammar", "schema"))
+
+
 @contextlib.contextmanager
 def _mapped_errors() -> Iterator[None]:
     try:
@@ -108,7 +126,8 @@ def wire_request(request: ModelRequest) -> dict[str, Any]:
     """The Messages API body of a request (what the SDK sends, minus its defaults)."""
     system = request.system
     if request.json_output or request.response_schema is not None:
-        # Messages has no JSON mode: the prompt asks for JSON and the caller parses it.
+        # Messages has no JSON mode; a schema goes as structured output, and the prompt still asks for JSON
+        # (the only ask of models that refuse structured output, same cached prefix either way).
         system += "\n\nAnswer with one JSON object only."
     body: dict[str, Any] = {"model": request.model, "max_tokens": budgets.MODEL_MAX_OUTPUT_TOKENS,
                             "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
@@ -121,7 +140,45 @@ def wire_request(request: ModelRequest) -> dict[str, Any]:
         tools[-1]["cache_control"] = _CACHE
         body["tools"] = tools
         body["tool_choice"] = {"type": "auto" if request.tools_enabled else "none"}
+    if request.response_schema is not None:
+        body["output_config"] = {"format": {"type": "json_schema", "schema": output_schema(request.response_schema)}}
     return body
+
+
+def output_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of `schema` in the JSON Schema subset of Claude's structured outputs (other providers get the
+    original): every object closed with `additionalProperties: false`, which Claude requires (so a property the
+    schema does not name cannot be produced), `oneOf` as `anyOf`, and what it does not enforce (numeric and
+    length bounds, `minItems` above 1, other string formats) moved into the description."""
+    out: dict[str, Any] = {}
+    unenforced: dict[str, Any] = {}
+    for key, value in schema.items():
+        if _unenforced(key, value):
+            unenforced[key] = value
+        elif key in ("properties", "$defs", "definitions") and isinstance(value, Mapping):
+            out[key] = {name: _subschema(sub) for name, sub in value.items()}
+        elif key in ("anyOf", "allOf", "oneOf", "items"):
+            out["anyOf" if key == "oneOf" else key] = _subschema(value)
+        else:
+            out[key] = value
+    kinds = schema.get("type")
+    if "properties" in schema or kinds == "object" or (isinstance(kinds, list) and "object" in kinds):
+        out["additionalProperties"] = False
+    if unenforced:
+        note = "{" + ", ".join(f"{key}: {value}" for key, value in unenforced.items()) + "}"
+        out["description"] = f"{out['description']}\n\n{note}" if out.get("description") else note
+    return out
+
+
+def _unenforced(key: str, value: Any) -> bool:
+    return (key in _UNENFORCED or (key == "minItems" and value not in (0, 1))
+            or (key == "format" and value not in _FORMATS))
+
+
+def _subschema(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_subschema(sub) for sub in value]
+    return output_schema(value) if isinstance(value, Mapping) else value
 
 
 def wire_messages(contents: Sequence[Content], warning: str = "") -> list[dict[str, Any]]:

@@ -21,8 +21,8 @@ from hummingbird_agent import budgets
 from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, Usage
 from hummingbird_agent.models.contents import read_model_turn, with_call_ids
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
+from hummingbird_agent.models.refusals import ParameterRefusals
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
-from hummingbird_agent.models.sampling import TemperatureRefusals
 from hummingbird_agent.models.transport import tls_context
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,7 @@ class OpenAIModel:
         self._retry = retry or RetryPolicy()
         self._settings = settings
         self._windows: dict[str, int | None] = {}
-        self._temperature = TemperatureRefusals(PROVIDER)
+        self._temperature = ParameterRefusals(PROVIDER, "temperature")
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         body = wire_request(request)

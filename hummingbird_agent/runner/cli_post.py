@@ -1,11 +1,12 @@
-"""`run --post`: the note of a terminal run posted to its MR by the bot, with a session marker."""
+"""`run` and GitLab: the MR read before the run (with the token the run reads GitLab with), and `--post`: the
+note of a terminal run posted to its MR by the bot, with a session marker."""
 
 from __future__ import annotations
 
-from hummingbird_agent.agent.command import Poster
+from hummingbird_agent.agent.command import MrCheck, Poster
 from hummingbird_agent.agent.run import RunRequest
 from hummingbird_agent.config import LoadedConfig
-from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.gitlab.markers import SessionMarker, parse_markers
@@ -36,3 +37,46 @@ def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
             await client.aclose()
 
     return post
+
+
+def make_mr_check(loaded: LoadedConfig, workflow: str, post: bool) -> MrCheck:
+    """check(project, iid): PermanentError (one line naming the project, the MR and what is wrong, never a
+    token) when the MR cannot be read. It reads with the bot token under --post (the bot posts there), else
+    with the workflow's GitLab read token (the one its tools use), else the bot's, else anonymously."""
+    env = _reader_env(loaded, workflow, post)
+    who = f"the token in {env}" if env else "an anonymous request (no GitLab token is set)"
+    url = loaded.config.gitlab.url
+
+    async def check(project: str, iid: int) -> None:
+        client = GitLabClient(url, (loaded.secret(env) if env else None) or "")
+        await client.open()
+        try:
+            problem = await client.unreadable(project, iid)
+        except TransientError as exc:  # retried already: GitLab is unreachable or failing
+            raise TransientError(f"cannot run {workflow} on {project} !{iid}: {exc}") from None
+        finally:
+            await client.aclose()
+        if problem is not None:
+            raise PermanentError(f"cannot run {workflow} on {project} !{iid}: {_why(problem, project, iid, who)}")
+
+    return check
+
+
+def _reader_env(loaded: LoadedConfig, workflow: str, post: bool) -> str | None:
+    bot = loaded.config.gitlab.token_env
+    spec = loaded.config.workflows.get(workflow)
+    source = spec.data_sources.gitlab if spec is not None else None
+    candidates = [bot] if post else [source.token_env if source is not None else None, bot]
+    return next((env for env in candidates if env and loaded.secret(env)), None)
+
+
+def _why(problem: tuple[str, int], project: str, iid: int, who: str) -> str:
+    what, status = problem
+    if status == 401:
+        return f"GitLab refused {who} (HTTP 401)"
+    target = f"project {project}" if what == "project" else f"merge request !{iid}"
+    if status == 403:
+        return f"{who} may not read {target} (HTTP 403)"
+    if what == "project":
+        return f"{target} not found, or not visible to {who} (HTTP 404)"
+    return f"{target} not found in {project} (HTTP 404)"

@@ -91,3 +91,12 @@ def test_an_unsaved_session_takes_back_the_footers_way_to_continue() -> None:
 
     body = unsaved_body(audited_note("## Analysis", audit(), 10_000))
     assert FOOTER_UNSAVED in body and "reply to continue" not in body and "`/hummingbird help`" in body
+
+
+def test_a_printed_only_note_takes_back_the_footers_way_to_continue_not_the_answers() -> None:
+    from hummingbird_agent.gitlab.note_text import FOOTER_UNPOSTED, unposted_body
+
+    body = unposted_body(audited_note("Say 'reply to continue' in the MR.", audit(), 10_000))
+    assert body.startswith("Say 'reply to continue' in the MR.") and body.count("reply to continue") == 1
+    assert body.rstrip().endswith(f"{FOOTER_UNPOSTED} · `/hummingbird help`</sub>")
+    assert unposted_body("no footer") == "no footer"

@@ -126,6 +126,25 @@ def test_stats_peek_redrive_and_purge(setup: Setup, capsys: pytest.CaptureFixtur
     assert setup.stats(capsys)["work"] == (0, 0)
 
 
+def test_redrive_of_ids_not_in_the_dead_letter_queue_names_them_and_fails(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out = setup.cli(capsys, "peek", "work-dlq", "--json")
+    present = json.loads(out)[0]["message_id"]
+    code = main(["queue", "redrive", "work", "--id", present, "--id", "no-such-id", "--id", "gone-too",
+                 "--config", str(setup.config)])
+    captured = capsys.readouterr()
+    # The id that exists is moved all the same; the others are named in one line, exit 2 as for bad input.
+    assert code == 2 and "moved 1 messages" in captured.out, captured
+    assert captured.err == "error: 2 of the given ids are not in work-dlq: gone-too, no-such-id\n"
+    assert setup.stats(capsys)["work-dlq"] == (1, 0) and setup.stats(capsys)["work"] == (2, 0)
+    code = main(["queue", "redrive", "--id", "no-such-id", "--config", str(setup.config)])
+    captured = capsys.readouterr()
+    assert code == 2 and "moved 0 messages" in captured.out
+    assert captured.err == "error: 1 of the given ids are not in work-dlq: no-such-id\n"
+    assert setup.stats(capsys)["work-dlq"] == (1, 0)
+
+
 def test_redriven_messages_are_received_from_the_source_again(setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
     assert setup.cli(capsys, "redrive")[0] == 0
     assert setup.receive_work() == [0, 1, 2]

@@ -116,6 +116,24 @@ async def test_bad_bodies_get_a_4xx_with_the_reason(hook: Any, data: bytes, stat
     assert await ingress.receive(10, 0, 30) == []
 
 
+@pytest.mark.parametrize(("kind", "json_type"), [(5, "number"), (None, "null"), (["glpat-in-body"], "array"),
+                                                 ({"k": "glpat-in-body"}, "object"), (True, "boolean")])
+@pytest.mark.parametrize("header", [None, "Pipeline Hook"])
+async def test_an_object_kind_that_is_not_a_string_is_400_even_beside_a_valid_header(
+    hook: Any, kind: Any, json_type: str, header: str | None
+) -> None:
+    # The body's object_kind comes before the header whenever the body has one, so a malformed one is refused.
+    http, ingress = hook
+    headers = _headers()
+    if header is None:
+        del headers["X-Gitlab-Event"]
+    async with http.post("/webhook", json={"object_kind": kind, "note": "glpat-in-body"}, headers=headers) as resp:
+        answer = await resp.json()
+    assert resp.status == 400 and answer == {"status": "rejected",
+                                             "reason": f"object_kind is not a string (a JSON {json_type})"}
+    assert await ingress.receive(10, 0, 30) == []
+
+
 @pytest.mark.parametrize("kind", ["push", "build"])
 async def test_unhandled_event_types_are_acknowledged_not_queued(hook: Any, kind: str) -> None:
     # 200, not 4xx: GitLab disables a webhook after four failed deliveries, which would cut off MR events too.

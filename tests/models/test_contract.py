@@ -156,12 +156,13 @@ async def test_knowledge_base_json_call(provider: Provider) -> None:
     body = provider.calls[0].body
     assert "toolConfig" not in body or body["toolConfig"]["functionCallingConfig"]["mode"] == "NONE"
     assert body["generationConfig"]["temperature"] == 0  # the same names for the same incident
-    if provider.name == "anthropic":  # Messages has no JSON mode: the system text asks for it
-        assert "JSON object" in body["systemInstruction"]["parts"][0]["text"]
+    assert body["generationConfig"]["responseMimeType"] == "application/json"
+    if provider.name == "anthropic":  # structured output closes every object; the system text asks for JSON too
+        assert body["generationConfig"]["responseJsonSchema"] == {**schema, "additionalProperties": False}
+        assert "JSON object" in provider.calls[1].body["systemInstruction"]["parts"][0]["text"]
     else:
-        assert body["generationConfig"]["responseMimeType"] == "application/json"
         assert body["generationConfig"]["responseJsonSchema"] == schema
-        assert "responseJsonSchema" not in provider.calls[1].body["generationConfig"]
+    assert "responseJsonSchema" not in provider.calls[1].body["generationConfig"]
 
 
 async def test_temperature_is_sent_only_when_asked(provider: Provider) -> None:

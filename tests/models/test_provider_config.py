@@ -17,6 +17,7 @@ from hummingbird_agent.cli import main
 from hummingbird_agent.config import load_config
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.models import ModelRequest, build_model, user_text
+from tests.servers import GitLabServer
 from tests.servers.anthropic import AnthropicServer
 from tests.servers.gemini import text_turn
 from tests.servers.openai import OpenAIServer
@@ -25,13 +26,15 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def write_config(tmp_path: Path, model: dict[str, Any], workflows: dict[str, Any] | None = None,
-                 bamboo: dict[str, Any] | None = None) -> Path:
+                 bamboo: dict[str, Any] | None = None, gitlab: dict[str, Any] | None = None) -> Path:
     (tmp_path / "prompt.md").write_text("# Workflow\nAnswer in one line.\n")
     flows = workflows or {"analyze-failures": {}}
     config: dict[str, Any] = {"model": model, "workflows": {
         name: {"description": "d", "prompt": "prompt.md", **extra} for name, extra in flows.items()}}
     if bamboo:
         config["bamboo"] = bamboo
+    if gitlab:
+        config["gitlab"] = gitlab
     path = tmp_path / "config.yaml"
     path.write_text(json.dumps(config))
     return path
@@ -92,15 +95,18 @@ def test_one_model_name_on_two_endpoints_is_a_config_error(tmp_path: Path) -> No
         build_model(load_config(path, {}))
 
 
-def test_run_against_an_ollama_style_server_with_no_api_key(tmp_path: Path) -> None:
+def test_run_against_an_ollama_style_server_with_no_api_key(tmp_path: Path, gitlab_server: GitLabServer) -> None:
+    gitlab_server.add_project(1, "g/p")  # `run` reads the MR before the model is called
+    gitlab_server.add_mr(1, 1)
     with OpenAIServer(api_key=None) as ollama:
         ollama.script(text_turn("The unit-tests job failed on a missing symbol."))
         path = write_config(tmp_path, {"provider": "openai", "base_url": f"{ollama.url}/v1"},
-                            {"analyze-failures": {"model": "llama3.1:8b"}})
+                            {"analyze-failures": {"model": "llama3.1:8b"}}, gitlab={"url": gitlab_server.url})
         cmd = [sys.executable, "-m", "hummingbird_agent", "run", "analyze-failures", "--project", "g/p", "--mr", "1",
                "--config", str(path)]
         result = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, timeout=120, check=False,
-                                env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+                                env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                                     "HUMMINGBIRD_GITLAB_TOKEN": gitlab_server.bot_token})
         assert result.returncode == 0, result.stderr
         assert "The unit-tests job failed on a missing symbol." in result.stdout
         [call] = ollama.generate_calls

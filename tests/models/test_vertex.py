@@ -1,5 +1,6 @@
 """Gemini and Claude on Vertex AI against the fakes: a service-account file's token (from a fake Google
-token endpoint) reaches the Vertex AI paths of the project and region the config names."""
+token endpoint) reaches the Vertex AI paths of the project and region the config names; Claude there without
+structured output is answered prompt-only."""
 
 from __future__ import annotations
 
@@ -46,3 +47,22 @@ async def test_claude_on_vertex_ai_with_a_service_account(tmp_path: Path, anthro
     assert call.model == "vertex-model" and "model" not in call.wire  # Vertex AI takes the model from the path
     assert "/projects/proj-2/locations/us-east5/publishers/anthropic/models/vertex-model:rawPredict" \
         in anthropic_server.requests[0].path
+
+
+async def test_claude_on_vertex_ai_without_structured_output_answers_prompt_only(
+        tmp_path: Path, anthropic_server: AnthropicServer) -> None:
+    # Vertex AI disables structured output for partner models unless the organisation policy allows it.
+    anthropic_server.bearer = ACCESS_TOKEN
+    anthropic_server.refuses_output_config = frozenset({"vertex-model"})
+    anthropic_server.script(text_turn('{"cause": "a"}'), text_turn('{"cause": "b"}'))
+    schema = {"type": "object", "properties": {"cause": {"type": "string"}}}
+    asked = ModelRequest("vertex-model", "Extract.", [user_text("log")], json_output=True, response_schema=schema)
+    with GoogleTokenServer() as oauth:
+        model = ClaudeModel(ClaudeSettings(base_url=anthropic_server.url, vertex_project="proj-2",
+                                           vertex_region="us-east5",
+                                           credentials_file=str(oauth.service_account_file(tmp_path))))
+        answers = [(await model.generate(asked)).text for _ in range(2)]
+        await model.aclose()
+    assert answers == ['{"cause": "a"}', '{"cause": "b"}']
+    assert ["output_config" in r.json() for r in anthropic_server.requests] == [True, False, False]
+    assert all(":rawPredict" in r.path for r in anthropic_server.requests)

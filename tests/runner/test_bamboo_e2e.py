@@ -1,4 +1,4 @@
-"""The knowledge base in the running service (moto + fake GitLab + scripted Gemini or OpenAI-compatible
+"""The knowledge base in the running service (moto + fake GitLab + scripted Gemini, Claude or OpenAI-compatible
 server + Podman): a failed pipeline is analysed, fixed and passes, the failure is learned automatically, and
 the next similar failure's analysis note cites it; `/hummingbird learn` by a non-member is refused."""
 
@@ -29,6 +29,7 @@ from tests.runner.harness import (
     start_service,
 )
 from tests.servers import GeminiServer, GitLabServer, MotoServer
+from tests.servers.anthropic import AnthropicServer
 from tests.servers.gemini import function_call_turn, text_turn
 from tests.servers.openai import OpenAIServer
 
@@ -69,11 +70,11 @@ def configure(tmp_path: Path) -> Any:
     return tweak
 
 
-@pytest.fixture(params=["gemini", "openai"])
+@pytest.fixture(params=["gemini", "anthropic", "openai"])
 async def service(request: pytest.FixtureRequest, tmp_path: Path, gitlab_server: GitLabServer,
                   moto_server: MotoServer) -> AsyncIterator[Service]:
     seed_gitlab(gitlab_server)
-    with (GeminiServer if request.param == "gemini" else OpenAIServer)() as model:
+    with {"gemini": GeminiServer, "anthropic": AnthropicServer, "openai": OpenAIServer}[request.param]() as model:
         async with start_service(tmp_path, gitlab_server, model, moto_server, tweak=configure(tmp_path),
                                  provider=request.param) as run:
             yield run
@@ -157,6 +158,7 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
     assert f"Fix read from `{SHA[:12]}..{'b' * 12}`: 1 changed file(s)" in learned
     assert thread["notes"][0]["resolved"] is True
     assert "Reply to this thread" not in learned
+    assert "responseJsonSchema" in service.model.generate_calls[calls].body["generationConfig"]  # structured
     extraction = json.dumps(service.model.generate_calls[calls].body)
     assert "Error: connect ETIMEDOUT" in extraction and "The `build` job failed" in extraction
     assert EXPLANATION in extraction

@@ -1,6 +1,8 @@
 """Scripted fake of the Anthropic Messages API (POST /v1/messages, and Claude on Vertex AI's rawPredict),
 with prompt-cache accounting: a request reads from the cache the longest block prefix an earlier request
-marked with `cache_control`, and writes the prefix up to its own last breakpoint."""
+marked with `cache_control`, and writes the prefix up to its own last breakpoint. Structured output
+(`output_config.format`): refused per model as a deployment without it refuses it, a schema with an open object
+refused, and the scripted answer must be JSON matching the schema (constrained decoding allows nothing else)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ import hashlib
 import json
 from typing import Any
 
-from tests.servers.base import Request, Response, json_response
+import jsonschema
+
+from tests.servers.base import HTTPError, Request, Response, json_response
 from tests.servers.model_common import ModelCall, ScriptedModelServer, parse_response, tokens, turn_parts, turn_usage
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -24,6 +28,8 @@ class AnthropicServer(ScriptedModelServer):
         self.cached_prefixes: set[str] = set()
         self.bearer: str | None = None
         """Claude on Vertex AI: the OAuth access token its rawPredict requests must carry."""
+        self.refuses_output_config: frozenset[str] = frozenset()
+        """Models that refuse structured output with a 400, as older models and deployments without it do."""
         self.route("POST", r"/v1/messages", self._messages)
         self.route("POST", r"(?:/v1)?/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/"
                            r"(?P<model>[^/:]+):rawPredict", self._messages)
@@ -49,12 +55,38 @@ class AnthropicServer(ScriptedModelServer):
         self.generate_calls.append(ModelCall(model or wire.get("model", ""), view, wire))
         if (model or wire.get("model")) in self.refuses_temperature and "temperature" in wire:  # any value
             return json_response(self.error_body(400, "`temperature` is deprecated for this model."), 400)
+        refusal = self._output_config_refusal(model or wire.get("model"), wire.get("output_config"))
+        if refusal:
+            return json_response(self.error_body(400, refusal), 400)
         turn = self.next_turn(view)
         reply = turn if "content" in turn and "candidates" not in turn else self._reply(turn, wire)
+        if wire.get("output_config"):
+            self._check_structured(reply, wire["output_config"]["format"]["schema"])
         reply.setdefault("model", model or wire.get("model"))
         resp = json_response(reply)
         resp.delay_s = self.latency_s
         return resp
+
+    def _output_config_refusal(self, model: str | None, config: Any) -> str | None:
+        if config is None:
+            return None
+        if model in self.refuses_output_config:  # what Claude on Vertex AI answers where it is not enabled
+            return "output_config: Extra inputs are not permitted"
+        schema = (config.get("format") or {}).get("schema") if isinstance(config, dict) else None
+        if not isinstance(schema, dict):
+            return "output_config.format.schema: Field required"
+        where = _open_objects(schema)
+        return f"output_config.format.schema: additionalProperties must be false at {where[0]}" if where else None
+
+    def _check_structured(self, reply: dict[str, Any], schema: dict[str, Any]) -> None:
+        """A scripted answer that constrained decoding could not have produced is a broken test, not a reply."""
+        text = "".join(b.get("text", "") for b in reply.get("content") or [] if b.get("type") == "text")
+        try:
+            jsonschema.validate(json.loads(text), schema)
+        except (ValueError, jsonschema.ValidationError) as exc:
+            message = f"scripted anthropic answer does not match the output schema: {str(exc)[:200]}"
+            self.errors.append(message)
+            raise HTTPError(500, message) from None
 
     def _reply(self, turn: dict[str, Any], wire: dict[str, Any]) -> dict[str, Any]:
         blocks: list[dict[str, Any]] = []
@@ -87,6 +119,23 @@ class AnthropicServer(ScriptedModelServer):
         output = scripted["output"] if scripted else tokens(blocks)
         return {"input_tokens": max(0, total - read - written), "output_tokens": output,
                 "cache_read_input_tokens": read, "cache_creation_input_tokens": written}
+
+
+def _open_objects(schema: Any, at: str = "$") -> list[str]:
+    """Where an object schema does not set `additionalProperties: false` (Claude requires it on every object)."""
+    if isinstance(schema, list):
+        return [p for i, s in enumerate(schema) for p in _open_objects(s, f"{at}[{i}]")]
+    if not isinstance(schema, dict):
+        return []
+    kinds = schema.get("type")
+    is_object = "properties" in schema or kinds == "object" or (isinstance(kinds, list) and "object" in kinds)
+    found = [at] if is_object and schema.get("additionalProperties") is not False else []
+    for key, value in schema.items():
+        if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+            found += [p for name, s in value.items() for p in _open_objects(s, f"{at}.{name}")]
+        elif key in ("items", "anyOf", "allOf"):
+            found += _open_objects(value, f"{at}.{key}")
+    return found
 
 
 def _blocks_in_order(wire: dict[str, Any]) -> list[dict[str, Any]]:
@@ -137,8 +186,11 @@ def gemini_view(wire: dict[str, Any]) -> dict[str, Any]:
         contents += [{"role": "tool", "parts": results}] if results else []
         contents += [{"role": "user", "parts": texts}] if texts else []
     view: dict[str, Any] = {"contents": contents, "systemInstruction": {"parts": [{"text": text}]}}
+    if wire.get("output_config"):  # structured output, in Gemini's terms
+        view["generationConfig"] = {"responseMimeType": "application/json",
+                                    "responseJsonSchema": wire["output_config"]["format"]["schema"]}
     if wire.get("temperature") is not None:
-        view["generationConfig"] = {"temperature": wire["temperature"]}
+        view.setdefault("generationConfig", {})["temperature"] = wire["temperature"]
     if wire.get("tools"):
         mode = "NONE" if (wire.get("tool_choice") or {}).get("type") == "none" else "AUTO"
         view["toolConfig"] = {"functionCallingConfig": {"mode": mode}}

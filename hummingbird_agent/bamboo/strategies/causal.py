@@ -70,16 +70,28 @@ async def extract_causal(llm: JsonLLM, domain: str, task: Mapping[str, Any], fac
     return build_causal(answer, facts)
 
 
-_NAMED = {"type": "object", "properties": {"name": {"type": "string"}, "description": {"type": "string"},
-                                          "cause": {"type": "string"}}, "required": ["name"]}
-_LIST = {"type": "array", "items": _NAMED}
-# The extraction answer's shape, for providers with structured output (the prompt gives every field).
+_TEXT = {"type": "string"}
+_TEXTS = {"type": "array", "items": _TEXT}
+
+
+def _named(**fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A list of named items (with a description and the cause they belong to) carrying `fields`."""
+    properties = {"name": _TEXT, "description": _TEXT, "cause": _TEXT, **fields}
+    return {"type": "array", "items": {"type": "object", "properties": properties, "required": ["name"]}}
+
+
+# The extraction answer's shape, for providers with structured output: every field build_causal reads, since
+# a provider that closes objects (Claude) can produce no other. `parameters` (a free-form map) cannot be
+# written in such a schema: only the prompt asks for it.
 EXTRACT_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {
     "causes": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {
-        "name": {"type": "string"}, "description": {"type": "string"}, "confidence": {"type": "number"},
-        "symptoms": {"type": "array", "items": {"type": "string"}},
-        "features": {"type": "array", "items": {"type": "string"}}}}},
-    "resolutions": _LIST, "procedures": _LIST, "components": _LIST, "environments": _LIST, "context": _LIST}}
+        "name": _TEXT, "description": _TEXT, "confidence": {"type": "number"}, "symptoms": _TEXTS,
+        "features": _TEXTS}}},
+    "resolutions": _named(steps=_TEXTS),
+    "procedures": _named(tools=_TEXTS, depends_on={"type": "array", "items": {
+        "type": "object", "properties": {"name": _TEXT, "reason": _TEXT}, "required": ["name"]}}),
+    "components": _named(system=_TEXT, version=_TEXT), "environments": _named(category=_TEXT),
+    "context": _named()}}
 
 
 def build_causal(answer: Mapping[str, Any], facts: Sequence[Node]) -> tuple[list[Node], list[Edge]]:
