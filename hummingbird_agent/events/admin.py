@@ -159,8 +159,8 @@ def render_stats(rows: Sequence[QueueStats]) -> str:
 
 
 def render_peek(rows: Sequence[Peeked]) -> str:
-    if not rows:
-        return "no visible messages"
+    if not rows:  # embedded peeks see messages in flight too, an SQS peek (a receive) does not
+        return "no messages seen"
     lines = []
     for p in rows:
         what = f"{p.source}/{p.kind}" + (f" {p.project}" if p.project else "") + (f" !{p.mr}" if p.mr else "")

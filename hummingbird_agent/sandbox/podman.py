@@ -14,7 +14,6 @@ import uuid
 from hummingbird_agent import budgets
 from hummingbird_agent.config import SandboxConfig
 from hummingbird_agent.errors import ConfigError, SandboxError
-from hummingbird_agent.sandbox import seccomp
 from hummingbird_agent.sandbox._core import SandboxBase
 from hummingbird_agent.sandbox.base import SANDBOX_UID, WORKDIR
 
@@ -28,6 +27,10 @@ _PIPE_LIMIT_BYTES = 16 * budgets.STREAM_CHUNK_BYTES
 
 def run_argv(config: SandboxConfig, name: str) -> list[str]:
     """The `podman run` command line of a sandbox container (pure; every isolation flag is here)."""
+    # Imported here, not with the package: `python -m hummingbird_agent.sandbox.seccomp` (regenerating the
+    # profile) would otherwise find its module imported already and warn.
+    from hummingbird_agent.sandbox import seccomp
+
     user = f"{SANDBOX_UID}:{SANDBOX_UID}"
     return [
         config.podman_binary, "run", "--detach", "--rm", "--name", name, "--label", SANDBOX_LABEL,

@@ -114,6 +114,7 @@ def test_stats_peek_redrive_and_purge(setup: Setup, capsys: pytest.CaptureFixtur
     code, out = setup.cli(capsys, "redrive")
     assert code == 0 and "moved 1 messages" in out, out
     assert setup.stats(capsys)["work-dlq"] == (0, 0) and setup.stats(capsys)["work"] == (3, 0)
+    assert setup.cli(capsys, "peek", "work-dlq") == (0, "no messages seen\n")
     code, out = setup.cli(capsys, "peek", "work", "--json")
     # Fresh receive counts (an SQS peek is itself a receive: one).
     assert code == 0 and [p["receive_count"] <= 1 for p in json.loads(out)] == [True] * 3, out

@@ -6,6 +6,8 @@ The behaviour tests run real commands in a real sandbox; the profile tests read 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -94,3 +96,10 @@ def test_regenerating_from_a_bad_profile_is_one_line_and_leaves_the_shipped_one(
     err = capsys.readouterr().err
     assert err.startswith(f"error: {source}: ") and err.count("\n") == 1, err
     assert Path(profile_path()).read_bytes() == shipped
+
+
+def test_the_regeneration_command_runs_as_a_module_without_warnings(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "hummingbird_agent.sandbox.seccomp", str(tmp_path / "none.json")],
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 2 and result.stderr.startswith("error: "), result.stderr
+    assert "Warning" not in result.stderr
