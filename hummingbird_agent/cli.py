@@ -112,7 +112,8 @@ def _add_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--pipeline", type=int, default=None, help="pipeline id (analyze-failures)")
     p.add_argument("--save-session", default=None, metavar="DIR", help="save the session there")
     p.add_argument("--resume", default=None, metavar="DIR", help="resume a session saved with --save-session")
-    p.add_argument("--message", default=None, help="with --resume: the user's reply")
+    p.add_argument("--message", default=None,
+                   help="with --resume: the user's reply; for a bamboo-diagnose workflow: what to look at")
     p.add_argument("--post", action="store_true", help="post the result to the MR (default: print only)")
     p.set_defaults(func=_cmd_run)
 

@@ -97,8 +97,24 @@ def run_workflow(args: argparse.Namespace) -> int:
     from hummingbird_agent.runner.cli_post import make_mr_check, make_poster
 
     loaded = load(args.config)
+    spec = loaded.config.workflows.get(args.workflow)
+    if spec is not None and spec.engine == "bamboo-diagnose":
+        from hummingbird_agent.runner import cli_diagnose
+
+        cli_diagnose.check_arguments(args)
+        require_knowledge_base(loaded, f"run {args.workflow}")
+        return cli_diagnose.diagnose_command(loaded, args)
     poster = make_poster(loaded, args.workflow) if args.post else None
     return run_command(loaded, args, register_selected, poster, make_mr_check(loaded, args.workflow, args.post))
+
+
+def require_knowledge_base(loaded: LoadedConfig, command: str) -> None:
+    """ConfigError (one line saying how to enable it) when bamboo.enabled is off; called before any store is
+    built, so a disabled knowledge base gets no directories, files or connections."""
+    if not loaded.config.bamboo.enabled:
+        raise ConfigError(f"{command}: the knowledge base is off in {loaded.path}; set `bamboo: {{enabled: true}}` "
+                          "there (embedded stores under bamboo.graph.path and bamboo.vectors.path, or a Neo4j / "
+                          "Qdrant server). Nothing was created")
 
 
 def bamboo(args: argparse.Namespace) -> int:
@@ -107,11 +123,8 @@ def bamboo(args: argparse.Namespace) -> int:
     loaded = load(args.config)
     command = args.bamboo_command
     uses_stores = command in ("stats", "analyze") or (command == "populate" and not args.dry_run)
-    if not loaded.config.bamboo.enabled and uses_stores:
-        # Before any store is built: a disabled knowledge base gets no directories, files or connections.
-        raise ConfigError(f"bamboo {args.bamboo_command}: the knowledge base is off in {loaded.path}; set "
-                          "`bamboo: {enabled: true}` there (embedded stores under bamboo.graph.path and "
-                          "bamboo.vectors.path, or a Neo4j / Qdrant server). Nothing was created")
+    if uses_stores:
+        require_knowledge_base(loaded, f"bamboo {command}")
     if args.bamboo_command == "populate":
         return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.strategy, args.show)
     if args.bamboo_command in ("index-docs", "index-source"):

@@ -17,6 +17,7 @@ from hummingbird_agent.agent.run import RunDeps, RunOutcome, RunRequest, SourceR
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.gitlab import note_text
+from hummingbird_agent.gitlab.client import MrHead
 from hummingbird_agent.models.base import Content, Model
 from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.observability import setup_logging
@@ -26,8 +27,9 @@ from hummingbird_agent.sessions.local import load_directory, save_directory
 
 # post(request, note, ok): what --post does with the note once it is printed.
 Poster = Callable[[RunRequest, str, bool], Awaitable[None]]
-# check(project, mr_iid): raises AgentError when the MR cannot be read; runs before the sandbox and the model.
-MrCheck = Callable[[str, int], Awaitable[None]]
+# check(project, mr_iid): the MR's head, or AgentError when the MR cannot be read; runs before the sandbox and
+# the model.
+MrCheck = Callable[[str, int], Awaitable[MrHead]]
 # Exit codes: 0 the model answered; 1 the run ended without an answer or the session was not saved.
 EXIT_OK, EXIT_NO_ANSWER, EXIT_USAGE = 0, 1, 2
 
@@ -40,11 +42,11 @@ def run_command(
     so does `check` (the MR read first). With `poster` (from --post) the note is also posted to the MR after
     it is printed; without it the printed note does not invite a reply."""
     workflow, _ = load_workflow(loaded, args.workflow)
-    if workflow.engine != "agent":
+    if workflow.engine != "agent":  # a bamboo-diagnose workflow is run before this, by the runner's `run`
         raise PermanentError(
-            f"workflow {args.workflow} runs on the knowledge base (engine {workflow.engine}), and `run` runs the agent "
-            "loop only: use `bamboo analyze` / `bamboo populate`, or the /hummingbird command on the MR with the "
-            "service running")
+            f"workflow {args.workflow} learns into the knowledge base (engine {workflow.engine}) from the bot's "
+            "analysis notes on the MR, which `run` does not do: use `/hummingbird learn` on the MR with the service "
+            "running, or `bamboo populate`")
     request = build_request(args)
     model = build_model(loaded)
     redact = setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), json_lines=False)

@@ -41,6 +41,14 @@ class PostedNote:
     note_id: int
 
 
+@dataclass(frozen=True, slots=True)
+class MrHead:
+    """What `run` reads of an MR before it runs: the project's numeric id and the head commit."""
+
+    project_id: int
+    sha: str | None
+
+
 @contextlib.contextmanager
 def map_gitlab_errors(context: str) -> Iterator[None]:
     """python-gitlab and transport errors -> TransientError (retry) or PermanentError, with context."""
@@ -139,21 +147,22 @@ class GitLabClient:
 
         return await self._call(f"GET /projects/{project_id}/members/all/{user_id}", level)
 
-    async def unreadable(self, project_id: int | str, iid: int) -> tuple[str, int] | None:
-        """None when this token can read the MR; else what it cannot read ("project" or "merge request") and the
-        HTTP status (401, 403 or 404). Other failures raise as any read does."""
-        def probe(gl: gitlab.Gitlab) -> tuple[str, int] | None:
+    async def read_mr(self, project_id: int | str, iid: int) -> MrHead | tuple[str, int]:
+        """The MR's head when this token can read it; else what it cannot read ("project" or "merge request")
+        and the HTTP status (401, 403 or 404). Other failures raise as any read does."""
+        def probe(gl: gitlab.Gitlab) -> MrHead | tuple[str, int]:
             project = gl.projects.get(project_id, lazy=True)
             reads = (("project", lambda: gl.projects.get(project_id, **_ONCE)),
                      ("merge request", lambda: project.mergerequests.get(iid, **_ONCE)))
+            found: Any = None
             for what, read in reads:
                 try:
-                    read()
+                    found = read()
                 except (glexc.GitlabGetError, glexc.GitlabAuthenticationError) as exc:  # 401 is the latter
                     if exc.response_code in (401, 403, 404):
                         return what, int(exc.response_code)
                     raise
-            return None
+            return MrHead(int(found.project_id), str(getattr(found, "sha", None) or "") or None)
 
         return await self._call(f"GET {_mr_path(project_id, iid)}", probe)
 

@@ -8,14 +8,14 @@ from hummingbird_agent.agent.run import RunRequest
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
 from hummingbird_agent.gitlab import note_text
-from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.gitlab.client import GitLabClient, MrHead
 from hummingbird_agent.gitlab.markers import SessionMarker, parse_markers
 from hummingbird_agent.runner.posting import requires_internal
 
 
 def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
-    """A poster using the bot token; ConfigError now (before the run) when the token is not set or the
-    workflow's `action` is `none` (its results are never posted)."""
+    """A poster using the bot token (a knowledge-base note invites no reply); ConfigError now (before the run)
+    when the token is not set or the workflow's `action` is `none` (its results are never posted)."""
     cfg = loaded.config.gitlab
     spec = loaded.config.workflows.get(workflow)
     if spec is not None and spec.action == "none":
@@ -24,9 +24,13 @@ def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
     if token is None:
         raise ConfigError(f"--post needs the bot token in {cfg.token_env}")
 
+    # Only agent sessions can be continued by a reply (as in the service); the knowledge-base engines keep none.
+    conversational = spec is None or spec.engine == "agent"
+
     async def post(request: RunRequest, note: str, ok: bool) -> None:
         marker = SessionMarker(id=request.session_id or "", wf=request.workflow)
-        body = note_text.result_body(note, marker, reply_prompt=True) if ok else note_text.failure_body(marker, note)
+        body = (note_text.result_body(note, marker, reply_prompt=conversational) if ok
+                else note_text.failure_body(marker, note))
         internal = requires_internal(loaded.config, request.project, request.workflow)
         client = GitLabClient(cfg.url, token)
         await client.open()
@@ -40,24 +44,26 @@ def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
 
 
 def make_mr_check(loaded: LoadedConfig, workflow: str, post: bool) -> MrCheck:
-    """check(project, iid): PermanentError (one line naming the project, the MR and what is wrong, never a
-    token) when the MR cannot be read. It reads with the bot token under --post (the bot posts there), else
-    with the workflow's GitLab read token (the one its tools use), else the bot's, else anonymously."""
+    """check(project, iid): the MR's project id and head commit; PermanentError (one line naming the project,
+    the MR and what is wrong, never a token) when the MR cannot be read. It reads with the bot token under
+    --post (the bot posts there), else with the workflow's GitLab read token (the one its tools use), else the
+    bot's, else anonymously."""
     env = _reader_env(loaded, workflow, post)
     who = f"the token in {env}" if env else "an anonymous request (no GitLab token is set)"
     url = loaded.config.gitlab.url
 
-    async def check(project: str, iid: int) -> None:
+    async def check(project: str, iid: int) -> MrHead:
         client = GitLabClient(url, (loaded.secret(env) if env else None) or "")
         await client.open()
         try:
-            problem = await client.unreadable(project, iid)
+            found = await client.read_mr(project, iid)
         except TransientError as exc:  # retried already: GitLab is unreachable or failing
             raise TransientError(f"cannot run {workflow} on {project} !{iid}: {exc}") from None
         finally:
             await client.aclose()
-        if problem is not None:
-            raise PermanentError(f"cannot run {workflow} on {project} !{iid}: {_why(problem, project, iid, who)}")
+        if not isinstance(found, MrHead):
+            raise PermanentError(f"cannot run {workflow} on {project} !{iid}: {_why(found, project, iid, who)}")
+        return found
 
     return check
 
