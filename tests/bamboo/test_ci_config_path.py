@@ -104,7 +104,7 @@ def test_a_file_declaring_inputs_is_its_config_after_the_header() -> None:
                                           "script": ["pytest -q --junit=$[[ inputs.stage | expand_vars ]].xml"]}
     assert parse_config("---\n" + WITH_INPUTS) == parse_config(WITH_INPUTS)  # an explicit first document
     assert parse_config("spec: {inputs: {a: }}\n---\n") is None  # a header without a config
-    assert parse_config("a: {script: [x]}\n---\nunit: {script: [y]}\n") is None  # two configs, no header
+    assert parse_config("unit: {script: [x]}\n---\nlint: {script: [y]}\n") == {"unit": {"script": ["x"]}}  # no header
     assert parse_config(WITH_INPUTS + "---\nlint: {script: [z]}\n") is None  # three documents
 
 

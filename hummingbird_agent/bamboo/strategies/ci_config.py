@@ -78,11 +78,13 @@ def own_config_path(setting: str | None) -> str | None:
 
 
 def _content(documents: Sequence[Any]) -> Any:
-    """A file's config: its one document, or after a `spec:` header (CI/CD inputs) the second; `$[[ inputs.x ]]`
-    placeholders stay text. Other several-document files are not configs."""
-    if len(documents) == 2 and isinstance(documents[0], Mapping) and "spec" in documents[0]:
-        return documents[1]
-    return documents[0] if len(documents) == 1 else None
+    """A file's config as GitLab reads it: after a `spec:` header document (CI/CD inputs) the second document,
+    else the first; `$[[ inputs.x ]]` placeholders stay text. More than two documents: not a config (GitLab
+    versions disagree on which one counts)."""
+    if not documents or len(documents) > 2:
+        return None
+    header = len(documents) == 2 and isinstance(documents[0], Mapping) and "spec" in documents[0]
+    return documents[1] if header else documents[0]
 
 
 def parse_config(text: str) -> dict[str, Any] | None:
