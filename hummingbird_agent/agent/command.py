@@ -39,7 +39,12 @@ def run_command(
     """`python -m hummingbird_agent run ...`; bad input raises AgentError (printed by main as one line), and
     so does `check` (the MR read first). With `poster` (from --post) the note is also posted to the MR after
     it is printed; without it the printed note does not invite a reply."""
-    load_workflow(loaded, args.workflow)
+    workflow, _ = load_workflow(loaded, args.workflow)
+    if workflow.engine != "agent":
+        raise PermanentError(
+            f"workflow {args.workflow} runs on the knowledge base (engine {workflow.engine}), and `run` runs the agent "
+            "loop only: use `bamboo analyze` / `bamboo populate`, or the /hummingbird command on the MR with the "
+            "service running")
     request = build_request(args)
     model = build_model(loaded)
     redact = setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), json_lines=False)

@@ -16,6 +16,7 @@ from typing import TextIO
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.accumulator import Stores
 from hummingbird_agent.bamboo.incidents import read_lines
+from hummingbird_agent.bamboo.log_vector import LOG_SECTION
 from hummingbird_agent.bamboo.navigator import ReasoningNavigator
 from hummingbird_agent.bamboo.populate import close_stores, open_stores, populate
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, default_registry
@@ -50,7 +51,7 @@ async def stats(stores: Stores, out: TextIO | None = None) -> int:
         counts = await stores.graph.counts()
         causes = await stores.graph.top_causes(budgets.BAMBOO_TOP_CAUSES)
         sections = Counter({s: await stores.vectors.count(s) for s in
-                            ("Summary", "Symptom", "Cause", "Resolution", "Task_Context")})
+                            ("Summary", "Symptom", "Cause", "Resolution", "Task_Context", LOG_SECTION)})
         points = await stores.vectors.count()
     finally:
         await close_stores(stores)

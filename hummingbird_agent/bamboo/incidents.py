@@ -35,12 +35,15 @@ def parse_incident(text: str) -> IncidentInput:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"invalid JSON ({exc.msg})") from None
+    if not isinstance(raw, dict):
+        raise ValueError("not a JSON object")
     try:
         line = IncidentLine.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "line"
-        raise ValueError(f"{where}: {first['msg']}") from None
+        where = ".".join(str(p) for p in first["loc"])
+        reason = first["msg"].removeprefix("Value error, ")
+        raise ValueError(f"{where}: {reason}" if where else reason) from None
     return IncidentInput(line.email_text, line.task_data, line.external_data, line.task_logs, line.id, line.fix)
 
 

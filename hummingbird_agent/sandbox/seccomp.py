@@ -68,9 +68,19 @@ def block_new_namespaces(profile: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    """Write the guarded version of the profile at argv[0] over the shipped one."""
-    with open(argv[0], encoding="utf-8") as source:
-        profile = block_new_namespaces(json.load(source))
+    """Write the guarded version of the profile at argv[0] over the shipped one; a bad source is one line."""
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print("usage: python -m hummingbird_agent.sandbox.seccomp /usr/share/containers/seccomp.json", file=sys.stderr)
+        return 2
+    try:
+        with open(argv[0], encoding="utf-8") as source:
+            profile = block_new_namespaces(json.load(source))
+    except (OSError, ValueError) as exc:
+        print(f"error: {argv[0]}: {exc}", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, AttributeError):
+        print(f"error: {argv[0]}: not a seccomp profile (no \"syscalls\" rules with \"names\")", file=sys.stderr)
+        return 2
     with open(profile_path(), "w", encoding="utf-8") as target:
         json.dump(profile, target, indent=1)
         target.write("\n")

@@ -51,6 +51,21 @@ def test_bad_input_is_one_line(
     assert captured.out == "" and expected in captured.err and len(captured.err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("engine", ["bamboo-diagnose", "bamboo-accumulate"])
+def test_a_knowledge_base_workflow_is_refused_before_anything_is_contacted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str) -> None:
+    config = write_config(tmp_path, provider="scripted")
+    data = json.loads(config.read_text())
+    data["workflows"][engine] = {"description": "d", "prompt": "prompt.md", "engine": engine}
+    data["bamboo"] = {"enabled": True, "provider": "gemini"}
+    config.write_text(json.dumps(data))
+    # No GitLab and no model are reachable here: a run that went on would fail differently.
+    assert main(run_args(config, engine)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"error: workflow {engine} runs on the knowledge base (engine {engine})")
+
+
 def test_a_real_process_prints_one_line_for_a_malformed_turns_file(tmp_path: Path) -> None:
     config = write_config(tmp_path, provider="scripted")
     cmd = [sys.executable, "-m", "hummingbird_agent", *run_args(config, "analyze-failures")]

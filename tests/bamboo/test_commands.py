@@ -104,13 +104,14 @@ async def test_populating_twice_is_idempotent_and_reprocessing_changes_only_its_
 
 async def test_bad_lines_are_reported_with_their_number_and_skipped(tmp_path: Path) -> None:
     data = tmp_path / "mixed.jsonl"
-    data.write_text("\n".join([incident_line(0), "{not json", '{"task_data": {}}', '{"bogus": 1}',
+    data.write_text("\n".join([incident_line(0), "{not json", '{"task_data": {}}', '{"bogus": 1}', "[1]",
                                incident_line(2)]) + "\n")
     out = io.StringIO()
     code = await populate(accumulator(None), None, str(data), True, None, out=out)
     text = out.getvalue()
     assert code == 1 and "would store (dry run, nothing written): 2" in text
-    assert "line 2: invalid JSON" in text and "line 3: " in text and "line 4: bogus: Extra inputs" in text
+    assert "line 2: invalid JSON" in text and "line 4: bogus: Extra inputs" in text
+    assert "line 3: needs email_text or task_data\n" in text and "line 5: not a JSON object\n" in text
 
 
 async def test_stats_lists_counts_and_top_causes(tmp_path: Path) -> None:
@@ -123,6 +124,9 @@ async def test_stats_lists_counts_and_top_causes(tmp_path: Path) -> None:
     assert "incidents: 6" in text and "Cause 4" in text and "indicate 4" in text
     assert "1. flaky dns (incidents 2" in text and "2. npm mirror outage (incidents 2" in text
     assert "resolutions: fix for npm mirror outage" in text
+    total, sections = re.search(r"vector points: (\d+) \((.*)\)", text).groups()
+    per_section = dict(part.rsplit(" ", 1) for part in sections.split(", "))
+    assert per_section["Log"] == "6" and sum(map(int, per_section.values())) == int(total), text
 
 
 def test_cli_populate_with_a_scripted_model_then_stats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

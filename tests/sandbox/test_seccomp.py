@@ -15,6 +15,7 @@ import pytest_asyncio
 
 from hummingbird_agent.sandbox import PodmanSandbox
 from hummingbird_agent.sandbox.seccomp import NAMESPACE_FLAGS, block_new_namespaces, profile_path
+from hummingbird_agent.sandbox.seccomp import main as seccomp_main
 from tests.podman_box import podman_box
 
 PODMAN_DEFAULT = Path("/usr/share/containers/seccomp.json")
@@ -80,3 +81,16 @@ async def test_ordinary_tools_still_work(box: PodmanSandbox) -> None:
     result = await box.exec(script, 60)
     assert result.exit_code == 0, result
     assert result.stdout.decode().split() == ["thread", "child", "hi", "2", "waited"]
+
+
+@pytest.mark.parametrize("content", [None, "{not json", '{"defaultAction": "SCMP_ACT_ERRNO"}'])
+def test_regenerating_from_a_bad_profile_is_one_line_and_leaves_the_shipped_one(
+        content: str | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "seccomp.json"
+    if content is not None:
+        source.write_text(content)
+    shipped = Path(profile_path()).read_bytes()
+    assert seccomp_main([str(source)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {source}: ") and err.count("\n") == 1, err
+    assert Path(profile_path()).read_bytes() == shipped
