@@ -56,11 +56,19 @@ class WorkflowFiles:
 
     async def read(self, project: str, path: str, ref: str) -> str | None:
         """The file's text, or None (logged) when it or the data source is unavailable."""
+        text = await self._call(project, f"{path} at {ref[:12]}", "gitlab_get_file_at_ref", path=path, ref=ref)
+        return text if isinstance(text, str) else None
+
+    async def ci_config_path(self, project: str) -> str | None:
+        """The project's `ci_config_path` setting ("" when unset), or None (logged) when it cannot be read."""
+        settings = await self._call(project, "the settings", "gitlab_get_project")
+        return str(settings.get("ci_config_path") or "") if isinstance(settings, Mapping) else None
+
+    async def _call(self, project: str, what: str, tool: str, **args: Any) -> Any:
         if self._workflow not in self._loaded.config.workflows:
             return None
         tools = ReadTools.declared(self._loaded, self._workflow, project)
-        text = await tools.call("gitlab_get_file_at_ref", project=project, path=path, ref=ref)
-        if not isinstance(text, str):
-            log.info("%s of %s at %s not read: %s", path, project, ref[:12], "; ".join(tools.gaps))
-            return None
-        return text
+        output = await tools.call(tool, project=project, **args)
+        if output is None:
+            log.info("%s of %s not read: %s", what, project, "; ".join(tools.gaps))
+        return output

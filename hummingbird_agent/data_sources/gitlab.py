@@ -30,6 +30,8 @@ _STATUS_KEYS = ("id", "name", "status", "stage", "ref", "sha", "target_url", "al
                 "created_at", "started_at", "finished_at")
 _JOB_KEYS = ("id", "name", "stage", "status", "failure_reason", "tag_list", "allow_failure", "ref", "web_url",
              "created_at", "started_at", "finished_at", "duration")
+_PROJECT_KEYS = ("id", "path_with_namespace", "default_branch", "ci_config_path", "visibility", "archived",
+                 "web_url")
 _MR_KEYS = ("iid", "title", "description", "state", "draft", "sha", "source_branch", "target_branch", "labels",
             "web_url", "created_at", "updated_at", "merge_status", "diff_refs")
 
@@ -64,6 +66,15 @@ def _member_check(proj: Any) -> Callable[[int], bool]:
         return levels[user_id]
 
     return is_trusted
+
+
+def get_project(gl: gitlab.Gitlab, project: str) -> dict[str, Any] | ToolResult:
+    # Settings only: the description is free text by whoever can edit the project.
+    def fetch() -> dict[str, Any]:
+        attrs = gl.projects.get(project).asdict()
+        return {k: attrs.get(k) for k in _PROJECT_KEYS}
+
+    return _call(f"project {project}", fetch)
 
 
 def get_mr_details(gl: gitlab.Gitlab, project: str, mr_iid: int) -> dict[str, Any] | ToolResult:
@@ -185,6 +196,9 @@ def _schema(**properties: Any) -> dict[str, Any]:
 
 
 TOOL_DEFS = (
+    ToolDef("gitlab_get_project", "Project settings: default branch, CI config file (ci_config_path: empty means "
+            ".gitlab-ci.yml; `path@group/project` or a URL means a file outside this repository), visibility, URL.",
+            _schema(project=_PROJECT), get_project),
     ToolDef("gitlab_get_mr_details", "Merge request metadata: title, description, author, head SHA, branches, "
             "labels, URLs. A description by an author without Developer access is withheld as "
             f"'{REDACTED_DESCRIPTION}'.",

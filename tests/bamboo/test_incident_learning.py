@@ -108,7 +108,7 @@ async def test_prefetch_hints_give_the_failing_jobs_ci_definition(tmp_path: Path
     requests = len(gitlab_server.requests)
     assert await ext.prefetch_hints(IncidentInput("", {**TASK, "sha": "7" * 40})) == {}
     assert await ext.prefetch_hints(IncidentInput("", {"project": "group/app", "job": "unit"})) == {}
-    assert len(gitlab_server.requests) == requests + 1
+    assert len(gitlab_server.requests) == requests + 2  # the project's CI config path, then the file
 
 
 async def test_scalar_exploration_results_are_context_not_task_features() -> None:

@@ -96,7 +96,7 @@ class GitLabState:
             web_url=web_url, http_url_to_repo=f"{web_url}.git", ssh_url_to_repo=f"git@example.com:{path}.git",
             namespace={"id": project_id + 1000, "name": namespace.rpartition("/")[2], "path": namespace,
                        "kind": "group", "full_path": namespace},
-            visibility="private", archived=False, created_at=self.now(),
+            visibility="private", archived=False, created_at=self.now(), ci_config_path="",
         )
         project.update(overrides)
         self.projects[project_id] = project

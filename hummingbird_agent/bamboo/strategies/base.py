@@ -35,6 +35,10 @@ class RepoFiles(Protocol):
 
     async def read(self, project: str, path: str, ref: str) -> str | None: ...
 
+    async def ci_config_path(self, project: str) -> str | None:
+        """The project's CI config path setting ("" when unset); None when it cannot be read."""
+        ...
+
 
 class ExtractionStrategy(Protocol):
     """Turns one incident's data into a typed graph. `extract` with `read_only` never writes anywhere."""

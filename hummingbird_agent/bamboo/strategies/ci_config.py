@@ -4,6 +4,7 @@ files it includes from its own repository. Pure; anything unparsable gives None.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,8 @@ _MAX_EXTENDS = 11  # GitLab's nesting limit for `extends`
 # another project needs other permissions). Wildcards and variables in a path cannot be expanded here.
 _ELSEWHERE = ("remote", "project", "template", "component")
 _UNEXPANDED = re.compile(r"[*?$\[]|^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
+# A project's `ci_config_path` naming another project's file (`path@group/project[:ref]`) or a URL.
+_OUTSIDE = re.compile(r"@|^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 class _Loader(yaml.SafeLoader):
@@ -65,16 +68,36 @@ def _resolved(config: Mapping[str, Any], name: str, depth: int = 0) -> dict[str,
     return _merge(merged, {k: v for k, v in job.items() if k != "extends"})
 
 
+def own_config_path(setting: str | None) -> str | None:
+    """The file a project's `ci_config_path` setting names in its own repository: `.gitlab-ci.yml` when the
+    setting is empty or unknown, None when it names another project's file or a URL (not read)."""
+    value = (setting or "").strip()
+    if not value:
+        return CI_CONFIG_PATH
+    return None if _OUTSIDE.search(value) or not value.strip("/") else value.lstrip("/")
+
+
+def _content(documents: Sequence[Any]) -> Any:
+    """A file's config as GitLab reads it: after a `spec:` header document (CI/CD inputs) the second document,
+    else the first; `$[[ inputs.x ]]` placeholders stay text. More than two documents: not a config (GitLab
+    versions disagree on which one counts)."""
+    if not documents or len(documents) > 2:
+        return None
+    header = len(documents) == 2 and isinstance(documents[0], Mapping) and "spec" in documents[0]
+    return documents[1] if header else documents[0]
+
+
 def parse_config(text: str) -> dict[str, Any] | None:
     """A CI config file as a mapping, or None (logged) when it is too large, not YAML or not a mapping."""
     if len(text) > budgets.BAMBOO_CI_CONFIG_MAX_CHARS:
         log.info("CI config of %d characters not parsed", len(text))
         return None
-    try:
-        config = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    try:  # a third document is enough to know the file is not a config
+        documents = list(itertools.islice(yaml.load_all(text, Loader=_Loader), 3))  # noqa: S506 - SafeLoader
     except (yaml.YAMLError, RecursionError) as exc:
         log.info("CI config not parsed: %s", str(exc).splitlines()[0][:200])
         return None
+    config = _content(documents)
     return dict(config) if isinstance(config, Mapping) else None
 
 

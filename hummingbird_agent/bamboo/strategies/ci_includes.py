@@ -1,6 +1,7 @@
-"""A project's CI config at a ref, merged with the files it includes from its own repository (nested includes
-followed, each file read once, so a cycle ends), read through the strategies' RepoFiles within the files and
-characters budgets. Files that are missing, too large or unparsable are left out of the merge."""
+"""A project's CI config (the file its settings name) at a ref, merged with the files it includes from its own
+repository (nested includes followed, each file read once, so a cycle ends), read through the strategies'
+RepoFiles within the files and characters budgets. Files that are missing, too large or unparsable are left
+out of the merge."""
 
 from __future__ import annotations
 
@@ -9,7 +10,14 @@ from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.strategies.base import RepoFiles
-from hummingbird_agent.bamboo.strategies.ci_config import CI_CONFIG_PATH, local_includes, parse_config, with_includes
+from hummingbird_agent.bamboo.strategies.ci_config import (
+    CI_CONFIG_PATH,
+    local_includes,
+    own_config_path,
+    parse_config,
+    with_includes,
+)
+from hummingbird_agent.errors import AgentError
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +50,24 @@ class _Reader:
         return with_includes(config, included)
 
 
-async def read_ci_config(files: RepoFiles, project: str, ref: str) -> dict[str, Any] | None:
-    """`.gitlab-ci.yml` at `ref` merged with its same-repository includes as GitLab merges them, or None when
-    it cannot be read or parsed. Raises what `files.read` raises."""
-    return await _Reader(files, project, ref).merged(CI_CONFIG_PATH)
+async def ci_config_file(files: RepoFiles, project: str) -> str | None:
+    """The project's CI config file in its own repository (its `ci_config_path` setting, `.gitlab-ci.yml` when
+    unset or unreadable), or None when the setting names another project's file or a URL. Never raises."""
+    try:
+        setting = await files.ci_config_path(project)
+    except AgentError as exc:
+        log.warning("CI config path of %s not read: %s", project, exc)
+        setting = None
+    if setting is None:
+        log.info("CI config path of %s unknown; reading %s", project, CI_CONFIG_PATH)
+    path = own_config_path(setting)
+    if path is None:
+        log.info("CI config of %s is outside its repository (%s); not read", project, setting)
+    return path
+
+
+async def read_ci_config(files: RepoFiles, project: str, ref: str, path: str = CI_CONFIG_PATH,
+                         ) -> dict[str, Any] | None:
+    """The CI config file `path` at `ref` merged with its same-repository includes as GitLab merges them, or
+    None when it cannot be read or parsed. Raises what `files.read` raises."""
+    return await _Reader(files, project, ref).merged(path)

@@ -3,8 +3,8 @@
 task_data: project, mr, pipeline, sha, job, stage, status, failure_reason, runner_tags, image, command,
 konflux, testing_farm (and `jobs` when several failed). Task_Features are deterministic `attribute=value`
 facts; Symptoms are normalised error signatures from the failing jobs' log excerpts; the LLM adds causes,
-resolutions and procedures. The prefetch hint is the failing job's definition from the CI config at the
-incident's commit, merged with the files it includes from the same repository.
+resolutions and procedures. The prefetch hint is the failing job's definition from the CI config file the
+project's settings name, at the incident's commit, merged with the files it includes from the same repository.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.bamboo.strategies.causal import clip, extract_causal
-from hummingbird_agent.bamboo.strategies.ci_config import CI_CONFIG_PATH, job_definition
-from hummingbird_agent.bamboo.strategies.ci_includes import read_ci_config
+from hummingbird_agent.bamboo.strategies.ci_config import job_definition
+from hummingbird_agent.bamboo.strategies.ci_includes import ci_config_file, read_ci_config
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.logs import excerpt_lines, signature
 from hummingbird_agent.logs.cues import cue_score
@@ -119,20 +119,23 @@ class GitLabCIStrategy:
         return {k: incident.task_data[k] for k in keys if k in incident.task_data}
 
     async def prefetch_hints(self, incident: IncidentInput) -> dict[str, str]:
-        """The failing job's definition (script, image, rules...) in the CI config at the incident's commit with
-        its same-repository includes; {} when the commit, the job, the file or the definition is not there (a
-        job from another project's or a remote include)."""
+        """The failing job's definition (script, image, rules...) in the CI config file the project's settings
+        name, at the incident's commit, with its same-repository includes; {} when the commit, the job, the file
+        or the definition is not there (a config or job from another project or a URL)."""
         t = incident.task_data
         project, sha, job = str(t.get("project") or ""), str(t.get("sha") or ""), str(t.get("job") or "")
         if self._files is None or not (project and sha and job):
             return {}
+        path = await ci_config_file(self._files, project)
+        if path is None:
+            return {}
         try:
-            config = await read_ci_config(self._files, project, sha)
+            config = await read_ci_config(self._files, project, sha, path)
         except AgentError as exc:
             log.warning("CI config of %s not read; extracting without it: %s", project, exc)
             return {}
         definition = job_definition(config, job)
-        return {f"job {job} in {CI_CONFIG_PATH} at {sha[:12]}": definition} if definition else {}
+        return {f"job {job} in {path} at {sha[:12]}": definition} if definition else {}
 
     def facts(self, incident: IncidentInput) -> tuple[list[Node], str]:
         features = task_features(incident.task_data)
