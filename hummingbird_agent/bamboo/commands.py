@@ -18,7 +18,8 @@ from hummingbird_agent.bamboo.accumulator import Stores
 from hummingbird_agent.bamboo.incidents import read_lines
 from hummingbird_agent.bamboo.log_vector import LOG_SECTION
 from hummingbird_agent.bamboo.navigator import ReasoningNavigator
-from hummingbird_agent.bamboo.populate import close_stores, open_stores, populate
+from hummingbird_agent.bamboo.populate import populate
+from hummingbird_agent.bamboo.stores.base import opened
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, default_registry
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import AgentError, ConfigError
@@ -46,15 +47,12 @@ def bar_logging(loaded: LoadedConfig, bar: Progress, on: bool = True) -> Iterato
 async def stats(stores: Stores, out: TextIO | None = None) -> int:
     """Counts per node and edge type, vector points per section, top causes."""
     out = out or sys.stdout
-    await open_stores(stores)
-    try:
+    async with opened(stores):
         counts = await stores.graph.counts()
         causes = await stores.graph.top_causes(budgets.BAMBOO_TOP_CAUSES)
         sections = Counter({s: await stores.vectors.count(s) for s in
                             ("Summary", "Symptom", "Cause", "Resolution", "Task_Context", LOG_SECTION)})
         points = await stores.vectors.count()
-    finally:
-        await close_stores(stores)
     lines = [f"incidents: {counts.incidents}",
              "nodes: " + ", ".join(f"{k} {v}" for k, v in counts.nodes.items()),
              "edges: " + ", ".join(f"{k} {v}" for k, v in counts.edges.items()),
@@ -135,16 +133,15 @@ def analyze_command(loaded: LoadedConfig, paths: Sequence[str], as_json: bool) -
     async def run() -> int:
         failed = 0
         try:
-            await open_stores(stores)
             try:
-                for path, incident in zip(paths, incidents, strict=True):
-                    ok = await _analyze_one(navigator, incident, path, as_json, len(incidents) > 1, bar)
-                    failed += not ok
-                    if len(incidents) > 1:
-                        bar.advance(failed=not ok)
+                async with opened(stores):
+                    for path, incident in zip(paths, incidents, strict=True):
+                        ok = await _analyze_one(navigator, incident, path, as_json, len(incidents) > 1, bar)
+                        failed += not ok
+                        if len(incidents) > 1:
+                            bar.advance(failed=not ok)
             finally:
                 bar.finish()
-                await close_stores(stores)
         except AgentError as exc:
             return service.report_error(exc)
         finally:

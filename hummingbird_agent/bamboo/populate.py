@@ -15,6 +15,7 @@ from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.accumulator import AccumulationResult, KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.causes import ExistingCause
 from hummingbird_agent.bamboo.incidents import iter_incidents, read_lines
+from hummingbird_agent.bamboo.stores.base import opened
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.progress import Progress
@@ -77,17 +78,14 @@ async def populate(accumulator: KnowledgeAccumulator, stores: Stores | None, pat
     report = PopulateReport(total=len(lines))
     bar = progress if isinstance(progress, Progress) else Progress(report.total, progress or sys.stderr, "populate")
     show_on = partial(_show, bar, out, dry_run) if show else None
-    if stores is not None:
-        await open_stores(stores)
     try:
-        with _startup_objects_frozen():
-            for start in range(0, len(lines), budgets.BAMBOO_POPULATE_BATCH):
-                batch = list(iter_incidents(lines[start : start + budgets.BAMBOO_POPULATE_BATCH]))
-                await _batch(accumulator, batch, dry_run, max_retries, report, bar, show_on)
+        async with opened(stores) if stores is not None else contextlib.nullcontext():
+            with _startup_objects_frozen():
+                for start in range(0, len(lines), budgets.BAMBOO_POPULATE_BATCH):
+                    batch = list(iter_incidents(lines[start : start + budgets.BAMBOO_POPULATE_BATCH]))
+                    await _batch(accumulator, batch, dry_run, max_retries, report, bar, show_on)
     finally:
         bar.finish()
-        if stores is not None:
-            await close_stores(stores)
     print(report.render(path, dry_run), file=out)
     return 1 if report.failures else 0
 
@@ -140,19 +138,3 @@ async def _flush(accumulator: KnowledgeAccumulator, pending: list[tuple[int, Acc
             report.stored += 1
         else:
             report.with_warning += 1
-
-
-async def open_stores(stores: Stores) -> None:
-    await stores.graph.open()
-    try:
-        await stores.vectors.open()
-    except BaseException:
-        await stores.graph.aclose()
-        raise
-
-
-async def close_stores(stores: Stores) -> None:
-    try:
-        await stores.vectors.aclose()
-    finally:
-        await stores.graph.aclose()

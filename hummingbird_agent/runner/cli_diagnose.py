@@ -13,7 +13,9 @@ from typing import Any, TextIO
 
 from hummingbird_agent.agent.command import MrCheck, Poster
 from hummingbird_agent.agent.run import RunRequest
+from hummingbird_agent.bamboo.factory import build_stores
 from hummingbird_agent.bamboo.service import build_navigator
+from hummingbird_agent.bamboo.stores.base import opened
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.models.base import Model
@@ -21,7 +23,6 @@ from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.observability import setup_logging
 from hummingbird_agent.runner.bamboo_executor import BambooDiagnoseExecutor
 from hummingbird_agent.runner.cli_post import make_mr_check, make_poster
-from hummingbird_agent.runner.service import open_stores
 from hummingbird_agent.runner.work_order import WorkOrder
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -70,7 +71,7 @@ async def diagnose(loaded: LoadedConfig, args: argparse.Namespace, model: Model,
                 await poster(request, text, ok)
             outcome.append(ok)
 
-        async with open_stores(loaded) as stores:
+        async with opened(build_stores(loaded)) as stores:
             executor = BambooDiagnoseExecutor(loaded, build_navigator(loaded, model, stores))
             await executor.run(order, None, publish, _no_session)
     finally:

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator, Callable
 from functools import partial
 
 from hummingbird_agent.agent.run import SourceRegistrar
-from hummingbird_agent.bamboo.accumulator import Stores
 from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
 from hummingbird_agent.bamboo.service import build_navigator
+from hummingbird_agent.bamboo.stores.base import opened
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.data_sources import register_selected
 from hummingbird_agent.errors import RetryLater
@@ -76,7 +76,7 @@ async def open_deps(
         model = MeteredModel(build_model(loaded), providers, cfg.model.provider, metrics)
         stack.push_async_callback(model.aclose)
         sessions = await stack.enter_async_context(open_sessions(loaded))
-        stores = await stack.enter_async_context(open_stores(loaded)) if cfg.bamboo.enabled else None
+        stores = await stack.enter_async_context(opened(build_stores(loaded))) if cfg.bamboo.enabled else None
         engines: dict[str, Executor] = {
             "agent": KnowledgeAgentExecutor(loaded, model, new_sandbox, register_sources, redact, stores, metrics)}
         if stores is not None:
@@ -85,21 +85,6 @@ async def open_deps(
             engines["bamboo-diagnose"] = BambooDiagnoseExecutor(loaded, build_navigator(loaded, model, stores))
         executor = EngineExecutor(loaded, engines)
         yield Deps(loaded=loaded, gitlab=gitlab, sessions=sessions, executor=executor, metrics=metrics)
-
-
-@contextlib.asynccontextmanager
-async def open_stores(loaded: LoadedConfig) -> AsyncIterator[Stores]:
-    """The knowledge base's graph and vector stores, opened once for every run of the service."""
-    stores = build_stores(loaded)
-    await stores.graph.open()
-    try:
-        await stores.vectors.open()
-        try:
-            yield stores
-        finally:
-            await stores.vectors.aclose()
-    finally:
-        await stores.graph.aclose()
 
 
 def build_handler(deps: Deps) -> Handler:

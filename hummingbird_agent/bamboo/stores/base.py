@@ -5,8 +5,9 @@ Backends implement these Protocols; the conformance suites in tests/bamboo run a
 
 from __future__ import annotations
 
+import contextlib
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -171,6 +172,20 @@ class Stores:
     graph: GraphStore
     vectors: VectorStore
     embedder: Embedder
+
+
+@contextlib.asynccontextmanager
+async def opened(stores: Stores) -> AsyncIterator[Stores]:
+    """Both stores open for the block: the graph first, so an unopenable vector store closes it again."""
+    await stores.graph.open()
+    try:
+        await stores.vectors.open()
+        try:
+            yield stores
+        finally:
+            await stores.vectors.aclose()
+    finally:
+        await stores.graph.aclose()
 
 
 def address(url: str) -> str:
