@@ -93,6 +93,7 @@ def with_port(loaded: LoadedConfig, port: int) -> LoadedConfig:
 
 def run_workflow(args: argparse.Namespace) -> int:
     from hummingbird_agent.agent import run_command
+    from hummingbird_agent.agent.command import require_agent_workflow
     from hummingbird_agent.data_sources import register_selected
     from hummingbird_agent.runner.cli_post import make_mr_check, make_poster
 
@@ -104,6 +105,7 @@ def run_workflow(args: argparse.Namespace) -> int:
         cli_diagnose.check_arguments(args)
         require_knowledge_base(loaded, f"run {args.workflow}")
         return cli_diagnose.diagnose_command(loaded, args)
+    require_agent_workflow(loaded, args.workflow)  # before --post's token is asked for
     poster = make_poster(loaded, args.workflow) if args.post else None
     return run_command(loaded, args, register_selected, poster, make_mr_check(loaded, args.workflow, args.post))
 

@@ -41,18 +41,24 @@ def run_command(
     """`python -m hummingbird_agent run ...`; bad input raises AgentError (printed by main as one line), and
     so does `check` (the MR read first). With `poster` (from --post) the note is also posted to the MR after
     it is printed; without it the printed note does not invite a reply."""
-    workflow, _ = load_workflow(loaded, args.workflow)
-    if workflow.engine != "agent":  # a bamboo-diagnose workflow is run before this, by the runner's `run`
-        raise PermanentError(
-            f"workflow {args.workflow} learns into the knowledge base (engine {workflow.engine}) from the bot's "
-            "analysis notes on the MR, which `run` does not do: use `/hummingbird learn` on the MR with the service "
-            "running, or `bamboo populate`")
+    require_agent_workflow(loaded, args.workflow)
     request = build_request(args)
     model = build_model(loaded)
     redact = setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), json_lines=False)
     outcome = asyncio.run(execute(loaded, request, model, args.save_session, register_sources, redact, poster=poster,
                                   check=check))
     return report(outcome, sys.stderr)
+
+
+def require_agent_workflow(loaded: LoadedConfig, name: str) -> None:
+    """PermanentError (one line) unless `name` is a readable workflow of the agent engine (a bamboo-diagnose
+    workflow is run before this, by the runner's `run`)."""
+    workflow, _ = load_workflow(loaded, name)
+    if workflow.engine != "agent":
+        raise PermanentError(
+            f"workflow {name} learns into the knowledge base (engine {workflow.engine}) from the bot's analysis notes "
+            "on the MR, which `run` does not do: use `/hummingbird learn` on the MR with the service running, or "
+            "`bamboo populate`")
 
 
 def build_request(args: argparse.Namespace) -> RunRequest:

@@ -51,8 +51,10 @@ def test_bad_input_is_one_line(
     assert captured.out == "" and expected in captured.err and len(captured.err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("extra", [[], ["--post"]])  # refused before --post asks for the bot token
 def test_a_learning_workflow_is_refused_before_anything_is_contacted(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, extra: list[str]) -> None:
+    monkeypatch.delenv("HUMMINGBIRD_GITLAB_TOKEN", raising=False)
     engine = "bamboo-accumulate"  # bamboo-diagnose runs (tests/runner/test_cli_diagnose.py)
     config = write_config(tmp_path, provider="scripted")
     data = json.loads(config.read_text())
@@ -60,7 +62,7 @@ def test_a_learning_workflow_is_refused_before_anything_is_contacted(
     data["bamboo"] = {"enabled": True, "provider": "gemini"}
     config.write_text(json.dumps(data))
     # No GitLab and no model are reachable here: a run that went on would fail differently.
-    assert main(run_args(config, engine)) == 2
+    assert main(run_args(config, engine, *extra)) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert err.startswith(f"error: workflow {engine} learns into the knowledge base (engine {engine})")
