@@ -22,6 +22,9 @@ BAMBOO_PROMPT_LOG_CHARS = 6000
 BAMBOO_REVIEW_SOURCE_CHARS = 2000
 # Texts per embedding request (Gemini batchEmbedContents accepts at most 100).
 BAMBOO_EMBED_BATCH = 100
+# Features (words, character trigrams) whose hash bucket the hashing embedder keeps: about 150 bytes each,
+# so at most ~10 MB; a log vocabulary of a few projects fits well below it.
+HASHING_EMBEDDER_CACHED_FEATURES = 65536
 # Causes listed by `bamboo stats`.
 BAMBOO_TOP_CAUSES = 10
 # Learning: existing causes shown to the extraction to reuse by name (the closest ones, then the project's

@@ -29,6 +29,8 @@ async def test_hashing_is_deterministic_unit_length_and_similarity_preserving() 
     assert a == a2 and len(a) == 256 and math.isclose(sum(x * x for x in a), 1.0)
     assert cosine(a, b) > 0.6 > cosine(a, c)
     assert await embedder.embed([""]) == [[0.0] * 256]
+    # The features it has seen are looked up, not hashed again: the same vectors as a fresh embedder's.
+    assert await HashingEmbedder(256).embed(["npm ERR! network timeout", "segmentation fault core dumped"]) == [a, c]
 
 
 @pytest.mark.parametrize("provider", ["gemini", "openai"])
