@@ -38,10 +38,10 @@ def run_command(
     loaded: LoadedConfig, args: argparse.Namespace, register_sources: SourceRegistrar | None = None,
     poster: Poster | None = None, check: MrCheck | None = None,
 ) -> int:
-    """`python -m hummingbird_agent run ...`; bad input raises AgentError (printed by main as one line), and
-    so does `check` (the MR read first). With `poster` (from --post) the note is also posted to the MR after
-    it is printed; without it the printed note does not invite a reply."""
-    require_agent_workflow(loaded, args.workflow)
+    """`python -m hummingbird_agent run ...` for an agent workflow (the caller has checked it with
+    `require_agent_workflow`, before --post asks for a token); bad input raises AgentError (printed by main as one
+    line), and so does `check` (the MR read first). With `poster` (from --post) the note is also posted to the MR
+    after it is printed; without it the printed note does not invite a reply."""
     request = build_request(args)
     model = build_model(loaded)
     redact = setup_logging(loaded.env.get("LOG_LEVEL", "WARNING"), loaded.secret_values(), json_lines=False)

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import AsyncIterable, Mapping
 from typing import Any, TextIO
 
-from hummingbird_agent.agent.command import MrCheck, Poster
+from hummingbird_agent.agent.command import EXIT_NO_ANSWER, EXIT_OK, MrCheck, Poster
 from hummingbird_agent.agent.run import RunRequest
 from hummingbird_agent.bamboo.factory import build_stores
 from hummingbird_agent.bamboo.service import build_navigator
@@ -24,8 +24,6 @@ from hummingbird_agent.observability import setup_logging
 from hummingbird_agent.runner.bamboo_executor import BambooDiagnoseExecutor
 from hummingbird_agent.runner.cli_post import make_mr_check, make_poster
 from hummingbird_agent.runner.work_order import WorkOrder
-
-EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def check_arguments(args: argparse.Namespace) -> None:
@@ -76,7 +74,7 @@ async def diagnose(loaded: LoadedConfig, args: argparse.Namespace, model: Model,
             await executor.run(order, None, publish, _no_session)
     finally:
         await model.aclose()
-    return EXIT_OK if outcome == [True] else EXIT_FAILED
+    return EXIT_OK if outcome == [True] else EXIT_NO_ANSWER
 
 
 async def _no_session(context: Mapping[str, Any], transcript: str, archive: AsyncIterable[bytes] | None) -> None:
