@@ -76,6 +76,28 @@ async def run(tmp: Path, path: Path) -> str:
     return out.getvalue()
 
 
+class FreezeSeen(io.StringIO):
+    """A progress stream noting, at each line, how many objects the collector had frozen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.frozen: list[int] = []
+
+    def write(self, text: str) -> int:
+        self.frozen.append(gc.get_freeze_count())
+        return super().write(text)
+
+
+async def test_startup_objects_are_frozen_while_populate_runs_and_thawed_after(tmp_path: Path) -> None:
+    data = tmp_path / "incidents.jsonl"
+    data.write_text("\n".join(incident_line(n) for n in range(3)) + "\n")
+    progress = FreezeSeen()
+    s = stores(tmp_path)
+    await populate(accumulator(s), s, str(data), False, None, out=io.StringIO(), progress=progress)
+    assert progress.frozen and all(count > 0 for count in progress.frozen)  # each line is written mid-run
+    assert gc.get_freeze_count() == 0
+
+
 @pytest.mark.timeout(600)
 async def test_populating_twice_is_idempotent_and_reprocessing_changes_only_its_contribution(tmp_path: Path) -> None:
     data = tmp_path / "incidents.jsonl"
