@@ -128,8 +128,10 @@ def test_containerfile_installs_every_dependency_and_what_its_wheels_require() -
 
 
 def test_the_containerfile_takes_its_packages_from_the_list_only() -> None:
-    installed = containerfile_installs((ROOT / "Containerfile").read_text())
-    assert installed == {name: p.source for name, p in LISTED.items()}
+    text = (ROOT / "Containerfile").read_text()
+    assert containerfile_installs(text) == {name: p.source for name, p in LISTED.items()}
+    [pip] = [c for c in _commands(text) if "pip" in c and "install" in c]
+    assert {"--no-deps", "--only-binary=:all:", "-c", "/build/constraints.txt", "$wheels"} <= set(pip)
 
 
 def test_the_debian_build_installs_the_whole_list_as_pinned_wheels_without_resolving() -> None:
