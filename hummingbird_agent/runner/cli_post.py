@@ -32,7 +32,7 @@ def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
         body = (note_text.result_body(note, marker, reply_prompt=conversational) if ok
                 else note_text.failure_body(marker, note))
         internal = requires_internal(loaded.config, request.project, request.workflow)
-        client = GitLabClient(cfg.url, token)
+        client = GitLabClient(cfg.url, token, cfg.request_timeout_s, settle_s=cfg.write_settle_s)
         await client.open()
         try:
             await client.post_note_once(request.project, request.mr_iid, body, discussion_id=None,

@@ -88,6 +88,22 @@ class Service:
                 raise AssertionError(f"timed out waiting for {what}; notes: {self.bodies()}")
             await asyncio.sleep(0.05)
 
+    async def finished(self) -> None:
+        """Until nothing more can happen: every queued message handled and deleted (a running handler's
+        message is in flight) and no request still being carried out by the fake GitLab (a late commit)."""
+        sqs = self.moto.client("sqs")
+        queues = (self.loaded.config.queues.ingress_url, self.loaded.config.queues.work_url)
+        counts = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+
+        def idle() -> bool:
+            held = (sqs.get_queue_attributes(QueueUrl=url, AttributeNames=counts)["Attributes"] for url in queues)
+            return not any(int(a[n]) for a in held for n in counts) and self.gitlab.in_progress == 0
+
+        try:
+            await self.wait_for(idle, "the queues to drain and GitLab to finish", timeout_s=180.0)
+        finally:
+            sqs.close()
+
     async def settle(self, seconds: float = 3.0) -> None:
         """Let queued work drain when the expectation is that nothing (more) happens."""
         await asyncio.sleep(seconds)
