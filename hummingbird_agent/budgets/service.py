@@ -282,3 +282,11 @@ JOB_LOG_PREVIEW_WINDOW_BYTES = 8 * 1024 * 1024
 # Part size of the multipart upload of sandbox.tar.gz to S3. S3's minimum part is 5 MiB; 8 MiB keeps
 # peak memory of one save at one part (plus one STREAM_CHUNK_BYTES read) whatever the archive size.
 S3_PART_BYTES = 8 * 1024 * 1024
+
+# --- secrets -------------------------------------------------------------------------------------
+# Shortest secret value (an env var the config or the MCP servers file names) the service starts with.
+# Every secret is replaced by `[redacted]` wherever it appears in logs, notes, transcripts and saved
+# sessions; a shorter value would match ordinary words, ids and hashes in that text (a 4-character value
+# turns up in any long log) and is guessable anyway. Refused at start-up, never silently left unredacted.
+# 8 keeps every real token form (GitLab glpat-*, model API keys, webhook secrets) and the test fakes' keys.
+SECRET_MIN_CHARS = 8

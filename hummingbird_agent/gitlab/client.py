@@ -17,19 +17,18 @@ and it re-sends POSTs blindly):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import gitlab
 import gitlab.exceptions as glexc
-import requests
 
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import OutcomeUnknown, PermanentError, TransientError
+from hummingbird_agent.gitlab.error_map import map_gitlab_errors
 from hummingbird_agent.lifecycle import ClientState
 
 T = TypeVar("T")
@@ -53,27 +52,6 @@ class MrHead:
     sha: str | None
 
 
-@contextlib.contextmanager
-def map_gitlab_errors(context: str) -> Iterator[None]:
-    """python-gitlab and transport errors -> TransientError (retry) or PermanentError, with context."""
-    try:
-        yield
-    except glexc.GitlabError as exc:
-        code = getattr(exc, "response_code", None) or 0
-        kind = TransientError if code == 429 or code >= 500 or code == 0 else PermanentError
-        # A gateway timeout answers for GitLab, which may still be working on the request.
-        kind = OutcomeUnknown if code == 504 else kind
-        raise kind(f"GitLab {context}: HTTP {code or 'error'}: {_short(exc.error_message)}") from exc
-    except requests.exceptions.ReadTimeout as exc:  # sent, then no answer: GitLab may still carry it out
-        raise OutcomeUnknown(f"GitLab {context}: {type(exc).__name__}") from exc
-    except (OSError, ConnectionError) as exc:  # requests' errors derive from OSError
-        raise TransientError(f"GitLab {context}: {type(exc).__name__}") from exc
-
-
-def _short(message: Any) -> str:
-    return str(message).replace("\n", " ")[:200]
-
-
 def _mr_path(project_id: int | str, iid: int) -> str:
     return f"/projects/{project_id}/merge_requests/{iid}"
 
@@ -83,8 +61,10 @@ class GitLabClient:
 
     def __init__(self, url: str, token: str, timeout_s: float = budgets.GITLAB_REQUEST_TIMEOUT_S,
                  on_response: Callable[[str, int], None] | None = None,
-                 settle_s: float = budgets.GITLAB_WRITE_SETTLE_S) -> None:
+                 settle_s: float = budgets.GITLAB_WRITE_SETTLE_S, redact: Callable[[str], str] = str) -> None:
         self._url, self._token, self._timeout_s, self._settle_s = url, token, timeout_s, settle_s
+        self._redact = redact
+        """Applied to every note body written: whatever composed it, no secret reaches GitLab."""
         self._on_response = on_response
         """Called with (HTTP method, status) after every API response (metrics)."""
         self._gl: gitlab.Gitlab | None = None
@@ -193,7 +173,7 @@ class GitLabClient:
         """A new top-level discussion (thread) on the MR."""
         def create(gl: gitlab.Gitlab) -> PostedNote:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
-            data: dict[str, Any] = {"body": body}
+            data: dict[str, Any] = {"body": self._redact(body)}
             if internal:
                 data["internal"] = True
             disc = mr.discussions.create(data, **_ONCE)
@@ -205,7 +185,7 @@ class GitLabClient:
         def add(gl: gitlab.Gitlab) -> PostedNote:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
             disc = mr.discussions.get(discussion_id, lazy=True)
-            note = disc.notes.create({"body": body}, **_ONCE)
+            note = disc.notes.create({"body": self._redact(body)}, **_ONCE)
             return PostedNote(discussion_id, int(note.id))
 
         return await self._call(f"POST {_mr_path(project_id, iid)}/discussions/{discussion_id}/notes", add,
@@ -215,7 +195,7 @@ class GitLabClient:
         def update(gl: gitlab.Gitlab) -> None:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
             disc = mr.discussions.get(discussion_id, lazy=True)
-            disc.notes.update(note_id, {"body": body}, **_ONCE)
+            disc.notes.update(note_id, {"body": self._redact(body)}, **_ONCE)
 
         # A PUT of the same body is idempotent: retried like a read.
         await self._call(f"PUT {_mr_path(project_id, iid)}/discussions/{discussion_id}/notes/{note_id}", update)

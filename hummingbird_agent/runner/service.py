@@ -63,7 +63,7 @@ async def open_deps(
     async with contextlib.AsyncExitStack() as stack:
         gitlab = GitLabClient(cfg.gitlab.url, loaded.secret(cfg.gitlab.token_env) or "", cfg.gitlab.request_timeout_s,
                               on_response=lambda method, status: metrics.gitlab_calls.labels(method, status).inc(),
-                              settle_s=cfg.gitlab.write_settle_s)
+                              settle_s=cfg.gitlab.write_settle_s, redact=redact)
         await gitlab.open()
         stack.push_async_callback(gitlab.aclose)
         sandboxes = SandboxFactory(cfg.sandbox)

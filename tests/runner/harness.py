@@ -196,7 +196,7 @@ def seed_gitlab(gitlab: GitLabServer) -> None:
 async def start_service(
     tmp_path: Path, gitlab: GitLabServer, model: FakeHTTPServer, moto: MotoServer,
     project: dict[str, Any] | None = None, tweak: Callable[[dict[str, Any]], None] | None = None,
-    provider: str = "gemini",
+    provider: str = "gemini", secrets: dict[str, str] | None = None,
 ) -> AsyncIterator[Service]:
     sqs, sns, s3 = moto.client("sqs"), moto.client("sns"), moto.client("s3")
     ingress = sqs.create_queue(QueueName="ingress", Attributes={"VisibilityTimeout": "5"})["QueueUrl"]
@@ -212,7 +212,7 @@ async def start_service(
         tweak(config)
     path = tmp_path / "config.yaml"
     path.write_text(json.dumps(config))
-    loaded = load_config(path, {**os.environ, **SECRETS})
+    loaded = load_config(path, {**os.environ, **SECRETS, **(secrets or {})})
     log_path = tmp_path / "service.log"
     log_stream = log_path.open("w")
     root = logging.getLogger()
