@@ -27,6 +27,7 @@ def check_config(config_path: str | None, role: str = "all") -> int:
     """Validate the file and what `serve --role <role>` needs (the same checks serve runs); print a summary."""
     loaded = load(config_path)
     check_role(loaded, role)
+    loaded.secret_values()  # refuses a secret too short to redact, as serve and run do
     print(render_summary(loaded))
     return 0
 

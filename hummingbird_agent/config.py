@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hummingbird_agent import budgets
 from hummingbird_agent.config_schema import (
     Config,
     DataSourcesConfig,
@@ -119,13 +120,31 @@ class LoadedConfig:
         return self.env.get("LOG_LEVEL", "INFO").upper()
 
     def secret_values(self) -> frozenset[str]:
-        """Every secret value the config names, for scrubbing logs, errors and Sentry events."""
-        plain = frozenset(v for name in required_env_names(self.config) if (v := self.secret(name)))
+        """Every secret value the config names (and the MCP servers file's header and env values), for
+        scrubbing logs, notes, transcripts, saved sessions and Sentry events. ConfigError, one line naming the
+        variable (never the value), when one is too short to redact safely (budgets.SECRET_MIN_CHARS)."""
+        names = list(dict.fromkeys(secret_env_names(self.config) + self._mcp_env_names()))
+        short = [name for name in names if 0 < len(self.secret(name) or "") < budgets.SECRET_MIN_CHARS]
+        if short:
+            raise ConfigError(f"{', '.join(short)}: a secret shorter than {budgets.SECRET_MIN_CHARS} characters "
+                              "cannot be redacted from logs and notes safely; use a longer one")
+        plain = frozenset(v for name in names if (v := self.secret(name)))
         return plain | self._mcp_secret_values()
+
+    def _mcp_env_names(self) -> list[str]:
+        """The env vars the MCP servers file refers to; none when it is unset or broken (its own check says)."""
+        from hummingbird_agent.bamboo.mcp.server_config import referenced_env_names
+
+        path = self.config.bamboo.mcp_servers_config
+        try:
+            return referenced_env_names(self.resolve(path)) if path else []
+        except ConfigError:
+            return []
 
     def _mcp_secret_values(self) -> frozenset[str]:
         """Expanded MCP server `headers`/`env` values (and a header's credential after its scheme, as in
-        `Bearer <token>`); empty when the file is unset or broken (its own check reports that)."""
+        `Bearer <token>`); empty when the file is unset or broken (its own check reports that). A short
+        literal value in the file (`DEBUG: "1"`) is a setting, not a secret: secrets come from env vars."""
         path = self.config.bamboo.mcp_servers_config
         if not path:
             return frozenset()
@@ -136,7 +155,16 @@ class LoadedConfig:
         except ConfigError:
             return frozenset()
         values = [v for e in entries for v in (*e.headers.values(), *e.env.values()) if v]
-        return frozenset(values + [v.split()[-1] for v in values if v.split()])
+        values += [v.split()[-1] for v in values if v.split()]
+        return frozenset(v for v in values if len(v) >= budgets.SECRET_MIN_CHARS)
+
+
+def secret_env_names(config: Config) -> list[str]:
+    """The env vars among `required_env_names` whose values are secrets: not the Neo4j user name (`neo4j`
+    by default) nor the kubeconfig file's path, which would be refused as too short or redact ordinary text."""
+    public = {config.bamboo.graph.user_env}
+    public |= {wf.data_sources.konflux.kubeconfig_env for wf in config.workflows.values() if wf.data_sources.konflux}
+    return [name for name in required_env_names(config) if name not in public]
 
 
 def required_env_names(config: Config) -> list[str]:

@@ -34,6 +34,11 @@ class GitLabConfig(StrictModel):
     """Env var holding the bot's (orchestrator) token: notes, discussions, member checks."""
     bot_username: str | None = None
     """Informational only; the bot is identified by the token's `/user` id, never by name."""
+    request_timeout_s: Annotated[float, number(0.1, 600, "seconds")] = budgets.GITLAB_REQUEST_TIMEOUT_S
+    """Connect and read timeout of one request of the bot's client."""
+    write_settle_s: Annotated[float, number(0, 3600, "seconds")] = budgets.GITLAB_WRITE_SETTLE_S
+    """How long after an unanswered note POST its note may still appear (GitLab's request limit plus a
+    margin); the note is looked for until then before the POST is repeated."""
 
 
 class ModelConnection(StrictModel):

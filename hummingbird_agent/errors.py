@@ -3,7 +3,8 @@
     AgentError
     ├── ConfigError          the operator: config.yaml or the environment is wrong
     ├── TransientError       nobody: retry later (throttling, 5xx, timeouts, unreachable services)
-    │   └── RetryLater       a handler asks the worker to retry after `delay_s`
+    │   ├── RetryLater       a handler asks the worker to retry after `delay_s`
+    │   └── OutcomeUnknown   no answer (timeout, gateway timeout): the far end may still carry it out
     ├── PermanentError       nobody can: a bad event, a forbidden project, a missing object
     │   └── EnvelopeError    a queue message that cannot be decoded
     ├── BudgetExceeded       the run hit an iteration or context budget
@@ -31,6 +32,11 @@ class RetryLater(TransientError):
     def __init__(self, reason: str, delay_s: float) -> None:
         super().__init__(reason)
         self.delay_s = delay_s
+
+
+class OutcomeUnknown(TransientError):
+    """A request that got no answer from the service itself (the client timed out, or a gateway did): the
+    service may still be carrying it out, so the effect of a write can appear later."""
 
 
 class PermanentError(AgentError):

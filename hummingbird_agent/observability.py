@@ -1,7 +1,7 @@
 """Logging and Sentry set-up for the process, and the context fields every log line carries.
 
 Logs go to stderr: readable on a TTY, one JSON object per line otherwise. Known secret values are replaced
-by `[redacted]` in every line and every Sentry event.
+by `[redacted]` in every line and every Sentry event, in the record's parts before they are formatted.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import contextvars
 import json
 import logging
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, TextIO
@@ -40,28 +40,53 @@ def current_context() -> dict[str, Any]:
 
 
 class Redactor:
-    """Replaces known secret values in text. Short values are ignored: they would redact ordinary words."""
-
-    MIN_SECRET_CHARS = 6
+    """Replaces known secret values in text and in structures. Each value is matched as written and as
+    JSON and Python escape it (a `"` or `\\` in a secret is escaped in a JSON line, a tool result or a
+    repr), so escaping cannot hide one. Callers pass only values long enough to redact safely
+    (config.secret_values refuses shorter ones)."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._secrets = sorted({s for s in secrets if len(s) >= self.MIN_SECRET_CHARS}, key=len, reverse=True)
+        forms = {form for secret in secrets if secret for form in _written_forms(secret)}
+        self._forms = sorted(forms, key=len, reverse=True)
 
     def __call__(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
+        for form in self._forms:
+            if form in text:
+                text = text.replace(form, REDACTED)
         return text
 
     def scrub(self, value: Any) -> Any:
-        """Redact secrets anywhere inside a JSON-like structure."""
-        if isinstance(value, str):
-            return self(value)
-        if isinstance(value, dict):
-            return {k: self.scrub(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.scrub(v) for v in value]
-        return value
+        """Redact secrets anywhere inside a JSON-like structure (keys too), before it is serialised."""
+        return scrub(value, self)
+
+
+def _written_forms(secret: str) -> set[str]:
+    """The secret as written, as a JSON string body (ASCII-escaped or not) and as a Python repr body."""
+    return {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1], repr(secret)[1:-1]}
+
+
+def scrub(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` with `redact` applied to every string inside it (dict keys too); containers keep their type."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {scrub(k, redact): scrub(v, redact) for k, v in value.items()}
+    if type(value) in (list, tuple, set, frozenset):  # exact types: a namedtuple cannot be built from one iterable
+        return type(value)(scrub(v, redact) for v in value)
+    return value
+
+
+def _redacted_record(record: logging.LogRecord, redact: Redactor) -> logging.LogRecord:
+    """A copy of `record` (other handlers see the original) with its message, arguments and context
+    fields redacted as structures, before any formatting can escape a secret inside them."""
+    copy = logging.makeLogRecord(record.__dict__)
+    copy.msg = redact.scrub(record.msg)
+    if isinstance(record.args, Mapping | tuple):
+        copy.args = redact.scrub(record.args)
+    for key in CONTEXT_FIELDS:
+        if (value := getattr(record, key, None)) is not None:
+            setattr(copy, key, redact.scrub(value))
+    return copy
 
 
 class _ContextFilter(logging.Filter):
@@ -80,6 +105,7 @@ class JsonFormatter(logging.Formatter):
         self._redact = redact
 
     def format(self, record: logging.LogRecord) -> str:
+        record = _redacted_record(record, self._redact)
         entry: dict[str, Any] = {
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
@@ -91,7 +117,7 @@ class JsonFormatter(logging.Formatter):
                 entry[key] = value
         if record.exc_info:
             entry["exc"] = self.formatException(record.exc_info)
-        return self._redact(json.dumps(entry, default=str))
+        return json.dumps(self._redact.scrub(entry), default=lambda value: self._redact(str(value)))
 
 
 class TextFormatter(logging.Formatter):
@@ -102,6 +128,7 @@ class TextFormatter(logging.Formatter):
         self._redact = redact
 
     def format(self, record: logging.LogRecord) -> str:
+        record = _redacted_record(record, self._redact)
         line = super().format(record)
         extras = " ".join(f"{k}={getattr(record, k)}" for k in CONTEXT_FIELDS if getattr(record, k, None))
         return self._redact(f"{line} [{extras}]" if extras else line)

@@ -28,7 +28,7 @@ def test_help_everywhere(argv: list[str], capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_check_config_summary(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GEMINI_API_KEY", "present")
+    monkeypatch.setenv("GEMINI_API_KEY", "present-key")
     monkeypatch.delenv("GITLAB_READ_TOKEN", raising=False)
     assert main(["check-config", "--config", str(REPO / "config.yaml")]) == 0
     out = capsys.readouterr().out
@@ -81,3 +81,31 @@ def test_readme_command_table_lists_every_subcommand() -> None:
     for name, sub in commands.items():
         nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
         assert listed[name] == (set(nested[0].choices) if nested else set()), name
+
+
+SHORT_CONFIG = """
+gitlab: {url: "http://127.0.0.1:9", token_env: HB_TEST_BOT_TOKEN}
+model: {provider: gemini, api_key_env: HB_TEST_MODEL_KEY}
+queues: {embedded_path: queue.sqlite}
+webhook: {port: 0, secret_env: HB_TEST_HOOK_SECRET}
+sessions: {directory: sessions}
+workflows: {wf: {description: d, prompt: p.md, projects: {g/p: {}}}}
+"""
+
+
+@pytest.mark.parametrize("argv", [["check-config"], ["serve"], ["run", "wf", "--project", "g/p", "--mr", "1"]],
+                         ids=["check-config", "serve", "run"])
+def test_a_secret_too_short_to_redact_is_refused_in_one_line_naming_its_variable(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.yaml").write_text(SHORT_CONFIG)
+    (tmp_path / "p.md").write_text("prompt")
+    monkeypatch.setenv("HB_TEST_BOT_TOKEN", "a-long-enough-token")
+    monkeypatch.setenv("HB_TEST_HOOK_SECRET", "a-long-enough-secret")
+    monkeypatch.setenv("HB_TEST_MODEL_KEY", "k3y-7ch")  # 7 characters
+    assert main([*argv, "--config", str(tmp_path / "config.yaml")]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert "HB_TEST_MODEL_KEY" in captured.err and "shorter than 8 characters" in captured.err
+    assert "k3y-7ch" not in captured.out + captured.err
+    assert not (tmp_path / "queue.sqlite").exists()  # refused before anything started

@@ -52,6 +52,31 @@ def test_text_lines_for_a_terminal(restore_root_logger: None) -> None:
     assert "WARNING" in line and "workflow=review-mr" in line and SECRET not in line
 
 
+QUOTED = 'pass"word\\with\'quotes-123'
+
+
+@pytest.mark.parametrize("json_lines", [True, False], ids=["json", "text"])
+def test_a_secret_with_quotes_and_backslashes_appears_in_no_form(restore_root_logger: None, json_lines: bool) -> None:
+    # JSON escapes `"` and `\\`; %r and the repr inside a dict or an exception escape `\\` and a quote.
+    out = io.StringIO()
+    setup_logging("INFO", secrets=[QUOTED], stream=out, json_lines=json_lines)
+    log = logging.getLogger("hummingbird_agent.test")
+    with log_context(project=QUOTED):
+        log.info("plain %s", QUOTED)
+        log.info("repr %r", QUOTED)
+        log.info("in a structure %s", {"token": QUOTED, "list": [QUOTED]})
+        log.info("json inside %s", json.dumps({"token": QUOTED}))
+        log.info(f"in the message itself {QUOTED}")  # noqa: G004 - a caller's mistake must not leak either
+        try:
+            raise KeyError(QUOTED)
+        except KeyError:
+            log.exception("failed")
+    text = out.getvalue()
+    forms = [QUOTED, json.dumps(QUOTED)[1:-1], repr(QUOTED)[1:-1], json.dumps(json.dumps(QUOTED))[1:-1]]
+    assert [form for form in forms if form in text] == []
+    assert text.count("[redacted]") >= 8
+
+
 class _Collector(BaseHTTPRequestHandler):
     bodies: list[bytes] = []
 

@@ -3,6 +3,7 @@ tool registry, run the loop, hand the note to `publish`, then save the session (
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -21,7 +22,7 @@ from hummingbird_agent.errors import AgentError, PermanentError
 from hummingbird_agent.model_targets import workflow_target
 from hummingbird_agent.models.base import Content, Model
 from hummingbird_agent.models.contents import user_text
-from hummingbird_agent.observability import log_context
+from hummingbird_agent.observability import log_context, scrub
 from hummingbird_agent.sandbox.base import Sandbox
 from hummingbird_agent.sandbox.lazy import LazySandbox
 from hummingbird_agent.sessions.base import StoredSession, validate_session_id
@@ -189,6 +190,9 @@ async def _save(
 ) -> tuple[bool, tuple[str, ...]]:
     if deps.save is None:
         return False, ()
+    # Redacted as structures, before JSON or Markdown could escape a secret; the history a reply resumes
+    # has `[redacted]` where a secret was, as every other copy of the run does.
+    result = dataclasses.replace(result, contents=scrub(result.contents, deps.redact))
     context = {
         "version": CONTEXT_VERSION,
         "session_id": session_id,
@@ -201,7 +205,7 @@ async def _save(
         "contents": result.contents,
     }
     facts = {k: context[k] for k in ("session_id", "workflow", "project", "mr_iid", "status", "iterations")}
-    transcript = render_transcript(f"{request.workflow} run", facts, prompt.stable(), result)
+    transcript = deps.redact(render_transcript(f"{request.workflow} run", facts, prompt.stable(), result))
     try:
         # An unused sandbox has nothing new: the stores keep a resumed session's earlier archive.
         await deps.save(context, transcript, sandbox.archive() if sandbox.used else None)

@@ -243,6 +243,14 @@ GITLAB_REQUEST_TIMEOUT_S = 20.0
 GITLAB_ATTEMPTS = 3
 GITLAB_RETRY_BASE_S = 1.0
 GITLAB_RETRY_MAX_DELAY_S = 8.0
+# A note POST that got no answer (our read timeout, a gateway's 504) may still be running in GitLab, which
+# can commit it until its own request limit ends it (60 s: GITLAB_RAILS_RACK_TIMEOUT / the Puma worker
+# timeout; an ended request's transaction rolls back). Before the POST is repeated, the bot's note is looked
+# for until this long after the first POST was sent: GitLab's limit plus 30 s for proxy queueing, counted
+# from our send (earlier than GitLab's start). Raise it (gitlab.write_settle_s) with the instance's limit.
+GITLAB_WRITE_SETTLE_S = 90.0
+# How often the note is looked for within that window; a note that appears is found this soon after.
+GITLAB_SETTLE_POLL_S = 5.0
 
 # --- data sources ---------------------------------------------------------------------------------
 # Connect/read timeout of one data-source HTTP request (GitLab read token, Kubernetes, Kubearchive,
@@ -274,3 +282,11 @@ JOB_LOG_PREVIEW_WINDOW_BYTES = 8 * 1024 * 1024
 # Part size of the multipart upload of sandbox.tar.gz to S3. S3's minimum part is 5 MiB; 8 MiB keeps
 # peak memory of one save at one part (plus one STREAM_CHUNK_BYTES read) whatever the archive size.
 S3_PART_BYTES = 8 * 1024 * 1024
+
+# --- secrets -------------------------------------------------------------------------------------
+# Shortest secret value (an env var the config or the MCP servers file names) the service starts with.
+# Every secret is replaced by `[redacted]` wherever it appears in logs, notes, transcripts and saved
+# sessions; a shorter value would match ordinary words, ids and hashes in that text (a 4-character value
+# turns up in any long log) and is guessable anyway. Refused at start-up, never silently left unredacted.
+# 8 keeps every real token form (GitLab glpat-*, model API keys, webhook secrets) and the test fakes' keys.
+SECRET_MIN_CHARS = 8

@@ -18,7 +18,8 @@ from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.gitlab_discussions import REDACTED_DESCRIPTION, filter_discussions
 from hummingbird_agent.data_sources.log_preview import LogTail
 from hummingbird_agent.errors import AgentError, TransientError
-from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS, map_gitlab_errors
+from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS
+from hummingbird_agent.gitlab.error_map import map_gitlab_errors
 from hummingbird_agent.tools.base import StreamingResponse, ToolDef, ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
 

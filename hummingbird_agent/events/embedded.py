@@ -17,9 +17,14 @@ from hummingbird_agent import budgets
 from hummingbird_agent.errors import TransientError
 from hummingbird_agent.events.envelope import fifo_problem
 from hummingbird_agent.events.protocols import BatchResult, OutgoingMessage, ReceivedMessage
+from hummingbird_agent.events.store_file import (
+    REPLACED,
+    SQLITE_HEADER,
+    file_problem,
+    header_problem,
+    replacement_problem,
+)
 from hummingbird_agent.lifecycle import ClientState
-
-_SQLITE_HEADER = b"SQLite format 3\x00"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -88,6 +93,13 @@ class EmbeddedStore:
         except BaseException:
             db.close()
             raise
+        # WAL mode and the schema have written the header of a new file; one without it now was
+        # emptied under another connection, and is refused rather than used.
+        problem = header_problem(os.pread(fd, len(SQLITE_HEADER), 0))
+        if problem is not None:
+            db.close()
+            os.close(fd)
+            raise TransientError(f"embedded queue store {self.path}: {problem}")
         stat = os.fstat(fd)
         self._db, self._fd, self._identity = db, fd, (stat.st_dev, stat.st_ino)
 
@@ -102,41 +114,28 @@ class EmbeddedStore:
         self._disconnect()
         self.state = ClientState.CLOSED
 
-    def _file_problem(self) -> str | None:
-        """Why the file at `path` cannot hold our commits: missing, read-only, replaced or not an SQLite
-        file. A few system calls, no open(): it runs around every transaction."""
-        try:
-            stat = os.stat(self.path)
-        except FileNotFoundError:
-            return "the file is missing (deleted while serving?)"
-        except OSError as exc:
-            return f"cannot read it ({exc.strerror})"
-        # Mode bits as well as access(): root may write a read-only file, but an operator who made it
-        # read-only means it not to change.
-        if not os.access(self.path, os.W_OK) or not stat.st_mode & 0o222:
-            return "the file is read-only"
-        if (stat.st_dev, stat.st_ino) != self._identity or self._fd is None:
-            return "the file was replaced"
-        header = os.pread(self._fd, len(_SQLITE_HEADER), 0)
-        if header and header != _SQLITE_HEADER:
-            return "the file is not an SQLite database (corrupt)"
-        return None
-
     def _usable(self, *, reopen: bool = True) -> sqlite3.Connection:
         """The connection, after checking the file is still the one it writes to; with `reopen`, a
         restored file is opened here, so the store recovers without a restart."""
         if self.state is not ClientState.OPEN:
             raise TransientError(f"embedded queue store {self.path} is not open")
-        problem = self._file_problem()
-        if reopen and problem == "the file was replaced":
-            # Restored (or recreated) by the operator: drop the stale connection, use the new file.
-            self._disconnect()
-            with contextlib.suppress(OSError, sqlite3.Error):
-                self._connect()
-            problem = None if self._db is not None else "cannot open the restored file"
+        problem = file_problem(self.path, self._fd, self._identity)
+        if reopen and problem == REPLACED:
+            problem = self._adopt_replacement()
         if problem is not None or self._db is None:
             raise TransientError(f"embedded queue store {self.path}: {problem}")
         return self._db
+
+    def _adopt_replacement(self) -> str | None:
+        """Restored (or recreated) by the operator: drop the stale connection, use the new file, if it
+        is a database (an empty one is refused: adopting it would start an empty store)."""
+        problem = replacement_problem(self.path)
+        if problem is not None:
+            return problem
+        self._disconnect()
+        with contextlib.suppress(OSError, sqlite3.Error, TransientError):
+            self._connect()
+        return None if self._db is not None else "cannot open the restored file"
 
     def queue(self, name: str, *, fifo: bool, dead_letter: str | None = None, max_receives: int = 0) -> EmbeddedQueue:
         return EmbeddedQueue(self, name, fifo=fifo, dead_letter=dead_letter, max_receives=max_receives)

@@ -10,14 +10,16 @@ and it re-sends POSTs blindly):
   timeouts and connection errors, with cancellable backoff, GITLAB_ATTEMPTS times at most;
 - creating a note (POST) goes out once; after such a failure, `post_note_once` looks for the bot's own note
   (the caller says how to recognise it) before it posts again, since GitLab may have stored the first one.
+  A POST that got no answer (a timeout, a gateway's 504) may still be running in GitLab and commit later,
+  so its note is looked for until GitLab can no longer commit it (`settle_s` after it was sent).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Callable, Iterator, Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -25,7 +27,8 @@ import gitlab
 import gitlab.exceptions as glexc
 
 from hummingbird_agent import budgets
-from hummingbird_agent.errors import PermanentError, TransientError
+from hummingbird_agent.errors import OutcomeUnknown, PermanentError, TransientError
+from hummingbird_agent.gitlab.error_map import map_gitlab_errors
 from hummingbird_agent.lifecycle import ClientState
 
 T = TypeVar("T")
@@ -49,23 +52,6 @@ class MrHead:
     sha: str | None
 
 
-@contextlib.contextmanager
-def map_gitlab_errors(context: str) -> Iterator[None]:
-    """python-gitlab and transport errors -> TransientError (retry) or PermanentError, with context."""
-    try:
-        yield
-    except glexc.GitlabError as exc:
-        code = getattr(exc, "response_code", None) or 0
-        kind = TransientError if code == 429 or code >= 500 or code == 0 else PermanentError
-        raise kind(f"GitLab {context}: HTTP {code or 'error'}: {_short(exc.error_message)}") from exc
-    except (OSError, ConnectionError) as exc:  # requests' errors derive from OSError
-        raise TransientError(f"GitLab {context}: {type(exc).__name__}") from exc
-
-
-def _short(message: Any) -> str:
-    return str(message).replace("\n", " ")[:200]
-
-
 def _mr_path(project_id: int | str, iid: int) -> str:
     return f"/projects/{project_id}/merge_requests/{iid}"
 
@@ -74,8 +60,11 @@ class GitLabClient:
     """Async facade over python-gitlab for the bot's own actions."""
 
     def __init__(self, url: str, token: str, timeout_s: float = budgets.GITLAB_REQUEST_TIMEOUT_S,
-                 on_response: Callable[[str, int], None] | None = None) -> None:
-        self._url, self._token, self._timeout_s = url, token, timeout_s
+                 on_response: Callable[[str, int], None] | None = None,
+                 settle_s: float = budgets.GITLAB_WRITE_SETTLE_S, redact: Callable[[str], str] = str) -> None:
+        self._url, self._token, self._timeout_s, self._settle_s = url, token, timeout_s, settle_s
+        self._redact = redact
+        """Applied to every note body written: whatever composed it, no secret reaches GitLab."""
         self._on_response = on_response
         """Called with (HTTP method, status) after every API response (metrics)."""
         self._gl: gitlab.Gitlab | None = None
@@ -86,9 +75,8 @@ class GitLabClient:
         return f"GitLabClient({self._url!r}, state={self.state.value})"
 
     async def open(self) -> None:
-        self._gl = gitlab.Gitlab(
-            self._url, private_token=self._token, retry_transient_errors=False, timeout=self._timeout_s
-        )
+        self._gl = gitlab.Gitlab(self._url, private_token=self._token, retry_transient_errors=False,
+                                 timeout=self._timeout_s)
         if self._on_response is not None:
             seen = self._on_response
             self._gl.session.hooks["response"].append(
@@ -185,7 +173,7 @@ class GitLabClient:
         """A new top-level discussion (thread) on the MR."""
         def create(gl: gitlab.Gitlab) -> PostedNote:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
-            data: dict[str, Any] = {"body": body}
+            data: dict[str, Any] = {"body": self._redact(body)}
             if internal:
                 data["internal"] = True
             disc = mr.discussions.create(data, **_ONCE)
@@ -197,7 +185,7 @@ class GitLabClient:
         def add(gl: gitlab.Gitlab) -> PostedNote:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
             disc = mr.discussions.get(discussion_id, lazy=True)
-            note = disc.notes.create({"body": body}, **_ONCE)
+            note = disc.notes.create({"body": self._redact(body)}, **_ONCE)
             return PostedNote(discussion_id, int(note.id))
 
         return await self._call(f"POST {_mr_path(project_id, iid)}/discussions/{discussion_id}/notes", add,
@@ -207,7 +195,7 @@ class GitLabClient:
         def update(gl: gitlab.Gitlab) -> None:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
             disc = mr.discussions.get(discussion_id, lazy=True)
-            disc.notes.update(note_id, {"body": body}, **_ONCE)
+            disc.notes.update(note_id, {"body": self._redact(body)}, **_ONCE)
 
         # A PUT of the same body is idempotent: retried like a read.
         await self._call(f"PUT {_mr_path(project_id, iid)}/discussions/{discussion_id}/notes/{note_id}", update)
@@ -224,21 +212,39 @@ class GitLabClient:
         is_mine: Callable[[str], bool],
     ) -> PostedNote:
         """Post `body` as a reply in `discussion_id` (else as a new thread) exactly once. After a failed POST
-        the bot's notes on the MR are searched with `is_mine(note body)` before the POST is repeated."""
+        the bot's notes on the MR are searched with `is_mine(note body)` before the POST is repeated; after
+        an unanswered one, until GitLab can no longer commit it, even after the last attempt."""
         for attempt in range(1, budgets.GITLAB_ATTEMPTS + 1):
+            sent_at = time.monotonic()
             try:
                 if discussion_id:
                     return await self.reply(project_id, iid, discussion_id, body)
                 return await self.create_thread(project_id, iid, body, internal=internal)
+            except OutcomeUnknown:
+                found = await self._find_until(project_id, iid, is_mine, sent_at + self._settle_s)
+                if found is None and attempt == budgets.GITLAB_ATTEMPTS:
+                    raise
             except TransientError:
                 if attempt == budgets.GITLAB_ATTEMPTS:
                     raise
-            await asyncio.sleep(budgets.GITLAB_RETRY_BASE_S * 2 ** (attempt - 1))
-            found = await self.find_own_note(project_id, iid, is_mine)
+                await asyncio.sleep(budgets.GITLAB_RETRY_BASE_S * 2 ** (attempt - 1))
+                found = await self.find_own_note(project_id, iid, is_mine)
             if found is not None:
                 log.info("GitLab stored the note despite the error; not posting it again (note %s)", found.note_id)
                 return found
         raise AssertionError("unreachable")
+
+    async def _find_until(
+        self, project_id: int | str, iid: int, is_mine: Callable[[str], bool], settled_at: float
+    ) -> PostedNote | None:
+        """The bot's note, looked for until a search starting at `settled_at` (monotonic) or later: only
+        such a search proves the unanswered POST left nothing, so that repeating it cannot make a second."""
+        while True:
+            settled = time.monotonic() >= settled_at
+            found = await self.find_own_note(project_id, iid, is_mine)
+            if found is not None or settled:
+                return found
+            await asyncio.sleep(min(budgets.GITLAB_SETTLE_POLL_S, max(0.0, settled_at - time.monotonic())))
 
     async def find_own_note(
         self, project_id: int | str, iid: int, is_mine: Callable[[str], bool]

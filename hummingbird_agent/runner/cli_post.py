@@ -10,6 +10,7 @@ from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import GitLabClient, MrHead
 from hummingbird_agent.gitlab.markers import SessionMarker, parse_markers
+from hummingbird_agent.observability import Redactor
 from hummingbird_agent.runner.posting import requires_internal
 
 
@@ -23,6 +24,7 @@ def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
     token = loaded.secret(cfg.token_env)
     if token is None:
         raise ConfigError(f"--post needs the bot token in {cfg.token_env}")
+    redact = Redactor(loaded.secret_values())  # the note is redacted like the service's notes
 
     # Only agent sessions can be continued by a reply (as in the service); the knowledge-base engines keep none.
     conversational = spec is None or spec.engine == "agent"
@@ -32,7 +34,7 @@ def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
         body = (note_text.result_body(note, marker, reply_prompt=conversational) if ok
                 else note_text.failure_body(marker, note))
         internal = requires_internal(loaded.config, request.project, request.workflow)
-        client = GitLabClient(cfg.url, token)
+        client = GitLabClient(cfg.url, token, cfg.request_timeout_s, settle_s=cfg.write_settle_s, redact=redact)
         await client.open()
         try:
             await client.post_note_once(request.project, request.mr_iid, body, discussion_id=None,

@@ -61,8 +61,9 @@ async def open_deps(
     cfg = loaded.config
     metrics = metrics if metrics is not None else Metrics()
     async with contextlib.AsyncExitStack() as stack:
-        gitlab = GitLabClient(cfg.gitlab.url, loaded.secret(cfg.gitlab.token_env) or "",
-                              on_response=lambda method, status: metrics.gitlab_calls.labels(method, status).inc())
+        gitlab = GitLabClient(cfg.gitlab.url, loaded.secret(cfg.gitlab.token_env) or "", cfg.gitlab.request_timeout_s,
+                              on_response=lambda method, status: metrics.gitlab_calls.labels(method, status).inc(),
+                              settle_s=cfg.gitlab.write_settle_s, redact=redact)
         await gitlab.open()
         stack.push_async_callback(gitlab.aclose)
         sandboxes = SandboxFactory(cfg.sandbox)

@@ -71,9 +71,9 @@ def test_panda_config_names_env_vars_never_values(tmp_path: Path) -> None:
         load_config(tmp_path / "config.yaml", environ={})
     (tmp_path / "config.yaml").write_text(
         "workflows: {}\nbamboo: {enabled: true, panda: {url: 'https://p/api/v1', token_env: PANDA_ID_TOKEN}}\n")
-    loaded = load_config(tmp_path / "config.yaml", environ={"PANDA_ID_TOKEN": "tok-123"})
-    assert "tok-123" in loaded.secret_values()  # scrubbed from logs, errors and Sentry events
-    assert "tok-123" not in repr(build_panda_support(loaded))
+    loaded = load_config(tmp_path / "config.yaml", environ={"PANDA_ID_TOKEN": "tok-12345"})
+    assert "tok-12345" in loaded.secret_values()  # scrubbed from logs, errors and Sentry events
+    assert "tok-12345" not in repr(build_panda_support(loaded))
 
 
 def test_log_comparison_tells_a_divergence_from_a_truncation() -> None:

@@ -1,4 +1,4 @@
-"""An accepted webhook is stored or refused: the queue store is removed, made read-only or corrupted while
+"""An accepted webhook is stored or refused: the queue store is removed, made read-only, corrupted or emptied while
 `serve` runs; /readyz and /webhook answer 503, one ERROR line names the store and the cause, and
 nothing answered 2xx is missing from the queue afterwards. Restoring the store recovers without restart."""
 
@@ -93,11 +93,26 @@ def _corrupt(db: Path) -> Callable[[], None]:
     return lambda: db.write_bytes(good)
 
 
+def _truncated(db: Path) -> Callable[[], None]:
+    good = db.read_bytes()
+    db.write_bytes(b"")
+    return lambda: db.write_bytes(good)
+
+
+def _replaced_by_empty(db: Path) -> Callable[[], None]:
+    copy = _backup(db)
+    db.unlink()
+    db.touch()
+    return lambda: copy.rename(db)
+
+
 BREAKS = {
     "moved away": (_moved_away, "missing"),
     "deleted": (_deleted, "missing"),
     "read-only": (_read_only, "read-only"),
     "corrupt": (_corrupt, "corrupt"),
+    "truncated to 0 bytes": (_truncated, "empty"),
+    "replaced by an empty file": (_replaced_by_empty, "empty"),
 }
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from hummingbird_agent import budgets
 from hummingbird_agent.events import EmbeddedStore, OutgoingMessage
 
@@ -61,3 +63,19 @@ async def test_standard_queue_ignores_groups_and_needs_no_dedup_id(store: Embedd
     assert result.ok == (0, 1)
     got = await queue.receive(10, 0, 30)
     assert [(m.body, m.group_id) for m in got] == [("a", None), ("b", None)]
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["no file", "an empty file"])
+async def test_a_new_store_carries_the_sqlite_header_from_open_on(tmp_path: Path, existing: bool) -> None:
+    # The header check refuses an empty file while serving; a new store must not look like one.
+    path = tmp_path / "new.sqlite"
+    if existing:
+        path.touch()
+    store = EmbeddedStore(path)
+    store.open()
+    assert path.read_bytes()[:16] == b"SQLite format 3\x00"
+    queue = store.queue("ingress", fifo=False)
+    assert (await queue.send_batch([OutgoingMessage("first")])).ok == (0,)
+    assert [m.body for m in await queue.receive(10, 0, 30)] == ["first"]
+    store.close()
+

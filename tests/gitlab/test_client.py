@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 
@@ -113,3 +114,46 @@ async def test_reads_for_learning_statuses_and_compare(client: GitLabClient, git
     assert [c["title"] for c in compare["commits"]] == ["Fix CI", "Tidy"] and compare["commit"]["id"] == "b" * 40
     with pytest.raises(PermanentError, match="compare .*HTTP 404"):
         await client.compare(1, "a" * 40, "c" * 40)
+
+
+@pytest.mark.parametrize("after", [True, False], ids=["committed-then-hangs", "hangs-then-commits"])
+async def test_an_unanswered_note_post_is_looked_for_until_gitlab_cannot_commit_it(
+    gitlab_server: GitLabServer, after: bool
+) -> None:
+    # The POST outlives the client's read timeout; GitLab commits it before the answer hangs, or only later,
+    # after the client gave up and after a first look for the note would have found nothing.
+    gitlab_server.add_project(1, "group/project")
+    gitlab_server.add_mr(1, 7)
+    gitlab_server.hang_next(hang_s=5.0, path=r"/discussions$", method="POST", after=after)
+    client = GitLabClient(gitlab_server.url, gitlab_server.bot_token, timeout_s=1.0, settle_s=60.0)
+    await client.open()
+    try:
+        posted = await client.post_note_once(1, 7, "mine", discussion_id=None, internal=False,
+                                             is_mine=lambda body: body == "mine")
+    finally:
+        await client.aclose()
+    while gitlab_server.in_progress:  # every request GitLab is still carrying out has landed
+        await asyncio.sleep(0.05)
+    notes = gitlab_server.all_notes(1, 7)
+    assert [n["body"] for n in notes] == ["mine"] and posted.note_id == notes[0]["id"]
+    assert len(gitlab_server.requests_to(r"/discussions$", "POST")) == 1
+
+
+async def test_an_unanswered_note_post_that_left_nothing_is_posted_again_after_the_window(
+    gitlab_server: GitLabServer,
+) -> None:
+    # A gateway timeout before GitLab wrote anything: the note never appears, so once a search that started
+    # after the window finds nothing, the POST is repeated (and the MR gets its one note).
+    gitlab_server.add_project(1, "group/project")
+    gitlab_server.add_mr(1, 7)
+    gitlab_server.fail_next(1, 504, path=r"/discussions$", method="POST")
+    client = GitLabClient(gitlab_server.url, gitlab_server.bot_token, settle_s=2.0)
+    await client.open()
+    try:
+        await client.post_note_once(1, 7, "mine", discussion_id=None, internal=False,
+                                    is_mine=lambda body: body == "mine")
+    finally:
+        await client.aclose()
+    assert [n["body"] for n in gitlab_server.all_notes(1, 7)] == ["mine"]
+    calls = [(r.method, r.path.endswith("/discussions")) for r in gitlab_server.requests if "/discussions" in r.path]
+    assert calls[0] == ("POST", True) and calls[-1] == ("POST", True) and ("GET", True) in calls[1:-1]

@@ -43,7 +43,7 @@ def write_config(tmp_path: Path, model: dict[str, Any], workflows: dict[str, Any
 def test_check_config_names_the_missing_key_of_the_chosen_provider(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    monkeypatch.setenv("OPENAI_API_KEY", "present")
+    monkeypatch.setenv("OPENAI_API_KEY", "present-key")
     path = write_config(tmp_path, {"provider": "anthropic"},
                         {"analyze-failures": {}, "cheap": {"model": {"name": "gpt-4.1-mini", "provider": "openai"}}},
                         {"enabled": True, "provider": "openai"})

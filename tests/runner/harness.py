@@ -88,6 +88,22 @@ class Service:
                 raise AssertionError(f"timed out waiting for {what}; notes: {self.bodies()}")
             await asyncio.sleep(0.05)
 
+    async def finished(self) -> None:
+        """Until nothing more can happen: every queued message handled and deleted (a running handler's
+        message is in flight) and no request still being carried out by the fake GitLab (a late commit)."""
+        sqs = self.moto.client("sqs")
+        queues = (self.loaded.config.queues.ingress_url, self.loaded.config.queues.work_url)
+        counts = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+
+        def idle() -> bool:
+            held = (sqs.get_queue_attributes(QueueUrl=url, AttributeNames=counts)["Attributes"] for url in queues)
+            return not any(int(a[n]) for a in held for n in counts) and self.gitlab.in_progress == 0
+
+        try:
+            await self.wait_for(idle, "the queues to drain and GitLab to finish", timeout_s=180.0)
+        finally:
+            sqs.close()
+
     async def settle(self, seconds: float = 3.0) -> None:
         """Let queued work drain when the expectation is that nothing (more) happens."""
         await asyncio.sleep(seconds)
@@ -180,7 +196,7 @@ def seed_gitlab(gitlab: GitLabServer) -> None:
 async def start_service(
     tmp_path: Path, gitlab: GitLabServer, model: FakeHTTPServer, moto: MotoServer,
     project: dict[str, Any] | None = None, tweak: Callable[[dict[str, Any]], None] | None = None,
-    provider: str = "gemini",
+    provider: str = "gemini", secrets: dict[str, str] | None = None,
 ) -> AsyncIterator[Service]:
     sqs, sns, s3 = moto.client("sqs"), moto.client("sns"), moto.client("s3")
     ingress = sqs.create_queue(QueueName="ingress", Attributes={"VisibilityTimeout": "5"})["QueueUrl"]
@@ -196,7 +212,7 @@ async def start_service(
         tweak(config)
     path = tmp_path / "config.yaml"
     path.write_text(json.dumps(config))
-    loaded = load_config(path, {**os.environ, **SECRETS})
+    loaded = load_config(path, {**os.environ, **SECRETS, **(secrets or {})})
     log_path = tmp_path / "service.log"
     log_stream = log_path.open("w")
     root = logging.getLogger()

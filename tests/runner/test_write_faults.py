@@ -1,5 +1,6 @@
 """Effectively-once notes when GitLab fails around a write: a POST that GitLab stored but answered with a
-5xx is found by its marker, never posted twice; a POST refused before the write is tried again once."""
+5xx, or answered only after the client's timeout (committed then, or later), is found by its marker, never
+posted twice; a POST refused before the write is tried again once."""
 
 from __future__ import annotations
 
@@ -50,6 +51,24 @@ async def test_5xx_after_the_write_leaves_exactly_one_final_note(tmp_path: Path,
         await service.settle()
         assert [n["body"].splitlines()[0] for n in service.bot_notes()] == ["## Analysis"]
         assert len(service.gitlab.requests_to(NEW_THREAD, "POST")) == 1  # the lost answer was looked for
+
+
+@pytest.mark.parametrize("after", [True, False], ids=["committed-then-hangs", "hangs-then-commits"])
+async def test_a_placeholder_post_answered_after_the_timeout_leaves_exactly_one_note(
+    tmp_path: Path, fakes: Any, after: bool
+) -> None:
+    # GitLab commits the POST at once or only after the client gave up (and after a first look for it);
+    # either way the answer comes after the client's read timeout.
+    async with start_service(tmp_path, *fakes, tweak=_quick_gitlab_timeout) as service:
+        service.gitlab.hang_next(hang_s=8.0, path=NEW_THREAD, method="POST", after=after)
+        await analysed(service)
+        await service.finished()
+        assert [n["body"].splitlines()[0] for n in service.bot_notes()] == ["## Analysis"]
+        assert len(service.gitlab.requests_to(NEW_THREAD, "POST")) == 1
+
+
+def _quick_gitlab_timeout(config: dict[str, Any]) -> None:
+    config["gitlab"].update(request_timeout_s=3.0, write_settle_s=60.0)
 
 
 async def test_5xx_before_the_write_is_retried_once(tmp_path: Path, fakes: Any) -> None:

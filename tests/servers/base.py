@@ -1,5 +1,5 @@
 """Shared core of the fake HTTP servers: a threaded server on 127.0.0.1 with an ephemeral port,
-regex routes, a record of every request, injected failures and chunked streaming responses."""
+regex routes, a record of every request, injected failures and hangs, and chunked streaming responses."""
 
 from __future__ import annotations
 
@@ -9,81 +9,16 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from tests.servers.messages import Handler, HTTPError, Request, Response, json_response
+
+__all__ = ["FakeHTTPServer", "HTTPError", "Handler", "Request", "Response", "chunked", "json_response"]
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """One request as the server saw it; `path` is the raw (still percent-encoded) path."""
-
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    body: bytes
-
-    def header(self, name: str) -> str | None:
-        """Case-insensitive header lookup."""
-        lowered = name.lower()
-        return next((v for k, v in self.headers.items() if k.lower() == lowered), None)
-
-    def json(self) -> Any:
-        """The body parsed as JSON (None when empty)."""
-        return json.loads(self.body) if self.body else None
-
-    def arg(self, name: str, default: Any = None) -> Any:
-        """A parameter from the JSON/form body, else from the query string (first value)."""
-        data = self.form()
-        if name in data:
-            return data[name]
-        values = self.query.get(name)
-        return values[0] if values else default
-
-    def form(self) -> dict[str, Any]:
-        """The body as a dict: JSON object or url-encoded form; {} otherwise."""
-        if not self.body:
-            return {}
-        if (self.header("Content-Type") or "").startswith("application/x-www-form-urlencoded"):
-            return {k: v[0] for k, v in parse_qs(self.body.decode(), keep_blank_values=True).items()}
-        try:
-            data = json.loads(self.body)
-        except ValueError:
-            return {}
-        return data if isinstance(data, dict) else {}
-
-
-@dataclass(slots=True)
-class Response:
-    """What a route returns; an iterable body is sent with chunked transfer encoding."""
-
-    status: int = 200
-    body: bytes | Iterable[bytes] = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    # Sleep before answering, outside the server lock, to fake model or network latency.
-    delay_s: float = 0.0
-
-
-def json_response(obj: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
-    """A JSON response with the right content type."""
-    merged = {"Content-Type": "application/json"} | (headers or {})
-    return Response(status, json.dumps(obj).encode(), merged)
-
-
-Handler = Callable[..., Response]
-
-
-class HTTPError(Exception):
-    """Raised by a route to answer with the API's error shape."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
 
 
 @dataclass(slots=True)
@@ -95,6 +30,7 @@ class _Failure:
     body: bytes
     headers: dict[str, str]
     after: bool = False
+    hang_s: float = 0.0
 
     def applies(self, req: Request) -> bool:
         if self.method and req.method != self.method:
@@ -185,6 +121,7 @@ class FakeHTTPServer:
         self.errors: list[str] = []
         self._routes: list[tuple[str, re.Pattern[str], Handler]] = []
         self._failures: list[_Failure] = []
+        self._in_progress = 0
         self._lock = threading.RLock()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -248,6 +185,22 @@ class FakeHTTPServer:
         with self._lock:
             self._failures.append(_Failure(count, status, pattern, method, payload, headers, after))
 
+    def hang_next(self, count: int = 1, *, hang_s: float, path: str | None = None, method: str | None = None,
+                  after: bool = True) -> None:
+        """Hold the next `count` matching requests for `hang_s` (longer than the client's read timeout), then
+        answer as usual, when the client has given up. With `after`, the request is carried out at once and
+        only its answer hangs (the write committed, the connection stalled); without it, it is carried out at
+        the end of the hang (the server still at work after the client gave up: a late commit)."""
+        pattern = re.compile(path) if path else None
+        with self._lock:
+            self._failures.append(_Failure(count, 0, pattern, method, b"", {}, after, hang_s))
+
+    @property
+    def in_progress(self) -> int:
+        """Requests received and not yet carried out (such as a late commit of `hang_next` still to come)."""
+        with self._lock:
+            return self._in_progress
+
     def clear_failures(self) -> None:
         """Drop every injected failure not used up yet (the outage is over)."""
         with self._lock:
@@ -269,12 +222,30 @@ class FakeHTTPServer:
         with self._lock:
             self.requests.append(req)
             injected = self._take_failure(req)
+            self._in_progress += 1
+        try:
+            return self._respond(req, injected)
+        finally:
+            with self._lock:
+                self._in_progress -= 1
+
+    def _respond(self, req: Request, injected: _Failure | None) -> Response:
+        if injected is not None and injected.hang_s:
+            return self._hung(req, injected)
         if injected is not None and not injected.after:
             return Response(injected.status, injected.body, dict(injected.headers))
         answer = self._answer(req)
         if injected is not None:
             return Response(injected.status, injected.body, dict(injected.headers))
         return answer
+
+    def _hung(self, req: Request, hang: _Failure) -> Response:
+        if hang.after:
+            answer = self._answer(req)
+            answer.delay_s = hang.hang_s  # slept in _write: the effect is already there
+            return answer
+        time.sleep(hang.hang_s)  # outside the lock: other requests are served meanwhile
+        return self._answer(req)
 
     def _answer(self, req: Request) -> Response:
         refused = self.authorize(req)

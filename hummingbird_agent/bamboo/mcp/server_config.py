@@ -79,6 +79,22 @@ def expand(value: str, env: Mapping[str, str], where: str) -> str:
 def load_server_configs(path: str | Path, env: Mapping[str, str]) -> list[McpServerEntry]:
     """The enabled entries of the file, expanded; ConfigError (one line) when the file is unusable."""
     path = Path(path)
+    entries = []
+    for entry in _enabled(path):
+        where = f"MCP_SERVERS_CONFIG {path.name}: server {entry.name}"
+        headers = {k: expand(v, env, f"{where} header {k}") for k, v in entry.headers.items()}
+        extra = {k: expand(v, env, f"{where} env {k}") for k, v in entry.env.items()}
+        entries.append(entry.model_copy(update={"headers": headers, "env": extra}))
+    return entries
+
+
+def referenced_env_names(path: str | Path) -> list[str]:
+    """The ${VAR} names the enabled entries' headers and env refer to (their values are secrets)."""
+    values = (v for entry in _enabled(Path(path)) for v in (*entry.headers.values(), *entry.env.values()))
+    return list(dict.fromkeys(m.group(1) for v in values for m in _VAR.finditer(v)))
+
+
+def _enabled(path: Path) -> list[McpServerEntry]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
         parsed = _File.model_validate(raw)
@@ -90,15 +106,7 @@ def load_server_configs(path: str | Path, env: Mapping[str, str]) -> list[McpSer
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"MCP_SERVERS_CONFIG {path.name}: {where}: {first['msg']}") from None
-    entries = []
-    for entry in parsed.servers:
-        if not entry.enabled:
-            continue
-        where = f"MCP_SERVERS_CONFIG {path.name}: server {entry.name}"
-        headers = {k: expand(v, env, f"{where} header {k}") for k, v in entry.headers.items()}
-        extra = {k: expand(v, env, f"{where} env {k}") for k, v in entry.env.items()}
-        entries.append(entry.model_copy(update={"headers": headers, "env": extra}))
-    return entries
+    return [entry for entry in parsed.servers if entry.enabled]
 
 
 # What a stdio child inherits from the service's environment: how to find programs, locale, temp dir and
