@@ -136,7 +136,8 @@ def job_definition(config: Mapping[str, Any] | None, job: str) -> str | None:
     definition = _resolved(config, _PARALLEL.sub("", job).strip())
     if definition is None:
         return None
-    defaults = config.get("default") if isinstance(config.get("default"), Mapping) else {}
+    default = config.get("default")
+    defaults = default if isinstance(default, Mapping) else {}
     for key in _DEFAULTS:
         fallback = defaults.get(key, config.get(key) if key == "image" else None)
         if key not in definition and fallback is not None:
