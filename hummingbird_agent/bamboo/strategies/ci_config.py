@@ -40,7 +40,7 @@ def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
         return [f"!{suffix}", *loader.construct_sequence(node, deep=True)]
     if isinstance(node, yaml.MappingNode):
         return loader.construct_mapping(node, deep=True)
-    return loader.construct_scalar(node)  # type: ignore[arg-type]
+    return loader.construct_scalar(node)  # type: ignore[arg-type]  # the stubs cannot say the rest is a ScalarNode
 
 
 _Loader.add_multi_constructor("!", _tagged)
