@@ -22,6 +22,7 @@ host:
 lint: install
 	$(VENV)/bin/ruff check .
 	bash scripts/check-module-size.sh
+	$(VENV)/bin/mypy hummingbird_agent
 
 serve: install host
 	$(PY) -m hummingbird_agent serve --config config.yaml

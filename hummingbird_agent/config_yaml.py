@@ -30,7 +30,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = Fal
     for key_node, _ in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
             raise ConfigError(f"{_mark(key_node.start_mark)}: a key must be a plain value, not a list or mapping")
-        key = loader.construct_object(key_node, deep=deep)  # type: ignore[no-untyped-call]
+        key = loader.construct_object(key_node, deep=deep)
         if key in seen:
             raise ConfigError(f"{_mark(key_node.start_mark)}: duplicate key {key!r}")
         seen.add(key)

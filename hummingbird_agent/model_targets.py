@@ -102,7 +102,9 @@ def embedding_connection(config: Config) -> Connection:
     """The endpoint of `bamboo.embeddings` (provider gemini or openai): the `model` section's when it is the
     same provider, else that provider's defaults; its own base_url / api_key_env override either."""
     cfg = config.bamboo.embeddings
-    over = ModelConnection(provider=cfg.provider, base_url=cfg.base_url, api_key_env=cfg.api_key_env)  # type: ignore[arg-type]
+    if cfg.provider not in ("gemini", "openai"):  # hashing and minilm run locally: callers never ask
+        raise ValueError(f"bamboo.embeddings.provider {cfg.provider} has no endpoint")
+    over = ModelConnection(provider=cfg.provider, base_url=cfg.base_url, api_key_env=cfg.api_key_env)
     return _overlay(base_connection(config.model), over)
 
 

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any, TextIO
+from typing import Any, Protocol
 
 CONTEXT_FIELDS = ("session_id", "project", "mr_iid", "workflow", "message_id")
 REDACTED = "[redacted]"
@@ -134,8 +134,18 @@ class TextFormatter(logging.Formatter):
         return self._redact(f"{line} [{extras}]" if extras else line)
 
 
+class LogStream(Protocol):
+    """Where log lines are written: stderr, or a stream that keeps them above a progress bar."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def isatty(self) -> bool: ...
+
+
 def setup_logging(
-    level: str = "INFO", secrets: Iterable[str] = (), stream: TextIO | None = None, json_lines: bool | None = None
+    level: str = "INFO", secrets: Iterable[str] = (), stream: LogStream | None = None, json_lines: bool | None = None
 ) -> Redactor:
     """Configure the root logger once for the process; returns the redactor in use."""
     out = stream or sys.stderr
@@ -165,7 +175,7 @@ def setup_sentry(dsn: str | None, redact: Redactor, environment: str = "producti
     sentry_sdk.init(
         dsn=dsn,
         environment=environment,
-        before_send=before_send,  # type: ignore[arg-type]
+        before_send=before_send,  # type: ignore[arg-type]  # sentry types Event as a TypedDict; scrub takes any dict
         traces_sample_rate=0.0,
         default_integrations=True,
     )

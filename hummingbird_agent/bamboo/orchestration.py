@@ -119,8 +119,8 @@ async def run_orchestration(box: Sandbox, code: str, task: Mapping[str, Any], ga
         error = f"the code returned {type(value).__name__}, not a dict"
     if error:
         log.warning("orchestration code failed; no results this round: %s", error)
-    return RunOutcome(value if not error else {}, tuple(gate.calls[first[0]:]), tuple(gate.results[first[1]:]),
-                      error)
+    result = value if not error and isinstance(value, dict) else {}
+    return RunOutcome(result, tuple(gate.calls[first[0]:]), tuple(gate.results[first[1]:]), error)
 
 
 async def _serve(duplex: Duplex, gate: ToolGate) -> dict[str, Any]:

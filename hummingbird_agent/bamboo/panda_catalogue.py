@@ -81,7 +81,8 @@ def tool_defs(support: t.PandaSupport, task: Mapping[str, Any]) -> list[ToolDef]
     for name, (handler, takes_task, description, schema, needs_server) in CATALOGUE.items():
         if needs_server and support.client is None:
             continue
-        if name in indexes and (indexes[name] is None or not indexes[name].available()):
+        index = indexes.get(name)
+        if name in indexes and (index is None or not index.available()):
             continue
         bound = functools.partial(handler, support, dict(task)) if takes_task else functools.partial(handler, support)
         defs.append(ToolDef(name, description, schema, bound, read_only=True))

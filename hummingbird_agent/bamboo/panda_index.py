@@ -48,7 +48,8 @@ class Chunk:
 def _sections(path: str, text: str) -> Iterator[Chunk]:
     """Documentation split at Markdown headings and reST underlined titles."""
     lines = text.splitlines()
-    title, start, body = Path(path).stem, 1, []
+    body: list[str] = []
+    title, start = Path(path).stem, 1
     for i, line in enumerate(lines):
         heading = _HEADING_MD.match(line)
         underlined = i + 1 < len(lines) and _UNDERLINE.match(lines[i + 1]) and line.strip()

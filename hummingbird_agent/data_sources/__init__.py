@@ -32,15 +32,15 @@ def register_selected(registry: ToolRegistry, loaded: LoadedConfig, workflow: st
 
 def _register_one(registry: ToolRegistry, loaded: LoadedConfig, declared: DataSourcesConfig, name: str) -> None:
     if name == "gitlab" and declared.gitlab is not None:
-        cfg = declared.gitlab
-        token = loaded.secret(cfg.token_env)
+        token_env = declared.gitlab.token_env
+        token = loaded.secret(token_env)
         if token is None:
-            raise ConfigError(f"env var {cfg.token_env} (GitLab read token) is unset")
+            raise ConfigError(f"env var {token_env} (GitLab read token) is unset")
         gitlab.register(registry, loaded.config.gitlab.url, token)
     elif name == "konflux" and declared.konflux is not None:
-        cfg = declared.konflux
-        kubeconfig = loaded.secret(cfg.kubeconfig_env) or ""
-        konflux.register(registry, cfg.cluster_url, kubeconfig, cfg.kubearchive_url)
+        kube = declared.konflux
+        kubeconfig = loaded.secret(kube.kubeconfig_env) or ""
+        konflux.register(registry, kube.cluster_url, kubeconfig, kube.kubearchive_url)
     elif name == "testing_farm" and declared.testing_farm is not None:
-        cfg = declared.testing_farm
-        testing_farm.register(registry, cfg.api_url, cfg.artifacts_base)
+        farm = declared.testing_farm
+        testing_farm.register(registry, farm.api_url, farm.artifacts_base)

@@ -82,7 +82,9 @@ def _finalize(chunks: Iterable[bytes], metadata: dict[str, Any], stats: StreamSt
 
 
 def _runs_response(client: KubeClient, path: str, selectors: list[str], status: list[str] | None) -> StreamingResponse:
-    stats, gaps, metadata = StreamStats(), [], {}
+    stats = StreamStats()
+    gaps: list[str] = []
+    metadata: dict[str, Any] = {}
     items = client.iter_resources(path, selectors, gaps)
     chunks = items_to_jsonl(items, set(status) if status is not None else None, stats)
     return StreamingResponse(_finalize(chunks, metadata, stats, gaps), suffix=".jsonl", metadata=metadata)

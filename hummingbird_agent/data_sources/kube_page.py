@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, Protocol
 
 from hummingbird_agent import budgets
 
@@ -41,6 +41,19 @@ class MalformedPage(TruncatedPage):
 
 class _NeedMore(Exception):
     """The buffer ends inside the next token: wait for the next chunk."""
+
+
+class Readable(Protocol):
+    """What scan_page reads a page from: a binary file-like (urllib3's response, a file opened "rb")."""
+
+    def read(self, amt: int, /) -> bytes: ...
+
+
+def _blanks_end(text: str, pos: int) -> int:
+    """Where the blanks starting at `pos` end (`pos` itself when there are none)."""
+    blanks = _WS.match(text, pos)
+    assert blanks is not None  # `*` matches the empty string too: there is always a match
+    return blanks.end()
 
 
 def _reject_constant(name: str) -> Any:
@@ -205,7 +218,7 @@ class PageScanner:
 
     def _next_char(self) -> str:
         """The next non-blank character (_pos moves to it); _NeedMore when the buffer has none yet."""
-        self._pos = _WS.match(self._text, self._pos).end()
+        self._pos = _blanks_end(self._text, self._pos)
         if self._pos < len(self._text):
             return self._text[self._pos]
         raise _NeedMore
@@ -225,8 +238,8 @@ class PageScanner:
             raise self._malformed(self._pos, "expected a key")
         start = self._pos
         key = self._value()
-        colon = _WS.match(self._text, self._pos).end()
-        value = _WS.match(self._text, colon + 1).end()
+        colon = _blanks_end(self._text, self._pos)
+        value = _blanks_end(self._text, colon + 1)
         if value >= len(self._text):
             self._pos = start
             raise _NeedMore
@@ -271,7 +284,7 @@ class PageScanner:
         return MalformedPage(f"malformed list page at byte {self._byte(index)}: {what}")
 
 
-def scan_page(stream: BinaryIO, holder: dict[str, str]) -> Iterator[RawItem]:
+def scan_page(stream: Readable, holder: dict[str, str]) -> Iterator[RawItem]:
     """Items of one list page read from a file-like; `holder["continue"]` is set once the page ends."""
     scanner = PageScanner()
     while chunk := stream.read(budgets.STREAM_CHUNK_BYTES):

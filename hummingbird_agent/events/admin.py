@@ -79,7 +79,8 @@ def summarize(queue: str, message_id: str, body: str, group: str | None, receive
     except EnvelopeError as exc:
         return Peeked(message_id, queue, receives, group, "?", "?", None, None, str(exc))
     data = envelope.body
-    order = data.get("work_order") if isinstance(data.get("work_order"), dict) else {}
+    work_order = data.get("work_order")
+    order = work_order if isinstance(work_order, dict) else {}
     project = _get(data, "project", "path_with_namespace") or order.get("project")
     mr = _get(data, "merge_request", "iid") or order.get("mr_iid")
     if mr is None and envelope.event_type == "merge_request":

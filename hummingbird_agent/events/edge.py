@@ -7,6 +7,7 @@ aiohttp parses and routes; this module decides which connections it gets to keep
 from __future__ import annotations
 
 import asyncio
+import asyncio.constants
 import contextlib
 import logging
 import resource
@@ -75,15 +76,15 @@ class ConnectionGuard:
 
     def __init__(self, max_connections: int, log_interval_s: float) -> None:
         self.max_connections = max_connections
-        self._idle: OrderedDict[asyncio.BaseTransport, None] = OrderedDict()
-        self._busy: dict[asyncio.BaseTransport, int] = {}
+        self._idle: OrderedDict[asyncio.Transport, None] = OrderedDict()
+        self._busy: dict[asyncio.Transport, int] = {}
         self._shed = RateLimitedLog("webhook edge at its connection cap, connections closed", log_interval_s)
 
     @property
     def open_connections(self) -> int:
         return len(self._idle) + len(self._busy)
 
-    def admit(self, transport: asyncio.BaseTransport) -> bool:
+    def admit(self, transport: asyncio.Transport) -> bool:
         """Register a new connection; False (and the transport is aborted) when it cannot be kept."""
         if self.open_connections >= self.max_connections:
             if not self._idle:
@@ -96,17 +97,17 @@ class ConnectionGuard:
         self._idle[transport] = None
         return True
 
-    def forget(self, transport: asyncio.BaseTransport) -> None:
+    def forget(self, transport: asyncio.Transport) -> None:
         self._idle.pop(transport, None)
         self._busy.pop(transport, None)
 
-    def enter(self, transport: asyncio.BaseTransport | None) -> None:
+    def enter(self, transport: asyncio.Transport | None) -> None:
         """A request handler starts on this connection: it may not be evicted until it ends."""
         if transport is not None and (transport in self._idle or transport in self._busy):
             self._idle.pop(transport, None)
             self._busy[transport] = self._busy.get(transport, 0) + 1
 
-    def leave(self, transport: asyncio.BaseTransport | None) -> None:
+    def leave(self, transport: asyncio.Transport | None) -> None:
         if transport is None or transport not in self._busy:
             return
         self._busy[transport] -= 1
@@ -134,9 +135,10 @@ class _GuardedProtocol(asyncio.Protocol):
     def __init__(self, inner: asyncio.Protocol, guard: ConnectionGuard) -> None:
         self._inner = inner
         self._guard = guard
-        self._transport: asyncio.BaseTransport | None = None
+        self._transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)  # a stream server's connections (abort() sheds them)
         if self._guard.admit(transport):
             self._transport = transport
             self._inner.connection_made(transport)

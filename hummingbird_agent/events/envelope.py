@@ -49,7 +49,7 @@ def decode_sns_message(raw: str | bytes) -> Envelope:
         raise EnvelopeError("MessageAttributes missing or not an object")
     source = _attribute(attributes, "source")
     event_type = _attribute(attributes, "event_type")
-    encoding = _attribute(attributes, "content_encoding", required=False)
+    encoding = _attribute(attributes, "content_encoding") if attributes.get("content_encoding") is not None else None
     message = outer.get("Message")
     if not isinstance(message, str):
         raise EnvelopeError("Message missing or not a string")
@@ -117,10 +117,8 @@ def _string(value: str) -> dict[str, str]:
     return {"Type": "String", "Value": value}
 
 
-def _attribute(attributes: dict[str, Any], name: str, *, required: bool = True) -> str | None:
+def _attribute(attributes: dict[str, Any], name: str) -> str:
     entry = attributes.get(name)
-    if entry is None and not required:
-        return None
     value = entry.get("Value") if isinstance(entry, dict) else None
     if not isinstance(value, str) or not value:
         raise EnvelopeError(f"MessageAttributes.{name} missing or not a non-empty string")

@@ -268,11 +268,17 @@ class GitLabClient:
 
     async def compare(self, project_id: int | str, from_sha: str, to_sha: str) -> dict[str, Any]:
         """GET /repository/compare: the commits and file diffs from `from_sha` to `to_sha`."""
-        def fetch(gl: gitlab.Gitlab) -> dict[str, Any]:
-            return dict(gl.projects.get(project_id, lazy=True).repository_compare(from_sha, to_sha, **_ONCE))
+        context = f"GET /projects/{project_id}/repository/compare {from_sha[:12]}...{to_sha[:12]}"
 
-        return await self._call(f"GET /projects/{project_id}/repository/compare {from_sha[:12]}...{to_sha[:12]}",
-                                fetch)
+        def fetch(gl: gitlab.Gitlab) -> dict[str, Any]:
+            found = gl.projects.get(project_id, lazy=True).repository_compare(from_sha, to_sha, **_ONCE)
+            if isinstance(found, dict):
+                return found
+            # python-gitlab hands back the raw response when it is not JSON (a proxy's sign-in page).
+            kind = found.headers.get("Content-Type") or "no content type"
+            raise PermanentError(f"GitLab {context}: answered {_short(kind)}, not JSON")
+
+        return await self._call(context, fetch)
 
 
 def _author_id(note: Mapping[str, Any]) -> int | None:

@@ -6,9 +6,9 @@ Memory is bounded by the block size, the region budget and the tail, never by th
 from __future__ import annotations
 
 import gzip
+import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
 
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.clean import decode_clean
@@ -18,16 +18,16 @@ from hummingbird_agent.logs.clean import decode_clean
 HitFinder = Callable[[bytes, "LazyLines"], list[tuple[int, float]]]
 
 
-def open_log(path: str) -> BinaryIO:
+def open_log(path: str) -> io.BufferedIOBase:
     """Open a log for binary reading, transparently gunzipping it when it starts with the gzip magic."""
     with open(path, "rb") as probe:
         magic = probe.read(2)
     if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")  # type: ignore[return-value]
+        return gzip.open(path, "rb")
     return open(path, "rb")
 
 
-def read_blocks(handle: BinaryIO, block_bytes: int) -> Iterator[bytes]:
+def read_blocks(handle: io.BufferedIOBase, block_bytes: int) -> Iterator[bytes]:
     """Yield blocks of whole lines without their final `\\n`; block k+1 starts on the next line."""
     rest = b""
     while chunk := handle.read(block_bytes):

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 
 from aiohttp import web
+from aiohttp.typedefs import Middleware
 
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.metrics.registry import CONTENT_TYPE, Metrics
@@ -22,8 +23,6 @@ _REJECTIONS = {400: "bad_request", 401: "unauthorized", 408: "timeout", 413: "to
 KNOWN_KINDS = frozenset({"pipeline", "merge_request", "note", "push", "tag_push", "issue", "build", "deployment",
                          "release", "wiki_page"})
 DepthReader = Callable[[], Awaitable[Mapping[str, int]]]
-Middleware = Callable[[web.Request, Callable[[web.Request], Awaitable[web.StreamResponse]]],
-                      Awaitable[web.StreamResponse]]
 
 
 def add_metrics_route(app: web.Application, metrics: Metrics, depth: Mapping[str, DepthReader]) -> None:
@@ -63,9 +62,9 @@ def _outcome(response: web.StreamResponse) -> tuple[str, str]:
 
 def _answer(response: web.StreamResponse) -> dict[str, object]:
     """The webhook's JSON answer (empty when there is none)."""
-    if isinstance(response, web.Response) and response.body is not None:
-        with contextlib.suppress(ValueError, TypeError):
-            answer = json.loads(bytes(response.body))  # type: ignore[arg-type]
+    if isinstance(response, web.Response) and isinstance(response.body, bytes):  # not a streamed Payload
+        with contextlib.suppress(ValueError):
+            answer = json.loads(response.body)
             return answer if isinstance(answer, dict) else {}
     return {}
 

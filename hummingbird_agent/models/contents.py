@@ -70,7 +70,7 @@ def with_call_ids(contents: Sequence[Content]) -> list[Content]:
     out: list[Content] = []
     pending: list[str] = []
     for index, content in enumerate(contents):
-        parts = []
+        parts: list[dict[str, Any]] = []
         responses = 0
         for part in content.get("parts") or []:
             if "functionCall" in part:

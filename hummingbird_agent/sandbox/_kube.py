@@ -97,7 +97,8 @@ class KubeApi:
 
     async def read_pod(self, name: str) -> dict[str, Any]:
         pod = await self._call("read pod", self._core.read_namespaced_pod, name, self.namespace)
-        return self._client.sanitize_for_serialization(pod)  # type: ignore[no-any-return]
+        manifest: dict[str, Any] = self._client.sanitize_for_serialization(pod)
+        return manifest
 
     async def list_pods(self, selector: dict[str, str]) -> list[dict[str, Any]]:
         text = ",".join(f"{k}={v}" for k, v in selector.items())

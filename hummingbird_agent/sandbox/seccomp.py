@@ -34,7 +34,7 @@ def profile_path() -> str:
     return str(importlib.resources.files(__package__) / "seccomp.json")
 
 
-def _no_namespace_flags(names: list[str], index: int, arches: dict[str, list[str]]) -> dict[str, Any]:
+def _no_namespace_flags(names: list[str], index: int, arches: dict[str, dict[str, list[str]]]) -> dict[str, Any]:
     flags = {"index": index, "value": NAMESPACE_FLAGS, "valueTwo": 0, "op": "SCMP_CMP_MASKED_EQ"}
     return {"names": names, "action": "SCMP_ACT_ALLOW", "args": [flags], "comment": "no new namespaces",
             "includes": arches.get("includes", {}), "excludes": arches.get("excludes", {})}  # fmt: skip

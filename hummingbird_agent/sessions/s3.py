@@ -110,7 +110,8 @@ class S3SessionStore:
 
     async def _upload_stream(self, key: str, chunks: AsyncIterable[bytes]) -> None:
         """Multipart upload in S3_PART_BYTES parts; a small archive is one plain put."""
-        buffer, parts, upload_id = bytearray(), [], None
+        buffer, upload_id = bytearray(), None
+        parts: list[dict[str, Any]] = []
         try:
             async for chunk in chunks:
                 buffer += chunk

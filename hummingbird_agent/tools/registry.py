@@ -8,7 +8,7 @@ import functools
 import inspect
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,10 +108,10 @@ class ToolRegistry:
         entry = self._tools.get(name)
         return entry.metadata if entry else {}
 
-    async def guard(self, name: str, work: Any) -> ToolResult:
+    async def guard(self, name: str, work: Awaitable[ToolResult]) -> ToolResult:
         """Await a tool's work; an exception inside it becomes an error result (the tool-executor boundary)."""
         try:
-            return await work  # type: ignore[no-any-return]
+            return await work
         except Exception as exc:  # noqa: BLE001 - tool-executor boundary: a failing tool must not end the run
             message = self._redact(f"{type(exc).__name__}: {exc}")[: budgets.TOOL_ERROR_MAX_CHARS]
             # One line at warning level (the CLI shows it); the traceback only for debugging.

@@ -7,7 +7,7 @@ import asyncio
 import json
 import posixpath
 import shlex
-from collections.abc import AsyncIterable, AsyncIterator, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +18,6 @@ from hummingbird_agent.tools.base import StreamingResponse, ToolResult
 from hummingbird_agent.tools.preview import cap_preview, shape_preview, spill_summary, text_preview
 
 OUT_DIR = f"{WORKDIR}/_out"
-_END = object()
 
 
 @dataclass(slots=True)
@@ -51,8 +50,12 @@ async def aiter_chunks(chunks: Iterable[bytes] | AsyncIterable[bytes]) -> AsyncI
             yield chunk
         return
     iterator = iter(chunks)
-    while (chunk := await asyncio.to_thread(next, iterator, _END)) is not _END:
-        yield chunk  # type: ignore[misc]
+    while (item := await asyncio.to_thread(_next_chunk, iterator)) is not None:
+        yield item
+
+
+def _next_chunk(iterator: Iterator[bytes]) -> bytes | None:
+    return next(iterator, None)
 
 
 def resolve_sandbox_path(path: str) -> str:

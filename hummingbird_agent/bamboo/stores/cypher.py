@@ -58,13 +58,13 @@ def merge_edges(group: EdgeGroup, rows: list[dict[str, object]]) -> Statement:
 def remove_edges(group: EdgeGroup, rows: list[dict[str, object]], gid: str) -> list[Statement]:
     src, rel, tgt = group
     match = f"UNWIND $rows AS row MATCH (s:{src} {{name: row.src}})-[r:{rel}]->(t:{tgt} {{name: row.tgt}}) "
-    params = {"rows": rows, "gid": gid}
+    params: dict[str, object] = {"rows": rows, "gid": gid}
     return [(match + _SHRINK.format(v="r"), params), (match + "WHERE r.incidents = [$gid] DELETE r", params)]
 
 
 def remove_nodes(label: str, rows: list[dict[str, object]], gid: str) -> list[Statement]:
     match = f"UNWIND $rows AS row MATCH (n:{label} {{name: row.name}}) "
-    params = {"rows": rows, "gid": gid}
+    params: dict[str, object] = {"rows": rows, "gid": gid}
     # DETACH is safe: an edge of another incident would make that incident support this node too.
     return [(match + _SHRINK.format(v="n"), params), (match + "WHERE n.incidents = [$gid] DETACH DELETE n", params)]
 

@@ -56,10 +56,10 @@ def _digest(contrib: dict[str, Any]) -> str:
 
 def _withdraw(old: dict[str, Any], gid: str) -> list[cypher.Statement]:
     statements: list[cypher.Statement] = []
-    edges = cypher.group_rows((tuple(e["group"]), {"src": e["src"], "tgt": e["tgt"], "confidence": e["confidence"]})
+    edges = cypher.group_rows((_group(e), {"src": e["src"], "tgt": e["tgt"], "confidence": e["confidence"]})
                               for e in old["edges"])
     for group, rows in edges.items():
-        statements += cypher.remove_edges(group, rows, gid)  # type: ignore[arg-type]
+        statements += cypher.remove_edges(group, rows, gid)
     for label in cypher.GRAPH_LABELS:
         rows = [{"name": n["name"], "confidence": n["confidence"]} for n in old["nodes"] if n["type"] == label]
         if rows:
@@ -82,17 +82,23 @@ def _support(rows: dict[Any, dict[str, Any]], key: Any, gid: str, item: dict[str
 def _contribute(news: list[tuple[str, dict[str, Any]]]) -> list[cypher.Statement]:
     """Merge statements for several incidents' contributions: one per label and edge group."""
     nodes: dict[tuple[str, str], dict[str, Any]] = {}
-    edges: dict[tuple[str, ...], dict[str, Any]] = {}
+    edges: dict[tuple[cypher.EdgeGroup, str, str], dict[str, Any]] = {}
     for gid, new in news:
         for n in new["nodes"]:
             _support(nodes, (n["type"], n["name"]), gid, n, {"name": n["name"]})
         for e in new["edges"]:
-            _support(edges, (*e["group"], e["src"], e["tgt"]), gid, e, {"src": e["src"], "tgt": e["tgt"]})
+            _support(edges, (_group(e), e["src"], e["tgt"]), gid, e, {"src": e["src"], "tgt": e["tgt"]})
     statements = [cypher.merge_nodes(label, [r for (t, _), r in sorted(nodes.items()) if t == label])
                   for label in cypher.GRAPH_LABELS if any(t == label for t, _ in nodes)]
-    grouped = cypher.group_rows((key[:3], row) for key, row in sorted(edges.items()))
-    statements += [cypher.merge_edges(g, rows) for g, rows in grouped.items()]  # type: ignore[arg-type]
+    grouped = cypher.group_rows((group, row) for (group, _, _), row in sorted(edges.items()))
+    statements += [cypher.merge_edges(g, rows) for g, rows in grouped.items()]
     return statements
+
+
+def _group(edge: dict[str, Any]) -> cypher.EdgeGroup:
+    """A contribution edge's (source label, relationship, target label)."""
+    source, rel, target = edge["group"]
+    return source, rel, target
 
 
 def _mean(row: dict[str, Any]) -> float:

@@ -136,7 +136,8 @@ class QdrantVectorStore:
     def _filter(self, **equal: str | None) -> Any:
         from qdrant_client import models
 
-        must = [models.FieldCondition(key=k, match=models.MatchValue(value=v)) for k, v in equal.items() if v]
+        must: list[models.Condition] = [models.FieldCondition(key=k, match=models.MatchValue(value=v))
+                                        for k, v in equal.items() if v]
         return models.Filter(must=must) if must else None
 
     async def replace_incident(self, incident_id: str, points: list[VectorPoint]) -> None:
@@ -183,7 +184,7 @@ class QdrantVectorStore:
         from qdrant_client import models
 
         if self._local_ids is not None:
-            known = sorted(i for g in incident_ids for i in self._local_ids.get(g, ()))
+            known: list[models.ExtendedPointId] = sorted(i for g in incident_ids for i in self._local_ids.get(g, ()))
             return models.PointIdsList(points=known) if known else None  # local mode refuses an empty list
         return models.FilterSelector(filter=models.Filter(must=[models.FieldCondition(
             key="incident_id", match=models.MatchAny(any=incident_ids))]))
@@ -212,8 +213,8 @@ class QdrantVectorStore:
         if not vectors:
             return []
         queries = unit_queries(vectors)
-        per_section = [self._sections[s].top(queries, limit) if s in self._sections else [[] for _ in vectors]
-                       for s in sections]
+        per_section: list[list[list[tuple[str, float]]]] = [
+            self._sections[s].top(queries, limit) if s in self._sections else [[] for _ in vectors] for s in sections]
         return [[VectorHit(pid, score, self._hit_keys.get(pid, {})) for pid, score in per_section[k][j]]
                 for j in range(len(vectors)) for k in range(len(sections))]
 

@@ -146,9 +146,10 @@ def _attached(answer: Mapping[str, Any], kind: NodeType, rel: RelType, causes: M
               outward: bool) -> tuple[list[Node], list[Edge]]:
     nodes, edges = [], []
     for item in _items(answer, _KEYS[kind]):
-        props = {k: item.get(k) for k in _FIELDS[kind]}
-        if isinstance(props.get("steps"), list):
-            props["steps"] = [str(s) for s in props["steps"]]
+        props: dict[str, Any] = {k: item.get(k) for k in _FIELDS[kind]}
+        steps = props.get("steps")
+        if isinstance(steps, list):
+            props["steps"] = [str(s) for s in steps]
         node = make_node(kind, phrase(item["name"]), str(item.get("description", "")), **props)
         nodes.append(node)
         cause = causes.get(cause_name(item.get("cause")))

@@ -40,7 +40,7 @@ def _tagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
         return [f"!{suffix}", *loader.construct_sequence(node, deep=True)]
     if isinstance(node, yaml.MappingNode):
         return loader.construct_mapping(node, deep=True)
-    return loader.construct_scalar(node)  # type: ignore[arg-type]
+    return loader.construct_scalar(node)  # type: ignore[arg-type]  # the stubs cannot say the rest is a ScalarNode
 
 
 _Loader.add_multi_constructor("!", _tagged)
@@ -136,7 +136,8 @@ def job_definition(config: Mapping[str, Any] | None, job: str) -> str | None:
     definition = _resolved(config, _PARALLEL.sub("", job).strip())
     if definition is None:
         return None
-    defaults = config.get("default") if isinstance(config.get("default"), Mapping) else {}
+    default = config.get("default")
+    defaults = default if isinstance(default, Mapping) else {}
     for key in _DEFAULTS:
         fallback = defaults.get(key, config.get(key) if key == "image" else None)
         if key not in definition and fallback is not None:
