@@ -122,6 +122,9 @@ class WorkflowConfig(StrictModel):
     """Sources whose tools this workflow may use; undeclared sources never reach the tool list."""
     projects: dict[str, ProjectConfig] = {}
     """Allowlist: project path -> per-project settings. A project not listed never runs this workflow."""
+    require_data: bool = False
+    """An analysis: an answer given before any data-source call succeeded is sent back once to read the data,
+    and a second one is posted under a first line saying no data was read (on in the shipped config.yaml)."""
     engine: Literal["agent", "bamboo-accumulate", "bamboo-diagnose"] = "agent"
     """What runs the workflow: the agent loop in a sandbox, or the knowledge base (learn / diagnose an MR's
     failure; these need `bamboo.enabled`)."""
