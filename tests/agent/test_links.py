@@ -27,5 +27,13 @@ def test_seen_links_stay_and_invented_ones_are_unlinked() -> None:
     ]
 
 
+def test_a_pipelinerun_link_needs_its_name_seen() -> None:
+    konflux = "https://konflux.example/ns/team/pipelinerun"
+    seen = seen_text([tool_message([ToolCall("runs", {})], [{"result": [{"name": "build-abc12"}]}])],
+                     "Konflux UI: https://konflux.example")
+    text, removed = unlink_unseen(f"See {konflux}/build-abc12 and {konflux}/build-zzz99.", seen)
+    assert (text, removed) == (f"See {konflux}/build-abc12 and {UNSEEN}.", 1)
+
+
 def test_an_answer_without_links_is_unchanged() -> None:
     assert unlink_unseen("Job 4711 failed.", SEEN) == ("Job 4711 failed.", 0)

@@ -13,14 +13,14 @@ from typing import Any
 import pytest
 import requests
 
-from hummingbird_agent.agent import build_request, execute, report
+from hummingbird_agent.agent import AgentLoop, Budget, SystemPrompt, build_request, execute, report
 from hummingbird_agent.agent.links import UNSEEN
 from hummingbird_agent.agent.report import NO_CALLS, NO_DATA_LINE
 from hummingbird_agent.cli import build_parser
 from hummingbird_agent.config import LoadedConfig, load_config
-from hummingbird_agent.models import build_model
-from hummingbird_agent.tools import ToolDef, ToolRegistry
-from tests.servers.gemini import text_turn
+from hummingbird_agent.models import ScriptedModel, ScriptedTurn, ToolCall, build_model, tool_message, user_text
+from hummingbird_agent.tools import Spiller, ToolDef, ToolRegistry
+from tests.servers.gemini import function_call_turn, text_turn
 from tests.servers.gitlab import GitLabServer
 from tests.servers.openai import OpenAIServer
 
@@ -43,12 +43,13 @@ def register(gitlab: GitLabServer, registry: ToolRegistry, loaded: LoadedConfig,
     registry.register_data_source("gitlab", [job_log_tool(gitlab.url, "read-token")])
 
 
-def loaded_config(tmp_path: Path, server: OpenAIServer, require_data: bool) -> LoadedConfig:
+def loaded_config(tmp_path: Path, server: OpenAIServer, require_data: bool, iterations: int = 4) -> LoadedConfig:
     config = {
         "model": {"provider": "openai", "base_url": f"{server.url}/v1", "name": "qwen"},
         "workflows": {"analyze-failures": {
-            "description": "analyse", "prompt": str(REPO / "workflows/analyze-failures.md"), "max_iterations": 4,
-            "require_data": require_data, "data_sources": {"gitlab": {"token_env": "GITLAB_READ_TOKEN"}}}},
+            "description": "analyse", "prompt": str(REPO / "workflows/analyze-failures.md"),
+            "max_iterations": iterations, "require_data": require_data,
+            "data_sources": {"gitlab": {"token_env": "GITLAB_READ_TOKEN"}}}},
     }
     (tmp_path / "config.yaml").write_text(json.dumps(config))
     return load_config(tmp_path / "config.yaml", {"GITLAB_READ_TOKEN": "read-token"})
@@ -114,3 +115,26 @@ async def test_a_workflow_that_need_not_read_data_answers_at_once_but_never_as_i
     code, out = await run_cli(loaded_config(tmp_path, local_server, require_data=False), gitlab)
     assert code == 0 and out.startswith("Nothing to look at.\n\n<details>")
     assert NO_CALLS in out and len(local_server.generate_calls) == 1
+
+
+async def test_a_nudged_run_that_the_budget_ends_posts_no_answer(
+        tmp_path: Path, gitlab: GitLabServer, local_server: OpenAIServer) -> None:
+    local_server.script(text_turn(NO_DATA_ANSWER), function_call_turn("get_job_log", {"job": 502}))
+    code, out = await run_cli(loaded_config(tmp_path, local_server, require_data=True, iterations=2), gitlab)
+    assert code == 1 and out.splitlines()[0] == NO_DATA_LINE
+    assert "flaky network" not in out and "**Hummingbird stopped: the iteration budget ran out" in out
+
+
+@pytest.mark.parametrize(("earlier", "nudged"), [({"result": "error: exit 1"}, False),
+                                                 ({"error": "not found", "error_kind": "not_found"}, True)])
+async def test_data_read_in_the_resumed_session_counts(earlier: dict[str, Any], nudged: bool) -> None:
+    history = [user_text("{}"), {"role": "model", "parts": [{"functionCall": {"name": "get_job_log", "args": {}}}]},
+               tool_message([ToolCall("get_job_log", {})], [earlier]), {"role": "model", "parts": [{"text": "A."}]},
+               user_text("And the other job?")]
+    model = ScriptedModel([ScriptedTurn(text="B."), ScriptedTurn(text="C.")])
+    registry = ToolRegistry(Spiller(None))  # type: ignore[arg-type]  # no call reaches a sandbox
+    registry.register_data_source("gitlab", [job_log_tool("http://127.0.0.1:9", "t")])
+    loop = AgentLoop(model, "m", registry, SystemPrompt("BASE", "", "WF"), Budget(3), data_tools=frozenset(
+        registry.data_source_tools()))
+    result = await loop.run(history)
+    assert (result.final_text, result.no_data, len(model.requests)) == (("C.", True, 2) if nudged else ("B.", False, 1))

@@ -24,7 +24,9 @@ from tests.servers.openai import OpenAIServer
 
 def loaded_with(tmp_path: Path, model: dict[str, Any], bamboo: dict[str, Any] | None = None) -> Any:
     (tmp_path / "prompt.md").write_text("# Workflow\n")
-    config: dict[str, Any] = {"model": model, "workflows": {"a": {"description": "d", "prompt": "prompt.md"}}}
+    flows = {"a": {"description": "d", "prompt": "prompt.md"},
+             "b": {"description": "d", "prompt": "prompt.md", "model": {"name": "small", "max_output_tokens": 64}}}
+    config: dict[str, Any] = {"model": model, "workflows": flows}
     if bamboo:
         config["bamboo"] = bamboo
     (tmp_path / "config.yaml").write_text(json.dumps(config))
@@ -116,5 +118,6 @@ def test_a_workflow_and_the_knowledge_base_inherit_or_override_the_cap(tmp_path:
     local = {"provider": "openai", "base_url": "http://127.0.0.1:1/v1", "max_output_tokens": 900}
     loaded = loaded_with(tmp_path, local, {"enabled": True, "max_output_tokens": 3000})
     assert workflow_target(loaded.config, "a").connection.output_cap == 900
+    assert workflow_target(loaded.config, "b").connection.output_cap == 64
     assert knowledge_target(loaded.config).connection.output_cap == 3000
     assert ModelConnection(max_output_tokens=5).max_output_tokens == 5
