@@ -30,8 +30,8 @@ async def model(llamacpp: LlamaCppServer) -> AsyncIterator[OpenAIModel]:
     await adapter.aclose()
 
 
-async def test_the_output_cap_ends_a_runaway(model: OpenAIModel) -> None:
-    capped = OpenAIModel(OpenAISettings(base_url=model._settings.base_url, max_output_tokens=24, self_hosted=True))
+async def test_the_output_cap_ends_a_runaway(llamacpp: LlamaCppServer) -> None:
+    capped = OpenAIModel(OpenAISettings(base_url=f"{llamacpp.url}/v1", max_output_tokens=24, self_hosted=True))
     try:
         essay = await capped.generate(ModelRequest(MODEL_NAME, "You are a writer.",
                                                    [user_text("Write a 3000-word essay on compilers.")]))
