@@ -25,7 +25,8 @@ from tests.servers.openai import OpenAIServer
 def loaded_with(tmp_path: Path, model: dict[str, Any], bamboo: dict[str, Any] | None = None) -> Any:
     (tmp_path / "prompt.md").write_text("# Workflow\n")
     flows = {"a": {"description": "d", "prompt": "prompt.md"},
-             "b": {"description": "d", "prompt": "prompt.md", "model": {"name": "small", "max_output_tokens": 64}}}
+             "b": {"description": "d", "prompt": "prompt.md", "model": {"name": "small", "max_output_tokens": 64,
+                                                                    "recover_text_tool_calls": False}}}
     config: dict[str, Any] = {"model": model, "workflows": flows}
     if bamboo:
         config["bamboo"] = bamboo
@@ -119,5 +120,7 @@ def test_a_workflow_and_the_knowledge_base_inherit_or_override_the_cap(tmp_path:
     loaded = loaded_with(tmp_path, local, {"enabled": True, "max_output_tokens": 3000})
     assert workflow_target(loaded.config, "a").connection.output_cap == 900
     assert workflow_target(loaded.config, "b").connection.output_cap == 64
+    assert workflow_target(loaded.config, "a").connection.text_tool_calls  # self-hosted: on unless turned off
+    assert not workflow_target(loaded.config, "b").connection.text_tool_calls
     assert knowledge_target(loaded.config).connection.output_cap == 3000
     assert ModelConnection(max_output_tokens=5).max_output_tokens == 5
