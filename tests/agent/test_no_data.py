@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import uuid
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,11 @@ from hummingbird_agent.agent.links import UNSEEN
 from hummingbird_agent.agent.report import NO_CALLS, NO_DATA_LINE
 from hummingbird_agent.cli import build_parser
 from hummingbird_agent.config import LoadedConfig, load_config
+from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.models import ScriptedModel, ScriptedTurn, ToolCall, build_model, tool_message, user_text
+from hummingbird_agent.runner.agent_executor import AgentExecutor
+from hummingbird_agent.runner.work_order import WorkOrder
+from hummingbird_agent.sandbox import SandboxFactory
 from hummingbird_agent.tools import Spiller, ToolDef, ToolRegistry
 from tests.servers.gemini import function_call_turn, text_turn
 from tests.servers.gitlab import GitLabServer
@@ -138,3 +143,29 @@ async def test_data_read_in_the_resumed_session_counts(earlier: dict[str, Any], 
         registry.data_source_tools()))
     result = await loop.run(history)
     assert (result.final_text, result.no_data, len(model.requests)) == (("C.", True, 2) if nudged else ("B.", False, 1))
+
+
+async def test_the_service_counts_a_run_without_data_apart(
+        tmp_path: Path, gitlab: GitLabServer, local_server: OpenAIServer) -> None:
+    loaded = loaded_config(tmp_path, local_server, require_data=True)
+    local_server.script(text_turn(NO_DATA_ANSWER), text_turn(NO_DATA_ANSWER))
+    metrics, posted = Metrics(), []
+
+    async def publish(ok: bool, note: str) -> None:
+        posted.append(note)
+
+    async def save(context: Any, transcript: str, archive: Any) -> None:
+        pass
+
+    model = build_model(loaded)
+    executor = AgentExecutor(loaded, model, SandboxFactory(loaded.config.sandbox).new, partial(register, gitlab),
+                             metrics=metrics)
+    order = WorkOrder("new_session", str(uuid.uuid4()), "analyze-failures", "pipeline", 1, "group/project", 7)
+    try:
+        await executor.run(order, None, publish, save)
+    finally:
+        await model.aclose()
+    assert posted[0].startswith(NO_DATA_LINE)
+    runs = metrics.registry.get_sample_value
+    assert runs("hummingbird_runs_total", {"workflow": "analyze-failures", "outcome": "no_data"}) == 1
+    assert runs("hummingbird_runs_total", {"workflow": "analyze-failures", "outcome": "completed"}) is None
