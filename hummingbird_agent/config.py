@@ -16,13 +16,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from hummingbird_agent import budgets
+from hummingbird_agent.config_model import ModelConfig
 from hummingbird_agent.config_schema import (
     Config,
     DataSourcesConfig,
     GitLabConfig,
     GitLabSourceConfig,
     KonfluxSourceConfig,
-    ModelConfig,
     ProjectConfig,
     QueuesConfig,
     SandboxConfig,

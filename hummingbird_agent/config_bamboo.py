@@ -96,6 +96,9 @@ class BambooConfig(StrictModel):
     """Endpoint of the knowledge base's provider when it is not the `model` section's one."""
     api_key_env: str | None = None
     """Env var of that provider's key when it is not the `model` section's one."""
+    max_output_tokens: Annotated[int | None, whole(1, 1_000_000, "tokens", optional=True)] = None
+    """Output tokens of one knowledge-base call; default as `model.max_output_tokens` (its value when the
+    connection is the `model` section's)."""
     max_review_retries: Annotated[int, whole(0, 100, "retries")] = budgets.BAMBOO_MAX_REVIEW_RETRIES
     """Re-extractions after reviewer rejections; when the last one is rejected too, the best result is stored
     with a warning (`bamboo populate --max-retries` overrides it per run)."""

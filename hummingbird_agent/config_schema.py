@@ -13,8 +13,8 @@ from pydantic import AfterValidator, field_validator, model_validator
 
 from hummingbird_agent import budgets
 from hummingbird_agent.config_bamboo import BambooConfig
+from hummingbird_agent.config_model import ModelConfig, WorkflowModel
 from hummingbird_agent.config_types import (
-    Provider,
     StrictModel,
     compiled_regexes,
     number,
@@ -39,58 +39,6 @@ class GitLabConfig(StrictModel):
     write_settle_s: Annotated[float, number(0, 3600, "seconds")] = budgets.GITLAB_WRITE_SETTLE_S
     """How long after an unanswered note POST its note may still appear (GitLab's request limit plus a
     margin); the note is looked for until then before the POST is repeated."""
-
-
-class ModelConnection(StrictModel):
-    """Where a model is served; every key unset here falls back to the top-level `model` section."""
-
-    provider: Provider | None = None
-    """`gemini` (AI Studio or Vertex AI), `anthropic` (Claude API or Claude on Vertex AI) or `openai` (any
-    OpenAI-compatible Chat Completions endpoint: OpenAI, Azure OpenAI, vLLM, Ollama)."""
-    api_key_env: str | None = None
-    """Env var holding the API key; default GEMINI_API_KEY / ANTHROPIC_API_KEY / OPENAI_API_KEY. An
-    `openai` endpoint with a `base_url` (a local server) may run without one."""
-    base_url: str | None = None
-    """Override of the API base URL (a gateway, a local server, or a fake in tests)."""
-    vertex_project: str | None = None
-    """Google Cloud project: serve `gemini` or `anthropic` through Vertex AI instead of an API key."""
-    vertex_location: str | None = None
-    """Vertex AI region (`us-east5`, `europe-west1`, ...); default `global`."""
-    credentials_file: str | None = None
-    """Vertex AI: service-account JSON file, relative to the config file; unset uses Application Default
-    Credentials (GOOGLE_APPLICATION_CREDENTIALS, workload identity, gcloud)."""
-
-
-class WorkflowModel(ModelConnection):
-    """A workflow's own model: a name, and optionally another provider or endpoint."""
-
-    name: str
-    """Model name passed to the provider."""
-
-
-class ModelConfig(StrictModel):
-    provider: Literal["gemini", "anthropic", "openai", "scripted"] = "gemini"
-    """`gemini`, `anthropic` or `openai` (see ModelConnection); `scripted` replays turns from `script` (demos,
-    replays, tests)."""
-    name: str | None = None
-    """Model of workflows that name none; default gemini-2.5-pro / claude-sonnet-5 / gpt-4.1."""
-    api_key_env: str | None = None
-    """Env var holding the API key; default GEMINI_API_KEY / ANTHROPIC_API_KEY / OPENAI_API_KEY."""
-    base_url: str | None = None
-    """Override of the API base URL (a proxy, a local OpenAI-compatible server, or a fake in tests)."""
-    api_version: str = "v1beta"
-    """Gemini API (not Vertex AI) REST version path segment."""
-    vertex_project: str | None = None
-    """Google Cloud project: serve `gemini` or `anthropic` through Vertex AI instead of an API key."""
-    vertex_location: str | None = None
-    """Vertex AI region; default `global`."""
-    credentials_file: str | None = None
-    """Vertex AI: service-account JSON file, relative to the config file; unset uses Application Default
-    Credentials."""
-    script: str | None = None
-    """For provider `scripted`: path of the turns file, relative to the config file."""
-    context_limit_tokens: Annotated[int, whole(1000, 2_000_000, "tokens")] = budgets.CONTEXT_LIMIT_TOKENS
-    """Prompt tokens per call before the final turn is forced."""
 
 
 class TriggerRule(StrictModel):
@@ -179,6 +127,9 @@ class WorkflowConfig(StrictModel):
     """Sources whose tools this workflow may use; undeclared sources never reach the tool list."""
     projects: dict[str, ProjectConfig] = {}
     """Allowlist: project path -> per-project settings. A project not listed never runs this workflow."""
+    require_data: bool = False
+    """An analysis: an answer given before any data-source call succeeded is sent back once to read the data,
+    and a second one is posted under a first line saying no data was read (on in the shipped config.yaml)."""
     engine: Literal["agent", "bamboo-accumulate", "bamboo-diagnose"] = "agent"
     """What runs the workflow: the agent loop in a sandbox, or the knowledge base (learn / diagnose an MR's
     failure; these need `bamboo.enabled`)."""

@@ -5,8 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from urllib.parse import urlsplit
 
-from hummingbird_agent.config_schema import Config, ModelConfig, ModelConnection, WorkflowModel
+from hummingbird_agent import budgets
+from hummingbird_agent.config_model import ModelConfig, ModelConnection, WorkflowModel
+from hummingbird_agent.config_schema import Config
+
+# Hosts of hosted OpenAI-compatible APIs; any other `base_url` of the openai provider is a self-hosted server.
+_HOSTED_OPENAI = ("api.openai.com", ".openai.azure.com", ".services.ai.azure.com")
+_CONNECTION_KEYS = ("api_key_env", "base_url", "vertex_project", "vertex_location", "credentials_file",
+                    "max_output_tokens", "recover_text_tool_calls")
 
 DEFAULT_KEY_ENV = {"gemini": "GEMINI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 DEFAULT_MODEL = {"gemini": "gemini-2.5-pro", "anthropic": "claude-sonnet-5", "openai": "gpt-4.1",
@@ -26,6 +34,8 @@ class Connection:
     vertex_project: str | None = None
     vertex_location: str | None = None
     credentials_file: str | None = None
+    max_output_tokens: int | None = None
+    recover_text_tool_calls: bool | None = None
 
     @property
     def key_env(self) -> str:
@@ -34,6 +44,27 @@ class Connection:
     @property
     def vertex(self) -> bool:
         return self.vertex_project is not None
+
+    @property
+    def self_hosted(self) -> bool:
+        """An `openai` endpoint that is not OpenAI's or Azure's API: llama.cpp, Ollama, vLLM, a gateway."""
+        if self.provider != "openai" or not self.base_url:
+            return False
+        host = (urlsplit(self.base_url).hostname or "").lower()
+        return not any(host == h or (h.startswith(".") and host.endswith(h)) for h in _HOSTED_OPENAI)
+
+    @property
+    def output_cap(self) -> int | None:
+        """Output tokens per call: the configured cap, else the self-hosted default, else None (the provider's
+        own; the Claude adapter sends budgets.MODEL_MAX_OUTPUT_TOKENS, which Anthropic requires)."""
+        if self.max_output_tokens is not None:
+            return self.max_output_tokens
+        return budgets.LOCAL_MODEL_MAX_OUTPUT_TOKENS if self.self_hosted else None
+
+    @property
+    def text_tool_calls(self) -> bool:
+        """Whether a tool call written as JSON text is read as a call: configured, else on for self-hosted."""
+        return self.self_hosted if self.recover_text_tool_calls is None else self.recover_text_tool_calls
 
     def needs_key(self) -> bool:
         """False for Vertex AI (Google credentials) and a local OpenAI-compatible server (Ollama, vLLM)."""
@@ -67,15 +98,14 @@ class ModelTarget:
 
 def base_connection(cfg: ModelConfig) -> Connection:
     return Connection(cfg.provider, cfg.api_key_env, cfg.base_url, cfg.api_version, cfg.vertex_project,
-                      cfg.vertex_location, cfg.credentials_file)
+                      cfg.vertex_location, cfg.credentials_file, cfg.max_output_tokens, cfg.recover_text_tool_calls)
 
 
 def _overlay(base: Connection, over: ModelConnection) -> Connection:
     """`over` on top of `base`; another provider starts from that provider's defaults, not base's endpoint."""
     start = base if over.provider in (None, base.provider) else Connection(over.provider or base.provider,
                                                                             api_version=base.api_version)
-    fields = {k: v for k in ("api_key_env", "base_url", "vertex_project", "vertex_location", "credentials_file")
-              if (v := getattr(over, k)) is not None}
+    fields = {k: v for k in _CONNECTION_KEYS if (v := getattr(over, k)) is not None}
     return replace(start, **fields)
 
 
@@ -94,7 +124,8 @@ def knowledge_target(config: Config) -> ModelTarget:
     """The model of the knowledge base's calls (LLM_PROVIDER / LLM_MODEL arrive as bamboo.provider/model)."""
     base = base_connection(config.model)
     kb = config.bamboo
-    connection = _overlay(base, ModelConnection(provider=kb.provider, base_url=kb.base_url, api_key_env=kb.api_key_env))
+    connection = _overlay(base, ModelConnection(provider=kb.provider, base_url=kb.base_url, api_key_env=kb.api_key_env,
+                                                max_output_tokens=kb.max_output_tokens))
     return ModelTarget(connection, config.bamboo.model or DEFAULT_KB_MODEL[connection.provider])
 
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from hummingbird_agent.agent.audit import CallRecord, record_call
-from hummingbird_agent.agent.prompts import Budget, SystemPrompt, WarningKind, choose_warning
+from hummingbird_agent.agent.prompts import Budget, SystemPrompt, WarningKind, choose_warning, render_prompt
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.models.base import Content, Model, ModelRequest, ModelResponse, ToolCall, Usage
-from hummingbird_agent.models.contents import tool_message
+from hummingbird_agent.models.contents import answered_tools, tool_message, user_text
 from hummingbird_agent.tools.base import ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
 
@@ -50,6 +50,9 @@ class LoopResult:
     """Every tool call in order, for the note's audit trail."""
     error_class: str = ""
     """For a failed run, the class of the error that ended it (TransientError, PermanentError, ...)."""
+    no_data: bool = False
+    """The run had to read data (`data_tools` given) and no data-source call succeeded, in this run or the
+    resumed history: its answer is not an analysis of anything."""
 
 
 @dataclass(slots=True)
@@ -64,6 +67,8 @@ class _State:
     provider: str = ""
     model: str = ""
     calls: list[CallRecord] = field(default_factory=list)
+    data_read: bool = False
+    data_nudges: int = 0
 
 
 class AgentLoop:
@@ -77,6 +82,7 @@ class AgentLoop:
         prompt: SystemPrompt,
         budget: Budget,
         on_step: Callable[[StepRecord, list[Content]], None] = lambda step, contents: None,
+        data_tools: frozenset[str] | None = None,
     ) -> None:
         self.model = model
         self.model_name = model_name
@@ -84,11 +90,14 @@ class AgentLoop:
         self.prompt = prompt
         self.budget = budget
         self.on_step = on_step
+        self.data_tools = data_tools
+        """Tools whose successful call is a data read; None when the workflow may answer without one."""
         self.state = _State(contents=[])
 
     async def run(self, contents: list[Content]) -> LoopResult:
         """Loop until the model answers, a budget ends the run, or the model fails (a failure result)."""
         self.state = _State(contents=list(contents))
+        self.state.data_read = self.data_tools is None or bool(answered_tools(contents) & self.data_tools)
         status: Status = "no_answer"
         reason, error_class = "the iteration budget ran out", ""
         try:
@@ -103,7 +112,7 @@ class AgentLoop:
             status, reason, error_class = "failed", str(exc), type(exc).__name__
         s = self.state
         return LoopResult(status, s.final_text, s.contents, tuple(s.steps), s.usage, reason, s.provider, s.model,
-                          tuple(s.calls), error_class)
+                          tuple(s.calls), error_class, not s.data_read)
 
     async def step(self) -> tuple[bool, str]:
         """One iteration. Returns (done, why)."""
@@ -126,10 +135,24 @@ class AgentLoop:
                 s.contents.append(await self.execute_tools(calls, enabled=warning is not WarningKind.FINAL_TURN))
             if warning is WarningKind.FINAL_TURN:
                 return True, "final turn"
+            if not calls and self.nudge_to_read():
+                return False, ""
             return not calls, "answered"
         finally:
             s.steps.append(StepRecord(s.iteration, warning, tuple(c.name for c in calls), response.usage, s.usage))
             self.on_step(s.steps[-1], s.contents)
+
+    def nudge_to_read(self) -> bool:
+        """An answer before any data was read gets NO_DATA_NUDGE once, as a user message (the answer stays in
+        the history, so the model sees what it is asked to replace); True when the run goes on."""
+        s = self.state
+        if s.data_read or not self.data_tools or s.data_nudges >= self.budget.max_no_data_nudges:
+            return False
+        s.data_nudges += 1
+        s.final_text = ""  # not an answer the note may present, even if the budget ends the run next
+        s.contents.append(user_text(render_prompt("no_data_nudge", tools=", ".join(sorted(self.data_tools)))))
+        log.info("answer without data, nudged to read iteration=%d", s.iteration)
+        return True
 
     async def query(self, warning: WarningKind | None) -> ModelResponse:
         """Build the request of this iteration and call the model; record its token counts."""
@@ -157,6 +180,7 @@ class AgentLoop:
             else:
                 result = ToolResult.error("tools_disabled", "tools are disabled on the final turn")
             log.info("tool call tool=%s ok=%s spilled=%s", call.name, result.ok, result.spilled_path or "-")
+            self.state.data_read |= result.ok and call.name in (self.data_tools or ())
             results.append(result)
             self.state.calls.append(record_call(call, result))
         return tool_message(calls, [r.to_response() for r in results])

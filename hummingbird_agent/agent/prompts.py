@@ -48,6 +48,7 @@ class Budget:
     max_iterations: int
     context_limit_tokens: int = budgets.CONTEXT_LIMIT_TOKENS
     max_empty_nudges: int = budgets.MAX_EMPTY_RESPONSE_NUDGES
+    max_no_data_nudges: int = budgets.MAX_NO_DATA_NUDGES
 
     @property
     def warn_from_iteration(self) -> int:

@@ -9,10 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hummingbird_agent.agent.audit import CallRecord
+from hummingbird_agent.agent.links import removed_line
 from hummingbird_agent.gitlab.note_text import FOOTER_CONTINUE
 from hummingbird_agent.models.base import Usage
 
 HELP_COMMAND = "/hummingbird help"
+# The first line of a note whose run had to read data and read none (agent/loop.py LoopResult.no_data).
+NO_DATA_LINE = "⚠️ **No pipeline or merge-request data was read: this is not an analysis of the failure.**"
+NO_CALLS = "No tool calls in this run: it read no data."
+NO_DATA_DETAIL = "No data-source call succeeded: the answer rests on the task's ids alone."
 TRUNCATION_NOTICE = "\n\n**[truncated: the result was longer than a GitLab note allows]**"
 _DETAILS_HEAD = "<details><summary>What I looked at</summary>\n\n"
 _DETAILS_TAIL = "\n\n</details>"
@@ -36,6 +41,10 @@ class RunAudit:
     stop: str = ""
     error_class: str = ""
     correlation_id: str = ""
+    no_data: bool = False
+    """The workflow had to read data and no data-source call succeeded."""
+    unlinked: int = 0
+    """Links to runs the answer named but the run never saw, removed from it (agent/links.py)."""
 
     def gaps(self) -> list[str]:
         return [*self.source_gaps, *(g for c in self.calls for g in c.gaps)]
@@ -87,7 +96,10 @@ def call_line(index: int, call: CallRecord) -> str:
 
 def details_lines(audit: RunAudit) -> tuple[list[str], list[str]]:
     """(call lines, gap lines) of the collapsed section."""
-    calls = [call_line(i, c) for i, c in enumerate(audit.calls, 1)] or ["No tool calls."]
+    calls = [call_line(i, c) for i, c in enumerate(audit.calls, 1)] or [NO_CALLS]
+    if audit.no_data and audit.calls:
+        calls.insert(0, NO_DATA_DETAIL)
+    calls[:0] = removed_line(audit.unlinked)
     gaps = [f"- {_plain(g)}" for g in audit.gaps()]
     return calls, gaps
 
@@ -106,7 +118,8 @@ def details(calls: list[str], gaps: list[str], hidden_calls: int = 0, hidden_gap
 def audited_note(answer: str, audit: RunAudit, limit: int) -> str:
     """answer, stop line, details and footer within `limit` characters: the footer is never cut, the
     details are trimmed (calls first, then gaps) before the answer is."""
-    head = "\n\n".join(p for p in (answer.strip(), stop_line(audit)) if p)
+    warning = NO_DATA_LINE if audit.no_data else ""
+    head = "\n\n".join(p for p in (warning, answer.strip(), stop_line(audit)) if p)
     tail = "\n\n" + footer(audit)
     calls, gaps = details_lines(audit)
     room = limit - len(head) - len(tail) - 2

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.agent.links import seen_text, unlink_unseen
 from hummingbird_agent.agent.loop import AgentLoop, LoopResult, StepRecord
 from hummingbird_agent.agent.prompts import Budget, SystemPrompt, base_system_prompt, render_prompt
 from hummingbird_agent.agent.report import RunAudit, audited_note
@@ -127,10 +128,13 @@ async def run_workflow(request: RunRequest, deps: RunDeps) -> RunOutcome:
             prompt = SystemPrompt(base_system_prompt(), _tool_notes(registry, gaps), body, continuation)
             budget = Budget(workflow.max_iterations, deps.loaded.config.model.context_limit_tokens)
             model_name = workflow_target(deps.loaded.config, request.workflow).name
-            loop = AgentLoop(deps.model, model_name, registry, prompt, budget, deps.on_step)
+            data_tools = frozenset(registry.data_source_tools()) if workflow.require_data else None
+            loop = AgentLoop(deps.model, model_name, registry, prompt, budget, deps.on_step, data_tools)
             result = await loop.run(contents)
-            audit = run_audit(deps, request, workflow, session_id, result, gaps, time.monotonic() - started)
-            answer = final_note(request.workflow, result)
+            answer, unlinked = unlink_unseen(final_note(request.workflow, result),
+                                             seen_text(result.contents, prompt.stable()))
+            audit = run_audit(deps, request, workflow, session_id, result, gaps, time.monotonic() - started,
+                              unlinked)
             answer = answer + deps.answer_suffix() if answer else answer
             limit = budgets.NOTE_MAX_CHARS - budgets.NOTE_TAIL_RESERVE_CHARS
             note = deps.redact(audited_note(answer, audit, limit))
@@ -152,7 +156,7 @@ def _tool_notes(registry: ToolRegistry, gaps: Sequence[str]) -> str:
 
 
 def run_audit(deps: RunDeps, request: RunRequest, workflow: WorkflowConfig, session_id: str, result: LoopResult,
-              gaps: Sequence[str], wall_s: float) -> RunAudit:
+              gaps: Sequence[str], wall_s: float, unlinked: int = 0) -> RunAudit:
     """What the note's footer and details state about this run; provider and model as the provider reported
     them, else as configured."""
     target = workflow_target(deps.loaded.config, request.workflow)
@@ -161,7 +165,8 @@ def run_audit(deps: RunDeps, request: RunRequest, workflow: WorkflowConfig, sess
         model=result.model or target.name,
         session_id=session_id, iterations=len(result.steps), max_iterations=workflow.max_iterations,
         usage=result.usage, wall_s=wall_s, calls=result.calls, source_gaps=tuple(gaps), stop=stop_kind(result),
-        error_class=result.error_class, correlation_id=uuid.uuid4().hex[:12],
+        error_class=result.error_class, correlation_id=uuid.uuid4().hex[:12], no_data=result.no_data,
+        unlinked=unlinked,
     )
 
 

@@ -13,6 +13,9 @@ CONTEXT_LIMIT_TOKENS = 400_000
 # How many times in a row an empty model response is answered with EMPTY_RESPONSE_NUDGE before the
 # run ends with what it has.
 MAX_EMPTY_RESPONSE_NUDGES = 2
+# An analysis workflow's model that answers before any data-source call succeeded is told once to read the
+# data (NO_DATA_NUDGE); a second such answer is posted under a "no data was read" first line.
+MAX_NO_DATA_NUDGES = 1
 
 # --- tool output and auto-spill -----------------------------------------------------------------
 # Tool output above this size is written to the sandbox's _out/ folder and replaced by path, size
@@ -59,6 +62,15 @@ MODEL_RETRY_AFTER_MAX_S = 60.0
 # Output tokens one Claude / OpenAI-compatible call may produce (Anthropic requires the cap). A note is far
 # shorter (NOTE_MAX_CHARS is a GitLab limit, not a target); 8192 fits every current Claude and GPT model.
 MODEL_MAX_OUTPUT_TOKENS = 8192
+# Default output cap of a self-hosted OpenAI-compatible server (llama.cpp, Ollama, vLLM), which otherwise
+# generates until its context is full: a small model's runaway of ~2,000 tokens at 11-15 tokens/s on CPU is
+# ~150 s, half of MODEL_CALL_TIMEOUT_S. A note or a tool call needs far less. Hosted Gemini and OpenAI keep
+# their own limits (a reasoning model spends output tokens on thinking; a low cap would starve it).
+LOCAL_MODEL_MAX_OUTPUT_TOKENS = 2048
+# A tool call a model wrote as JSON text (no native call) is read only from replies up to this size and
+# with at most this many calls: a larger reply is an answer that happens to quote JSON, not a call.
+TEXT_TOOL_CALL_MAX_CHARS = 16_000
+TEXT_TOOL_CALLS_MAX = 8
 # Seconds to wait for a local OpenAI-compatible server (Ollama) to report its context window at start.
 MODEL_CONTEXT_PROBE_TIMEOUT_S = 5.0
 

@@ -28,7 +28,7 @@ import gitlab.exceptions as glexc
 
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import OutcomeUnknown, PermanentError, TransientError
-from hummingbird_agent.gitlab.error_map import map_gitlab_errors
+from hummingbird_agent.gitlab.error_map import map_gitlab_errors, short
 from hummingbird_agent.lifecycle import ClientState
 
 T = TypeVar("T")
@@ -276,7 +276,7 @@ class GitLabClient:
                 return found
             # python-gitlab hands back the raw response when it is not JSON (a proxy's sign-in page).
             kind = found.headers.get("Content-Type") or "no content type"
-            raise PermanentError(f"GitLab {context}: answered {_short(kind)}, not JSON")
+            raise PermanentError(f"GitLab {context}: answered {short(kind)}, not JSON")
 
         return await self._call(context, fetch)
 

@@ -23,12 +23,13 @@ def map_gitlab_errors(context: str) -> Iterator[None]:
         kind = TransientError if code == 429 or code >= 500 or code == 0 else PermanentError
         # A gateway timeout answers for GitLab, which may still be working on the request.
         kind = OutcomeUnknown if code == 504 else kind
-        raise kind(f"GitLab {context}: HTTP {code or 'error'}: {_short(exc.error_message)}") from exc
+        raise kind(f"GitLab {context}: HTTP {code or 'error'}: {short(exc.error_message)}") from exc
     except requests.exceptions.ReadTimeout as exc:  # sent, then no answer: GitLab may still carry it out
         raise OutcomeUnknown(f"GitLab {context}: {type(exc).__name__}") from exc
     except (OSError, ConnectionError) as exc:  # requests' errors derive from OSError
         raise TransientError(f"GitLab {context}: {type(exc).__name__}") from exc
 
 
-def _short(message: Any) -> str:
+def short(message: Any) -> str:
+    """One line of at most 200 characters, for an error message."""
     return str(message).replace("\n", " ")[:200]

@@ -32,8 +32,8 @@ class Metrics:
                                       "(handled, retried, dropped, failed).", ["kind", "outcome"], registry=r)
         self.queue_messages = Gauge("hummingbird_queue_messages", "Messages per queue by state (visible, in_flight, "
                                     "dead_lettered).", ["queue", "state"], registry=r)
-        self.runs = Counter("hummingbird_runs", "Workflow runs by outcome (completed, budget, model_error, "
-                            "tool_failure, no_answer, not_started).", ["workflow", "outcome"], registry=r)
+        self.runs = Counter("hummingbird_runs", "Workflow runs by outcome (completed, no_data, budget, "
+                            "model_error, tool_failure, no_answer, not_started).", ["workflow", "outcome"], registry=r)
         self.run_duration = Histogram("hummingbird_run_duration_seconds", "Wall time of a workflow run.",
                                       ["workflow"], buckets=RUN_BUCKETS_S, registry=r)
         self.time_to_placeholder = Histogram("hummingbird_time_to_placeholder_seconds", "From the worker accepting "

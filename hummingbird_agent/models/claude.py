@@ -44,6 +44,7 @@ class ClaudeSettings:
     vertex_region: str | None = None
     credentials_file: str | None = None
     ca_bundle: str | None = None
+    max_output_tokens: int = budgets.MODEL_MAX_OUTPUT_TOKENS
 
 
 class ClaudeModel:
@@ -61,11 +62,12 @@ class ClaudeModel:
         else:
             self._client = anthropic.AsyncAnthropic(api_key=settings.api_key, **common)
         self._retry = retry or RetryPolicy()
+        self._max_output_tokens = settings.max_output_tokens
         self._temperature = ParameterRefusals(PROVIDER, "temperature")
         self._output_format = ParameterRefusals(PROVIDER, "output_config")
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
-        body = wire_request(request)
+        body = wire_request(request, self._max_output_tokens)
 
         async def send(fields: dict[str, Any]) -> Any:
             return await self._output_format.send(request.model, fields, self._create, _refuses_output_format)
@@ -122,14 +124,14 @@ def _mapped_errors() -> Iterator[None]:
         raise ModelUnavailable(f"Anthropic API unreachable: {type(exc).__name__}") from exc
 
 
-def wire_request(request: ModelRequest) -> dict[str, Any]:
+def wire_request(request: ModelRequest, max_output_tokens: int = budgets.MODEL_MAX_OUTPUT_TOKENS) -> dict[str, Any]:
     """The Messages API body of a request (what the SDK sends, minus its defaults)."""
     system = request.system
     if request.json_output or request.response_schema is not None:
         # Messages has no JSON mode; a schema goes as structured output, and the prompt still asks for JSON
         # (the only ask of models that refuse structured output, same cached prefix either way).
         system += "\n\nAnswer with one JSON object only."
-    body: dict[str, Any] = {"model": request.model, "max_tokens": budgets.MODEL_MAX_OUTPUT_TOKENS,
+    body: dict[str, Any] = {"model": request.model, "max_tokens": max_output_tokens,
                             "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
                             "messages": wire_messages(request.contents, request.system_suffix)}
     if request.temperature is not None:

@@ -41,6 +41,12 @@ def read_model_turn(content: Content | None) -> tuple[tuple[ToolCall, ...], str]
     return tuple(calls), "".join(texts)
 
 
+def answered_tools(contents: Sequence[Content]) -> set[str]:
+    """Names of the tools whose calls in `contents` were answered with a result, not an error."""
+    return {fr.get("name", "") for c in contents if c.get("role") == "tool" for p in c.get("parts") or []
+            if isinstance(fr := p.get("functionResponse"), dict) and "error" not in (fr.get("response") or {})}
+
+
 def wire_contents(contents: Sequence[Content]) -> list[Content]:
     """Canonical contents in Gemini wire form: the `tool` role becomes `user` (Gemini knows only user/model)."""
     return [{**c, "role": "user"} if c.get("role") == "tool" else c for c in contents]

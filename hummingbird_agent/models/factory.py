@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from hummingbird_agent import budgets
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.model_targets import Connection, ModelTarget, all_targets, base_connection
@@ -49,16 +50,19 @@ def build_adapter(loaded: LoadedConfig, connection: Connection) -> Model:
     if connection.provider == "anthropic":
         from hummingbird_agent.models.claude import ClaudeModel, ClaudeSettings
 
+        cap = connection.output_cap or budgets.MODEL_MAX_OUTPUT_TOKENS
         return ClaudeModel(ClaudeSettings(key, connection.base_url, connection.vertex_project,
-                                          connection.vertex_location, credentials, loaded.ca_bundle))
+                                          connection.vertex_location, credentials, loaded.ca_bundle, cap))
     if connection.provider == "openai":
         from hummingbird_agent.models.openai_compat import OpenAIModel, OpenAISettings
 
-        return OpenAIModel(OpenAISettings(key, connection.base_url, loaded.ca_bundle))
+        return OpenAIModel(OpenAISettings(key, connection.base_url, loaded.ca_bundle, connection.output_cap,
+                                          connection.self_hosted, connection.text_tool_calls))
     from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings
 
     return GeminiModel(GeminiSettings(key, connection.base_url, connection.api_version, connection.vertex_project,
-                                      connection.vertex_location, credentials, loaded.ca_bundle))
+                                      connection.vertex_location, credentials, loaded.ca_bundle,
+                                      connection.output_cap))
 
 
 def build_model(loaded: LoadedConfig) -> Model:

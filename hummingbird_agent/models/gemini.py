@@ -44,6 +44,8 @@ class GeminiSettings:
     vertex_location: str | None = None
     credentials_file: str | None = None
     ca_bundle: str | None = None
+    max_output_tokens: int | None = None
+    """None keeps the model's own output limit."""
 
 
 def gemini_client(settings: GeminiSettings) -> tuple[genai.Client, httpx.AsyncClient | None]:
@@ -80,11 +82,12 @@ class GeminiModel:
     def __init__(self, settings: GeminiSettings, retry: RetryPolicy | None = None) -> None:
         self._client, self._http = gemini_client(settings)
         self._retry = retry or RetryPolicy()
+        self._max_output_tokens = settings.max_output_tokens
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         # Wire dicts, not SDK objects: the SDK re-validates every message of `contents` on each call, and
         # SDK objects cost it about 4x more than dicts (its union types try each member from attributes).
-        contents, config = wire_contents(request.contents), _config(request)
+        contents, config = wire_contents(request.contents), _config(request, self._max_output_tokens)
 
         async def call() -> types.GenerateContentResponse:
             with mapped_errors():
@@ -148,11 +151,12 @@ def _retry_info(details: Any) -> float | None:
     return None
 
 
-def _config(request: ModelRequest) -> types.GenerateContentConfig:
+def _config(request: ModelRequest, max_output_tokens: int | None = None) -> types.GenerateContentConfig:
     config = types.GenerateContentConfig(
         system_instruction=request.full_system,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         temperature=request.temperature,
+        max_output_tokens=max_output_tokens,
     )
     if request.tools:
         declarations = [

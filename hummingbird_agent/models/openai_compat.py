@@ -1,7 +1,8 @@
 """Adapter for any OpenAI-compatible Chat Completions endpoint (OpenAI, Azure OpenAI's v1 endpoint, vLLM,
-Ollama) on the official `openai` SDK: the only module importing openai. Converts canonical contents to chat
-messages (one `tool` message per result, matched by `tool_call_id`), supports JSON mode / JSON schema, and
-maps SDK errors to the typed model errors."""
+Ollama, llama.cpp) on the official `openai` SDK: the only module importing openai. Converts canonical contents
+to chat messages (one `tool` message per result, matched by `tool_call_id`), caps the output, supports JSON
+mode / JSON schema, reads tool calls written as JSON text where configured, and maps SDK errors to the typed
+model errors."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from hummingbird_agent.models.contents import read_model_turn, with_call_ids
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
 from hummingbird_agent.models.refusals import ParameterRefusals
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.text_calls import recover_calls
 from hummingbird_agent.models.transport import tls_context
 
 log = logging.getLogger(__name__)
@@ -37,6 +39,14 @@ class OpenAISettings:
     api_key: str | None = None
     base_url: str | None = None
     ca_bundle: str | None = None
+    max_output_tokens: int | None = None
+    """None sends no cap (the model's own limit)."""
+    self_hosted: bool = False
+    """A server other than OpenAI's or Azure's: the cap goes as `max_tokens`, which every OpenAI-compatible
+    server knows (an older one ignores `max_completion_tokens` silently, leaving the output uncapped); hosted
+    APIs get `max_completion_tokens`, the only name OpenAI's reasoning models accept."""
+    recover_text_tool_calls: bool = False
+    """Read a reply that is a tool call written as JSON text as that call (models/text_calls.py)."""
 
 
 class OpenAIModel:
@@ -51,15 +61,23 @@ class OpenAIModel:
         self._settings = settings
         self._windows: dict[str, int | None] = {}
         self._temperature = ParameterRefusals(PROVIDER, "temperature")
+        # A server that refuses `max_tokens` (a reasoning model behind a gateway or Azure) gets the successor.
+        self._max_tokens = ParameterRefusals(PROVIDER, "max_tokens", "max_completion_tokens")
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
-        body = wire_request(request)
+        cap_field = "max_tokens" if self._settings.self_hosted else "max_completion_tokens"
+        body = wire_request(request, self._settings.max_output_tokens, cap_field)
+
+        async def capped(fields: dict[str, Any]) -> Any:
+            return await self._max_tokens.send(request.model, fields, self._post, _refuses("max_tokens"))
 
         async def call() -> Any:
             with mapped_errors():
-                return await self._temperature.send(request.model, body, self._post, _refuses_temperature)
+                return await self._temperature.send(request.model, body, capped, _refuses("temperature"))
 
-        return _from_wire(await with_retries(PROVIDER, self._retry, call), request.model)
+        declared = {t.name for t in request.tools} if self._settings.recover_text_tool_calls else set()
+        return _from_wire(await with_retries(PROVIDER, self._retry, call), request.model,
+                          declared if request.tools_enabled else set())
 
     async def _post(self, body: dict[str, Any]) -> Any:
         # The SDK's low-level post: `create()` re-walks every message through its TypedDict transform on each
@@ -89,10 +107,15 @@ class OpenAIModel:
         await self._client.close()
 
 
-def _refuses_temperature(exc: Exception) -> bool:
-    """A 400 naming `temperature` as its parameter (OpenAI's reasoning models: "unsupported_value")."""
-    body = exc.body if isinstance(exc, openai.BadRequestError) else None
-    return isinstance(body, dict) and body.get("param") == "temperature"
+def _refuses(parameter: str) -> Callable[[Exception], bool]:
+    """A 400 naming `parameter` as its `param` (OpenAI's reasoning models: "unsupported_value" for a
+    temperature, "unsupported_parameter" for `max_tokens`)."""
+
+    def refused(exc: Exception) -> bool:
+        body = exc.body if isinstance(exc, openai.BadRequestError) else None
+        return isinstance(body, dict) and body.get("param") == parameter
+
+    return refused
 
 
 @contextlib.contextmanager
@@ -112,11 +135,13 @@ def mapped_errors() -> Iterator[None]:
         raise ModelUnavailable(f"OpenAI-compatible API unreachable: {type(exc).__name__}") from exc
 
 
-def wire_request(request: ModelRequest) -> dict[str, Any]:
-    """The Chat Completions body of a request."""
+def wire_request(request: ModelRequest, max_output_tokens: int | None = None,
+                 cap_field: str = "max_completion_tokens") -> dict[str, Any]:
+    """The Chat Completions body of a request; the output cap (when set) under `cap_field`."""
     messages = [{"role": "system", "content": request.full_system}, *wire_messages(request.contents)]
-    # No output cap: OpenAI reasoning models refuse `max_tokens`, older servers do not know its successor.
     body: dict[str, Any] = {"model": request.model, "messages": messages}
+    if max_output_tokens is not None:
+        body[cap_field] = max_output_tokens
     if request.tools:
         body["tools"] = [{"type": "function", "function": {"name": t.name, "description": t.description,
                                                            "parameters": dict(t.parameters)}} for t in request.tools]
@@ -164,7 +189,7 @@ def _assistant(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return message
 
 
-def _from_wire(raw: Any, requested: str) -> ModelResponse:
+def _from_wire(raw: Any, requested: str, declared: Collection[str] = ()) -> ModelResponse:
     message = raw.choices[0].message if raw.choices else None
     parts: list[dict[str, Any]] = []
     if message is not None and message.content:
@@ -172,6 +197,10 @@ def _from_wire(raw: Any, requested: str) -> ModelResponse:
     for call in (message.tool_calls or []) if message is not None else []:
         parts.append({"functionCall": {"name": call.function.name, "args": _arguments(call.function.arguments),
                                        "id": call.id}})
+    if len(parts) == 1 and "text" in parts[0] and (recovered := recover_calls(parts[0]["text"], declared)):
+        text_calls, left = recovered
+        log.info("model call wrote its tool calls as text provider=%s calls=%d", PROVIDER, len(text_calls))
+        parts = [{"text": left}, *text_calls] if left else text_calls
     content = {"role": "model", "parts": parts} if parts else None
     calls, text = read_model_turn(content)
     usage = _usage(raw.usage)

@@ -49,7 +49,9 @@ class AgentExecutor:
     def _record(self, workflow: str, outcome: RunOutcome, wall_s: float) -> None:
         """Runs by outcome, run time, tool calls and the session save of one finished run."""
         m = self._metrics
-        m.runs.labels(workflow, stop_kind(outcome.result) or "completed").inc()
+        # An answer that rests on no data (a require_data workflow that read none) is not counted as completed.
+        answered = "no_data" if outcome.result.no_data else "completed"
+        m.runs.labels(workflow, stop_kind(outcome.result) or answered).inc()
         m.run_duration.labels(workflow).observe(wall_s)
         for call in outcome.result.calls:
             # The model may name a tool that does not exist: one label value for all of them.

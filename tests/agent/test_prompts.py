@@ -19,6 +19,7 @@ PROMPT_DIGESTS = {
     "empty_response_nudge": "0fad6703e81d9512",
     "final_turn_warning": "5f4a4f43ce0c773c",
     "iteration_warning": "abae9ef32f1de3f2",
+    "no_data_nudge": "0b96722a37b1472f",
     "unavailable_sources": "ad385b08b55ed96e",
 }
 BUDGET = Budget(max_iterations=10, context_limit_tokens=1000, max_empty_nudges=2)
