@@ -1,13 +1,13 @@
 # Two entry points for a fresh machine (see README "Quick start"):
 #   make serve  - run the service on its embedded defaults
-#   make test   - install everything (packages, Podman, sandbox image) and run lint + all tests
-#   make test-llamacpp - the llama.cpp tier: installs xllamacpp and a 0.5B model (~525 MB), then runs
-#                        tests/llamacpp against llama.cpp's own server (about 2-3 min on two cores)
+#   make test   - install everything (packages, Podman, sandbox image, the llama.cpp tier) and run lint + all tests
+#   make test-llamacpp - the llama.cpp tier alone: xllamacpp and a 0.5B model (~525 MB), then tests/llamacpp
+#                        against llama.cpp's own server (about 2-3 min on two cores)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-12)
 
-.PHONY: serve test test-llamacpp lint install host
+.PHONY: serve test test-llamacpp lint install host llamacpp-tier
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -29,9 +29,11 @@ lint: install
 serve: install host
 	$(PY) -m hummingbird_agent serve --config config.yaml
 
-test: install host lint
-	$(PY) -m pytest -q -p no:cacheprovider -m "not llamacpp"
-
-test-llamacpp: install host
+llamacpp-tier: install
 	VENV=$(VENV) bash scripts/install-llamacpp-tier.sh
+
+test: install host llamacpp-tier lint
+	$(PY) -m pytest -q -p no:cacheprovider
+
+test-llamacpp: install host llamacpp-tier
 	$(PY) -m pytest -q -p no:cacheprovider -m llamacpp tests/llamacpp
