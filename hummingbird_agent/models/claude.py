@@ -129,7 +129,8 @@ def wire_request(request: ModelRequest) -> dict[str, Any]:
         # Messages has no JSON mode; a schema goes as structured output, and the prompt still asks for JSON
         # (the only ask of models that refuse structured output, same cached prefix either way).
         system += "\n\nAnswer with one JSON object only."
-    body: dict[str, Any] = {"model": request.model, "max_tokens": budgets.MODEL_MAX_OUTPUT_TOKENS,
+    cap = min(request.max_output_tokens or budgets.MODEL_MAX_OUTPUT_TOKENS, budgets.MODEL_MAX_OUTPUT_TOKENS)
+    body: dict[str, Any] = {"model": request.model, "max_tokens": cap,
                             "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
                             "messages": wire_messages(request.contents, request.system_suffix)}
     if request.temperature is not None:

@@ -153,6 +153,7 @@ def _config(request: ModelRequest) -> types.GenerateContentConfig:
         system_instruction=request.full_system,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         temperature=request.temperature,
+        max_output_tokens=request.max_output_tokens,
     )
     if request.tools:
         declarations = [
