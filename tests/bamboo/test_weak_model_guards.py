@@ -70,6 +70,7 @@ async def test_a_name_the_prompt_supplied_is_never_stored_even_when_the_model_in
                     and n.type.value != "Task_Feature"]
     for kind in ("Cause", "Resolution", "Procedure", "Component"):
         assert await stores.graph.nodes(kind) == [], kind
+    assert len(await stores.graph.nodes("Symptom")) >= 2 and (await stores.graph.counts()).incidents == 2
     assert "software component" not in gemini_server.generate_calls[-1].body["contents"][-1]["parts"][0]["text"]
 
 
