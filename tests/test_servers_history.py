@@ -115,3 +115,16 @@ async def test_gemini_refuses_function_responses_that_answer_no_call(
     assert message in (refused.value.message or "")
     assert refused.value.details == {"error": {"code": 400, "message": refused.value.message,
                                                "status": "INVALID_ARGUMENT"}}
+
+
+@pytest.mark.parametrize(("text", "message"), [("", "text content blocks must be non-empty"),
+                                               ("\n ", "text content blocks must contain non-whitespace text")])
+async def test_anthropic_refuses_empty_and_blank_text_blocks(
+        anthropic_server: AnthropicServer, text: str, message: str) -> None:
+    answered = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+    async with claude(anthropic_server) as client:
+        with pytest.raises(anthropic.BadRequestError) as refused:
+            await client.messages.create(model="claude-test", max_tokens=100,
+                                         messages=[USER, answered, USER])  # type: ignore[list-item]
+    assert refused.value.body == {"type": "error", "error": {"type": "invalid_request_error",
+                                                             "message": f"messages: {message}"}}

@@ -217,7 +217,8 @@ def _block(part: dict[str, Any]) -> dict[str, Any] | None:
         return {"type": "tool_result", "tool_use_id": response["id"], "is_error": "error" in body,
                 "content": json.dumps(body, ensure_ascii=False)}
     text = part.get("text")
-    if isinstance(text, str) and text and not part.get("thought"):
+    # Messages refuses a blank text block; other providers answer "\n" beside a call, saved with the turn.
+    if isinstance(text, str) and text.strip() and not part.get("thought"):
         return {"type": "text", "text": text}
     return None
 

@@ -201,3 +201,14 @@ async def test_a_call_s_output_cap_is_sent_as_max_tokens_never_above_the_default
     await model.aclose()
     assert [c.wire["max_tokens"] for c in anthropic_server.generate_calls] == [
         300, budgets.MODEL_MAX_OUTPUT_TOKENS, budgets.MODEL_MAX_OUTPUT_TOKENS]
+
+
+async def test_a_blank_text_part_of_a_saved_turn_is_not_sent(anthropic_server: AnthropicServer) -> None:
+    # Gemini and OpenAI-compatible servers answer "\n" beside a call; Messages refuses a blank text block.
+    model = make_adapter("anthropic", anthropic_server.url)
+    anthropic_server.script(text_turn("done"))
+    call = ToolCall("a", {}, "toolu_1")
+    turn = {"role": "model", "parts": [{"text": "\n"}, {"functionCall": {"name": "a", "args": {}, "id": "toolu_1"}}]}
+    await model.generate(request([user_text("{}"), turn, tool_message((call,), [{"result": 1}])]))
+    await model.aclose()
+    assert [b["type"] for b in anthropic_server.generate_calls[0].wire["messages"][1]["content"]] == ["tool_use"]

@@ -1,5 +1,6 @@
 """The conversation-history rules the real model APIs enforce, for the fakes to enforce too: a tool result
-must answer a call of the turn right before it, and (OpenAI, Anthropic) every call must be answered. Each
+must answer a call of the turn right before it, (OpenAI, Anthropic) every call must be answered, and
+(Anthropic) no text block is empty or whitespace only. Each
 function returns the real API's message (None when the history is valid); the fake wraps it in its 400 shape.
 Messages are the real ones, so an adapter bug reads here as it would in production logs."""
 
@@ -44,6 +45,11 @@ def anthropic_error(messages: list[dict[str, Any]]) -> str | None:
     if not messages:
         return "messages: at least one message is required"
     turns = _merged(messages)
+    texts = [b.get("text") for t in turns for b in t["blocks"] if b.get("type") == "text"]
+    if any(not isinstance(t, str) or not t for t in texts):
+        return "messages: text content blocks must be non-empty"
+    if any(not t.strip() for t in texts):
+        return "messages: text content blocks must contain non-whitespace text"
     if turns[0]["role"] != "user":
         return 'messages: first message must use the "user" role'
     asked: set[str] = set()  # tool_use ids of the assistant turn before this one
