@@ -30,6 +30,7 @@ def openai_tool(call_id: str) -> dict[str, Any]:
     ([USER, openai_tool("call_1")], OPENAI_TOOL_WITHOUT_CALL, "messages.[1].role"),
     ([USER, OPENAI_CALL, openai_tool("call_9")], "'tool_call_id' of 'call_9' not found", "messages.[2].tool_call_id"),
     ([USER, OPENAI_CALL, USER], "did not have response messages: call_1", "messages.[1].role"),
+    ([USER, {"role": "assistant", "content": None}, USER], "expected a string, got null", "messages.[1].content"),
 ])
 async def test_openai_refuses_tool_messages_that_answer_no_call(
         openai_server: OpenAIServer, messages: list[dict[str, Any]], message: str, param: str) -> None:
@@ -101,6 +102,7 @@ ASK = types.Content(role="user", parts=[types.Part(text="why?")])
      "number of function response parts is equal to the number of function call parts"),
     ([gemini_call("get_log"), gemini_result("get_log")],
      "function call turn comes immediately after a user turn or after a function response turn"),
+    ([ASK, types.Content(role="model", parts=[]), ASK], "contents[1].parts: contents.parts must not be empty"),
 ])
 async def test_gemini_refuses_function_responses_that_answer_no_call(
         gemini_server: GeminiServer, contents: list[types.Content], message: str) -> None:

@@ -1,6 +1,6 @@
 """The conversation-history rules the real model APIs enforce, for the fakes to enforce too: a tool result
 must answer a call of the turn right before it, (OpenAI, Anthropic) every call must be answered, and
-(Anthropic) no text block is empty or whitespace only. Each
+(Anthropic) no text block is empty or whitespace only, (OpenAI, Gemini) no turn is empty. Each
 function returns the real API's message (None when the history is valid); the fake wraps it in its 400 shape.
 Messages are the real ones, so an adapter bug reads here as it would in production logs."""
 
@@ -29,6 +29,8 @@ def openai_error(messages: list[dict[str, Any]]) -> tuple[str, str] | None:
             continue
         if pending:
             return _unanswered(index - 1, pending)
+        if role == "assistant" and message.get("content") is None and not message.get("tool_calls"):
+            return "Invalid value for 'content': expected a string, got null.", f"messages.[{index}].content"
         answering = role == "assistant" and bool(message.get("tool_calls"))
         pending = [c.get("id") for c in message.get("tool_calls") or []] if answering else []
     return _unanswered(len(messages) - 1, pending) if pending else None
@@ -91,10 +93,12 @@ def _tool_use_unanswered(index: int, ids: set[str]) -> str:
 def gemini_error(contents: list[dict[str, Any]]) -> str | None:
     """The first generateContent history error (roles user/model; function responses answer the turn before)."""
     previous: dict[str, Any] | None = None
-    for content in contents:
+    for index, content in enumerate(contents):
         if content.get("role", "user") not in ("user", "model"):
             return "Please use a valid role: user, model."
         parts = content.get("parts") or []
+        if not parts:
+            return f"* GenerateContentRequest.contents[{index}].parts: contents.parts must not be empty.\n"
         responses = sum(1 for p in parts if "functionResponse" in p)
         calls_before = sum(1 for p in (previous or {}).get("parts") or [] if "functionCall" in p)
         if responses and (previous is None or previous.get("role") != "model" or not calls_before):
