@@ -129,8 +129,7 @@ def wire_request(request: ModelRequest) -> dict[str, Any]:
         # Messages has no JSON mode; a schema goes as structured output, and the prompt still asks for JSON
         # (the only ask of models that refuse structured output, same cached prefix either way).
         system += "\n\nAnswer with one JSON object only."
-    cap = min(request.max_output_tokens or budgets.MODEL_MAX_OUTPUT_TOKENS, budgets.MODEL_MAX_OUTPUT_TOKENS)
-    body: dict[str, Any] = {"model": request.model, "max_tokens": cap,
+    body: dict[str, Any] = {"model": request.model, "max_tokens": budgets.MODEL_MAX_OUTPUT_TOKENS,
                             "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
                             "messages": wire_messages(request.contents, request.system_suffix)}
     if request.temperature is not None:
@@ -143,6 +142,8 @@ def wire_request(request: ModelRequest) -> dict[str, Any]:
         body["tool_choice"] = {"type": "auto" if request.tools_enabled else "none"}
     if request.response_schema is not None:
         body["output_config"] = {"format": {"type": "json_schema", "schema": output_schema(request.response_schema)}}
+    if request.max_output_tokens is not None:  # this call's own cap, never above the endpoint's
+        body["max_tokens"] = min(body["max_tokens"], request.max_output_tokens)
     return body
 
 

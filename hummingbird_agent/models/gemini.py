@@ -153,7 +153,6 @@ def _config(request: ModelRequest) -> types.GenerateContentConfig:
         system_instruction=request.full_system,
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         temperature=request.temperature,
-        max_output_tokens=request.max_output_tokens,
     )
     if request.tools:
         declarations = [
@@ -167,6 +166,8 @@ def _config(request: ModelRequest) -> types.GenerateContentConfig:
         config.response_mime_type = "application/json"
     if request.response_schema is not None:
         config.response_json_schema = dict(request.response_schema)
+    if request.max_output_tokens is not None:  # this call's own cap, never above the endpoint's
+        config.max_output_tokens = min(config.max_output_tokens or request.max_output_tokens, request.max_output_tokens)
     return config
 
 
