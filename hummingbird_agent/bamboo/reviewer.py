@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -121,9 +122,10 @@ def _confidence(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
     try:
-        return min(max(float(value), 0.0), 1.0)
+        number = float(value)
     except ValueError:
         return None
+    return None if math.isnan(number) else min(max(number, 0.0), 1.0)
 
 
 def _doubt(confidence: float | None) -> str:

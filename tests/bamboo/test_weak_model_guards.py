@@ -85,15 +85,16 @@ def test_the_refused_phrases_come_from_the_prompt_text() -> None:
     assert not shipped.echoed("runner disk full") and not shipped.echoed("compare runs")
 
 
-@pytest.mark.parametrize("review", [{"approved": True, "confidence": 0.0}, {"approved": True, "confidence": 0.3},
-                                    {"approved": True}])
+@pytest.mark.parametrize(("review", "stated"), [
+    ({"approved": True, "confidence": 0.0}, "confidence 0.00"),
+    ({"approved": True, "confidence": 0.3}, "confidence 0.30"),
+    ({"approved": True}, "no confidence"), ({"approved": True, "confidence": float("nan")}, "no confidence")])
 async def test_an_approval_without_enough_confidence_is_a_rejection(
-        gemini_server: GeminiServer, llm: JsonLLM, stores: Stores, review: dict[str, Any]) -> None:
+        gemini_server: GeminiServer, llm: JsonLLM, stores: Stores, review: dict[str, Any], stated: str) -> None:
     gemini_server.script(extraction("npm registry mirror unreachable"), text_turn(json.dumps(review)),
                          extraction("npm registry mirror unreachable"), APPROVE, text_turn("Summary."))
     result = await accumulator(llm, stores).process(INCIDENT_A)
     assert result.approved and result.attempts == 2
-    stated = f"confidence {review['confidence']:.2f}" if "confidence" in review else "no confidence"
     assert f"the reviewer approved with {stated}, below {budgets.BAMBOO_REVIEW_MIN_CONFIDENCE}: not an approval" \
         in feedback(gemini_server.generate_calls[2])
 
