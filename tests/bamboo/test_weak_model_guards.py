@@ -16,6 +16,7 @@ from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.prompt_echo import PromptPhrases, prompt_phrases
 from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
+from hummingbird_agent.bamboo.strategies.causal import cut_at_sentence
 from tests.bamboo.kb import INCIDENT_A, INCIDENT_B
 from tests.servers import GeminiServer
 from tests.servers.gemini import text_turn
@@ -118,3 +119,8 @@ async def test_a_runaway_without_a_sentence_end_gives_the_plain_summary(
     result = await accumulator(llm, stores).process(INCIDENT_A, dry_run=True)
     assert result.knowledge.summary.startswith("Symptom: ")
     assert "Cause: npm registry mirror unreachable" in result.knowledge.summary
+
+
+def test_a_cut_never_ends_inside_a_number() -> None:
+    assert cut_at_sentence("Pip failed. Python 3.5 is too old for it.", 21) == "Pip failed."
+    assert cut_at_sentence("Pip failed. Rerun.", 18) == "Pip failed. Rerun."

@@ -63,7 +63,8 @@ def cut_at_sentence(text: str, limit: int) -> str:
     does: a runaway without a sentence end is no narrative)."""
     if len(text) <= limit:
         return text
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, limit)]
+    # One character past the limit is read so that "3.5" cut after its "." is no sentence end.
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, limit + 1) if m.end() <= limit]
     return text[: ends[-1]].rstrip() if ends else ""
 
 
