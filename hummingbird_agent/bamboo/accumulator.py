@@ -1,5 +1,5 @@
-"""KnowledgeAccumulator: closest existing causes -> extract -> review (-> enrich once -> re-extract)* -> merge
-near-identical cause names -> store graph and vectors.
+"""KnowledgeAccumulator: closest existing causes -> extract -> review (-> enrich once -> re-extract)* -> drop
+names the prompt supplied -> merge near-identical cause names -> store graph and vectors.
 
 After `max_review_retries` rejected re-extractions the best result is stored with a warning; the
 enricher fires at most once, after the first rejection. When an approved run used the enricher's
@@ -28,11 +28,12 @@ from hummingbird_agent.bamboo.model import (
     derive_id,
 )
 from hummingbird_agent.bamboo.procedure_tools import procedure_node
+from hummingbird_agent.bamboo.prompt_echo import without_echoes
 from hummingbird_agent.bamboo.prompts import load_prompt, render
 from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer, ReviewResult, ToolInfo, render_graph
 from hummingbird_agent.bamboo.stores.base import Stores, VectorPoint
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
-from hummingbird_agent.bamboo.strategies.causal import clip
+from hummingbird_agent.bamboo.strategies.causal import clip, cut_at_sentence
 from hummingbird_agent.errors import AgentError
 
 log = logging.getLogger(__name__)
@@ -125,6 +126,10 @@ class KnowledgeAccumulator:
             existing = (await self.existing_causes([incident]))[0]
         graph, review, attempts, found = await self._review_loop(incident, hints, limit,
                                                                  [c.line() for c in existing])
+        graph, dropped = without_echoes(graph)  # still there after the re-extractions: never stored
+        if dropped:
+            log.warning("incident %s: dropped %d name(s) copied from the prompt: %s", gid, len(dropped),
+                        "; ".join(f"{n.type.value} {n.name!r}" for n in dropped)[:300])
         if self._stores is not None:
             graph, _ = await self._merger.merge(self._stores, graph)
         enriched = found is not None
@@ -193,11 +198,16 @@ class KnowledgeAccumulator:
         try:
             user = render("summary_user", graph=render_graph(graph),
                           email=clip(email, budgets.BAMBOO_PROMPT_EMAIL_CHARS) or "(none)")
-            text = await self._llm.complete_text(load_prompt("summary_system"), user)
+            text = await self._llm.complete_text(load_prompt("summary_system"), user,
+                                                 budgets.BAMBOO_SUMMARY_MAX_OUTPUT_TOKENS)
         except AgentError as exc:
             log.warning("summary call failed; using the plain summary: %s", exc)
             text = ""
-        return text or fallback_summary(graph)
+        capped = cut_at_sentence(text, budgets.BAMBOO_SUMMARY_MAX_CHARS)
+        if capped != text:
+            log.warning("summary of %d characters cut to %d (at most %d, whole sentences)", len(text), len(capped),
+                        budgets.BAMBOO_SUMMARY_MAX_CHARS)
+        return capped or fallback_summary(graph)
 
 async def store_knowledge(stores: Stores, batch: Sequence[ExtractedKnowledge]) -> None:
     """Write incidents to both stores: one graph transaction, one embedding call and one vector

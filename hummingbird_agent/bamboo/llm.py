@@ -22,10 +22,12 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*\n?(.*?)\n?```\s*$", re.DOTALL)
 
 class TextModel(Protocol):
     """What the knowledge base needs from a model: a system prompt and a user text, a text answer.
-    `json_output` asks the provider for one JSON object (JSON mode), `response_schema` constrains it."""
+    `json_output` asks the provider for one JSON object (JSON mode), `response_schema` constrains it,
+    `max_output_tokens` caps the answer (None: the endpoint's default)."""
 
     async def complete(self, system: str, user: str, *, json_output: bool = False,
-                       response_schema: Mapping[str, Any] | None = None) -> str: ...
+                       response_schema: Mapping[str, Any] | None = None,
+                       max_output_tokens: int | None = None) -> str: ...
 
 
 class ModelReplyError(PermanentError):
@@ -70,8 +72,8 @@ class JsonLLM:
         return parse_json_object(await self.model.complete(system, user, json_output=True,
                                                            response_schema=response_schema))
 
-    async def complete_text(self, system: str, user: str) -> str:
-        return (await self.model.complete(system, user)).strip()
+    async def complete_text(self, system: str, user: str, max_output_tokens: int | None = None) -> str:
+        return (await self.model.complete(system, user, max_output_tokens=max_output_tokens)).strip()
 
     async def context_window(self) -> int | None:
         """The model's served context window when its server reports one (Ollama), else None."""
@@ -87,10 +89,12 @@ class ModelText:
     model_name: str
 
     async def complete(self, system: str, user: str, *, json_output: bool = False,
-                       response_schema: Mapping[str, Any] | None = None) -> str:
+                       response_schema: Mapping[str, Any] | None = None,
+                       max_output_tokens: int | None = None) -> str:
         # Temperature 0: the knowledge base wants the same names for the same incident, not variety.
         request = ModelRequest(model=self.model_name, system=system, contents=[user_text(user)], tools_enabled=False,
-                               json_output=json_output, response_schema=response_schema, temperature=0.0)
+                               json_output=json_output, response_schema=response_schema, temperature=0.0,
+                               max_output_tokens=max_output_tokens)
         return (await self.model.generate(request)).text
 
     async def context_window(self) -> int | None:

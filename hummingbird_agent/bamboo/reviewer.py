@@ -1,13 +1,15 @@
 """KnowledgeReviewer: a gap analysis of an extracted graph before it is stored (fail-open).
 
-Hard structural checks need no LLM; the LLM then looks for grounded gaps. Any LLM or parse error
-approves, so a broken reviewer never blocks accumulation.
+Hard structural checks need no LLM (a name copied from the prompt is one); the LLM then looks for grounded
+gaps. Any LLM or parse error approves, so a broken reviewer never blocks accumulation; an answer that is a
+review approves only with a stated confidence of at least BAMBOO_REVIEW_MIN_CONFIDENCE.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +17,7 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType, RelType
+from hummingbird_agent.bamboo.prompt_echo import echo_issue, echoed_nodes
 from hummingbird_agent.bamboo.prompts import load_prompt, render
 from hummingbird_agent.bamboo.strategies.causal import clip
 from hummingbird_agent.errors import AgentError
@@ -42,8 +45,9 @@ class ToolInfo:
 
 
 def structural_issues(graph: KnowledgeGraph, tools: Sequence[ToolInfo]) -> list[str]:
-    """Gaps found without an LLM: no symptom, no cause, unexplained symptoms, no procedure."""
-    issues = []
+    """Gaps found without an LLM: names the prompt supplied, no symptom, no cause, unexplained symptoms, no
+    procedure."""
+    issues = [echo_issue(n) for n in echoed_nodes(graph)]
     if not graph.of_type(NodeType.SYMPTOM):
         issues.append("No Symptom node found")
     if not graph.of_type(NodeType.CAUSE):
@@ -104,10 +108,28 @@ class KnowledgeReviewer:
         if not isinstance(approved, bool):
             log.warning("reviewer answer has no boolean 'approved'; failing open (approved)")
             return ReviewResult(approved=True, confidence=0.0)
-        try:
-            confidence = min(max(float(answer.get("confidence", 0.5)), 0.0), 1.0)
-        except (TypeError, ValueError):
-            confidence = 0.5
+        confidence = _confidence(answer.get("confidence"))
         raw = answer.get("issues")
         issues = tuple(grounded(str(i), tool_names) for i in raw) if isinstance(raw, list) else ()
-        return ReviewResult(approved, confidence, issues, str(answer.get("feedback") or ""))
+        feedback = str(answer.get("feedback") or "")
+        if approved and (confidence is None or confidence < budgets.BAMBOO_REVIEW_MIN_CONFIDENCE):
+            return ReviewResult(False, confidence or 0.0, (*issues, _doubt(confidence)), feedback)
+        return ReviewResult(approved, 0.5 if confidence is None else confidence, issues, feedback)
+
+
+def _confidence(value: Any) -> float | None:
+    """The stated confidence, clamped to 0-1; None when there is none (or it is not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        return None
+    return None if math.isnan(number) else min(max(number, 0.0), 1.0)
+
+
+def _doubt(confidence: float | None) -> str:
+    """Why an approval does not count, for the log, the report and the re-extraction's feedback."""
+    stated = "no confidence" if confidence is None else f"confidence {confidence:.2f}"
+    return (f"the reviewer approved with {stated}, below {budgets.BAMBOO_REVIEW_MIN_CONFIDENCE}: not an approval; "
+            "make the graph's names and links clearly supported by the sources")

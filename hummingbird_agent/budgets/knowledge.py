@@ -20,6 +20,24 @@ BAMBOO_LOG_EXCERPT_LINES = EXCERPT_MAX_LINES
 BAMBOO_PROMPT_EMAIL_CHARS = 8000
 BAMBOO_PROMPT_LOG_CHARS = 6000
 BAMBOO_REVIEW_SOURCE_CHARS = 2000
+# Learning: a model-written name made only of runs of at least this many words of our own prompts (or of
+# their quoted placeholders and examples, any length) is the prompt's text, not a name from the sources, and is
+# refused. Two-word runs of the prompts ("compare runs", "task summary") are ordinary names too; three-word runs
+# ("one or two sentences", "read a log") are what a small model copies.
+BAMBOO_PROMPT_ECHO_MIN_WORDS = 3
+# Learning: the reviewer's `approved: true` counts only with a stated confidence (0-1) of at least this; a
+# small model answers `approved: true, confidence: 0.0` (the prompt's template), which is no approval. Below
+# it the answer is a rejection whose issues say why (shown to the re-extraction).
+BAMBOO_REVIEW_MIN_CONFIDENCE = 0.5
+# Learning: characters of an incident's narrative summary (the prompt asks for 3-6 sentences, ~150 characters
+# each, error messages verbatim). A longer answer is cut after its last whole sentence within the limit (a
+# runaway repeats itself; its first sentences are the narrative); with no sentence end within it, the plain
+# summary of the graph is stored instead. Diagnosis shows BAMBOO_PROMPT_SUMMARY_CHARS of it.
+BAMBOO_SUMMARY_MAX_CHARS = 1500
+# Learning: output tokens asked of the model for that summary, so a runaway stops at the server: the
+# character limit at ~4 characters a token, and as much again for a thinking model's reasoning (Gemini 2.5
+# counts it against this cap). JSON answers get no per-call cap: a cut JSON object is no answer at all.
+BAMBOO_SUMMARY_MAX_OUTPUT_TOKENS = 2 * BAMBOO_SUMMARY_MAX_CHARS // 4 + 256
 # Texts per embedding request (Gemini batchEmbedContents accepts at most 100).
 BAMBOO_EMBED_BATCH = 100
 # Features (words, character trigrams) whose hash bucket the hashing embedder keeps: about 150 bytes each,

@@ -80,6 +80,8 @@ class ModelRequest:
     response_schema: Mapping[str, Any] | None = None
     temperature: float | None = None
     """None keeps the provider's default."""
+    max_output_tokens: int | None = None
+    """This call's output cap (tokens); None keeps the adapter's default."""
 
     @property
     def full_system(self) -> str:

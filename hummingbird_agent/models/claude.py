@@ -144,6 +144,8 @@ def wire_request(request: ModelRequest, max_output_tokens: int = budgets.MODEL_M
         body["tool_choice"] = {"type": "auto" if request.tools_enabled else "none"}
     if request.response_schema is not None:
         body["output_config"] = {"format": {"type": "json_schema", "schema": output_schema(request.response_schema)}}
+    if request.max_output_tokens is not None:  # this call's own cap, never above the endpoint's
+        body["max_tokens"] = min(body["max_tokens"], request.max_output_tokens)
     return body
 
 
@@ -218,7 +220,8 @@ def _block(part: dict[str, Any]) -> dict[str, Any] | None:
         return {"type": "tool_result", "tool_use_id": response["id"], "is_error": "error" in body,
                 "content": json.dumps(body, ensure_ascii=False)}
     text = part.get("text")
-    if isinstance(text, str) and text and not part.get("thought"):
+    # Messages refuses a blank text block; other providers answer "\n" beside a call, saved with the turn.
+    if isinstance(text, str) and text.strip() and not part.get("thought"):
         return {"type": "text", "text": text}
     return None
 

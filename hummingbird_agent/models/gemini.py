@@ -170,6 +170,8 @@ def _config(request: ModelRequest, max_output_tokens: int | None = None) -> type
         config.response_mime_type = "application/json"
     if request.response_schema is not None:
         config.response_json_schema = dict(request.response_schema)
+    if request.max_output_tokens is not None:  # this call's own cap, never above the endpoint's
+        config.max_output_tokens = min(config.max_output_tokens or request.max_output_tokens, request.max_output_tokens)
     return config
 
 

@@ -153,6 +153,11 @@ def wire_request(request: ModelRequest, max_output_tokens: int | None = None,
         body["response_format"] = {"type": "json_schema", "json_schema": schema}
     elif request.json_output:
         body["response_format"] = {"type": "json_object"}
+    if request.max_output_tokens is not None:
+        # This call's own cap, never above the endpoint's, under the endpoint's field; else the current name
+        # (hosted reasoning models take no other; a server that does not know it leaves the answer uncapped).
+        field = next((f for f in ("max_tokens", "max_completion_tokens") if f in body), "max_completion_tokens")
+        body[field] = min(body.get(field) or request.max_output_tokens, request.max_output_tokens)
     return body
 
 

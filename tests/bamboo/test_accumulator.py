@@ -92,7 +92,8 @@ async def test_summary_failure_falls_back_to_a_plain_summary() -> None:
     def rule(system: str, user: str) -> str:
         if system.startswith(SUMMARY):
             return ""
-        return causal_answer("npm mirror outage") if system.startswith(EXTRACT) else '{"approved": true}'
+        approve = '{"approved": true, "confidence": 0.9}'
+        return causal_answer("npm mirror outage") if system.startswith(EXTRACT) else approve
 
     result = await build(RuleModel(rule)).process(INCIDENT, dry_run=True)
     assert "Cause: npm mirror outage" in result.knowledge.summary

@@ -5,7 +5,6 @@ adapter talking to the scripted Gemini server."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -13,14 +12,12 @@ import pytest
 from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.analysis import NOTHING_SIMILAR
 from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM, ModelReplyError, ModelText
+from hummingbird_agent.bamboo.llm import JsonLLM, ModelReplyError
 from hummingbird_agent.bamboo.navigator import ReasoningNavigator
 from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
-from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings
-from hummingbird_agent.models.retry import RetryPolicy
 from hummingbird_agent.runner.bamboo_executor import diagnosis_note
-from tests.bamboo.kb import INCIDENT_A, INCIDENT_B, LIKE_NEITHER, open_stores
+from tests.bamboo.kb import INCIDENT_A, INCIDENT_B, LIKE_NEITHER
 from tests.servers import GeminiServer
 from tests.servers.gemini import text_turn
 
@@ -28,19 +25,6 @@ EXTRACT = "You turn one resolved incident"
 DISK = IncidentInput("The runner ran out of disk again; pruned the images.",
                      {"project": "g/app", "job": "test", "stage": "test", "status": "failed", "pipeline": 300},
                      task_logs={"test": "$ make test\nOSError: [Errno 28] No space left on device\n"})
-
-
-@pytest.fixture
-async def stores() -> AsyncIterator[Stores]:
-    async for s in open_stores():
-        yield s
-
-
-@pytest.fixture
-async def llm(gemini_server: GeminiServer) -> AsyncIterator[JsonLLM]:
-    model = GeminiModel(GeminiSettings("test-key", gemini_server.url), RetryPolicy(retries=0))
-    yield JsonLLM(ModelText(model, "gemini-test"))
-    await model.aclose()
 
 
 def parts(llm: JsonLLM, stores: Stores) -> tuple[KnowledgeAccumulator, ReasoningNavigator]:

@@ -152,7 +152,7 @@ async def test_stats_lists_counts_and_top_causes(tmp_path: Path) -> None:
 
 
 def test_cli_populate_with_a_scripted_model_then_stats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    turns = {"turns": [{"text": causal_answer("flaky dns", "retry")}, {"text": '{"approved": true}'},
+    turns = {"turns": [{"text": causal_answer("flaky dns", "retry")}, {"text": '{"approved": true, "confidence": 0.9}'},
                        {"text": "summary"}]}
     (tmp_path / "turns.json").write_text(json.dumps(turns))
     (tmp_path / "config.yaml").write_text(
@@ -172,8 +172,9 @@ def test_cli_populate_with_a_scripted_model_then_stats(tmp_path: Path, capsys: p
 
 def test_cli_dry_run_show_prints_what_would_be_stored_and_progress_lines(tmp_path: Path) -> None:
     turns = [{"text": causal_answer(cause, "retry")} for cause in ("flaky dns",)] + [
-        {"text": '{"approved": true}'}, {"text": "summary one"},
-        {"text": causal_answer("npm mirror outage", "use the cache")}, {"text": '{"approved": true}'},
+        {"text": '{"approved": true, "confidence": 0.9}'}, {"text": "summary one"},
+        {"text": causal_answer("npm mirror outage", "use the cache")},
+        {"text": '{"approved": true, "confidence": 0.9}'},
         {"text": "summary two"}]
     (tmp_path / "turns.json").write_text(json.dumps({"turns": turns}))
     (tmp_path / "config.yaml").write_text("model: {provider: scripted, script: turns.json}\nworkflows: {}\n"

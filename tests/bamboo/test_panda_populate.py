@@ -62,7 +62,8 @@ async def test_populate_panda_sample_stores_stated_causes_and_field_features(tmp
 
 def test_cli_populate_with_strategy_panda(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     turns = [t for cause in CAUSES.values()
-             for t in ({"text": causal_answer(cause)}, {"text": '{"approved": true}'}, {"text": "summary"})]
+             for t in ({"text": causal_answer(cause)}, {"text": '{"approved": true, "confidence": 0.9}'},
+                       {"text": "summary"})]
     (tmp_path / "turns.json").write_text(json.dumps({"turns": turns}))
     (tmp_path / "config.yaml").write_text(
         "model: {provider: scripted, script: turns.json}\nworkflows: {}\n"

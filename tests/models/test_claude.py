@@ -10,6 +10,7 @@ import anthropic
 import jsonschema
 import pytest
 
+from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.strategies.causal import EXTRACT_SCHEMA
 from hummingbird_agent.models import ModelRequest, ToolCall, ToolDeclaration, tool_message, user_text
 from hummingbird_agent.models.claude import output_schema
@@ -189,3 +190,25 @@ async def test_the_fake_holds_structured_output_to_what_the_api_allows(anthropic
     await client.close()
     assert anthropic_server.errors and "does not match the output schema" in anthropic_server.errors[0]
     anthropic_server.errors.clear()  # reported, as a broken script fails its test
+
+
+async def test_a_call_s_output_cap_is_sent_as_max_tokens_never_above_the_default(
+        anthropic_server: AnthropicServer) -> None:
+    model = make_adapter("anthropic", anthropic_server.url)
+    anthropic_server.script(text_turn("short"), text_turn("long"), text_turn("default"))
+    for cap in (300, 10 * budgets.MODEL_MAX_OUTPUT_TOKENS, None):
+        await model.generate(ModelRequest("claude-test", "s", [user_text("x")], max_output_tokens=cap))
+    await model.aclose()
+    assert [c.wire["max_tokens"] for c in anthropic_server.generate_calls] == [
+        300, budgets.MODEL_MAX_OUTPUT_TOKENS, budgets.MODEL_MAX_OUTPUT_TOKENS]
+
+
+async def test_a_blank_text_part_of_a_saved_turn_is_not_sent(anthropic_server: AnthropicServer) -> None:
+    # Gemini and OpenAI-compatible servers answer "\n" beside a call; Messages refuses a blank text block.
+    model = make_adapter("anthropic", anthropic_server.url)
+    anthropic_server.script(text_turn("done"))
+    call = ToolCall("a", {}, "toolu_1")
+    turn = {"role": "model", "parts": [{"text": "\n"}, {"functionCall": {"name": "a", "args": {}, "id": "toolu_1"}}]}
+    await model.generate(request([user_text("{}"), turn, tool_message((call,), [{"result": 1}])]))
+    await model.aclose()
+    assert [b["type"] for b in anthropic_server.generate_calls[0].wire["messages"][1]["content"]] == ["tool_use"]

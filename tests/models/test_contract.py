@@ -206,3 +206,16 @@ async def test_the_loop_nudges_after_an_empty_turn_and_reports_who_answered(prov
     assert result.provider == provider.name and result.model
     first, second = (json.dumps(c.body) for c in provider.calls)
     assert "Your last response was empty" in second and "Your last response was empty" not in first
+
+
+CAP_FIELD = {"gemini": ("generationConfig", "maxOutputTokens"), "anthropic": ("max_tokens",),
+             "openai": ("max_completion_tokens",)}
+
+
+async def test_a_call_s_output_cap_reaches_the_wire(provider: Provider) -> None:
+    provider.server.script(text_turn("short"))
+    await provider.model.generate(ModelRequest("m", "s", [user_text("x")], max_output_tokens=300))
+    sent = provider.calls[0].body if provider.name == "gemini" else provider.calls[0].wire
+    for key in CAP_FIELD[provider.name]:
+        sent = sent[key]
+    assert sent == 300

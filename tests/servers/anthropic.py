@@ -14,6 +14,7 @@ import jsonschema
 
 from tests.servers.base import HTTPError, Request, Response, json_response
 from tests.servers.model_common import ModelCall, ScriptedModelServer, parse_response, tokens, turn_parts, turn_usage
+from tests.servers.model_history import anthropic_error
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                 404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
@@ -55,7 +56,8 @@ class AnthropicServer(ScriptedModelServer):
         self.generate_calls.append(ModelCall(model or wire.get("model", ""), view, wire))
         if (model or wire.get("model")) in self.refuses_temperature and "temperature" in wire:  # any value
             return json_response(self.error_body(400, "`temperature` is deprecated for this model."), 400)
-        refusal = self._output_config_refusal(model or wire.get("model"), wire.get("output_config"))
+        refusal = (anthropic_error(wire.get("messages") or [])
+                   or self._output_config_refusal(model or wire.get("model"), wire.get("output_config")))
         if refusal:
             return json_response(self.error_body(400, refusal), 400)
         turn = self.next_turn(view)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.servers.base import FakeHTTPServer, HTTPError, Request, Response, json_response
+from tests.servers.model_history import gemini_error
 
 Turn = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 _STATUS_NAMES = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
@@ -153,6 +154,10 @@ class GeminiServer(FakeHTTPServer):
         }
         if method not in handlers:
             raise HTTPError(404, f"method {method} is not faked")
+        generating = method in ("generateContent", "streamGenerateContent")
+        refused = gemini_error(body.get("contents") or []) if generating else None
+        if refused:
+            return json_response(self.error_body(400, refused), 400)
         resp = handlers[method](body)
         resp.delay_s = self.latency_s
         return resp

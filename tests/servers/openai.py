@@ -9,6 +9,7 @@ from typing import Any
 from tests.servers.base import Request, Response, json_response
 from tests.servers.gemini import DEFAULT_EMBEDDING_DIM, embed_text
 from tests.servers.model_common import ModelCall, ScriptedModelServer, parse_response, tokens, turn_parts, turn_usage
+from tests.servers.model_history import openai_error
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 403: "permission_error",
                 404: "not_found_error", 429: "rate_limit_exceeded", 500: "server_error", 503: "server_error"}
@@ -47,6 +48,10 @@ class OpenAIServer(ScriptedModelServer):
                        "Only the default (1) value is supported.")
             return json_response({"error": {"message": message, "type": "invalid_request_error",
                                             "param": "temperature", "code": "unsupported_value"}}, 400)
+        refused = openai_error(wire.get("messages") or [])
+        if refused:
+            return json_response({"error": {"message": refused[0], "type": "invalid_request_error",
+                                            "param": refused[1], "code": None}}, 400)
         turn = self.next_turn(view)
         reply = turn if "choices" in turn else self._reply(turn, wire)
         reply.setdefault("model", wire.get("model"))

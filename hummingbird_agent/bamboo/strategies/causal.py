@@ -55,6 +55,19 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "\n[... cut ...]"
 
 
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*(?=\s|$)")
+
+
+def cut_at_sentence(text: str, limit: int) -> str:
+    """`text` when it fits in `limit` characters, else its whole sentences that fit ("" when not even the first
+    does: a runaway without a sentence end is no narrative)."""
+    if len(text) <= limit:
+        return text
+    # One character past the limit is read so that "3.5" cut after its "." is no sentence end.
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, limit + 1) if m.end() <= limit]
+    return text[: ends[-1]].rstrip() if ends else ""
+
+
 async def extract_causal(llm: JsonLLM, domain: str, task: Mapping[str, Any], facts: Sequence[Node], email: str,
                          logs: str, hints: Mapping[str, str], feedback: str,
                          existing: Sequence[str] = ()) -> tuple[list[Node], list[Edge]]:
