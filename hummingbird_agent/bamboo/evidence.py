@@ -86,8 +86,7 @@ class GraphIndex:
         for hit in await store.clue_causes(wanted):
             causes[hit.cause.name] = hit.cause
             links[(clue_names[hit.clue_type], hit.clue)].append(hit.cause.name)
-        return cls(causes, {k: tuple(v) for k, v in links.items()}, {}, {},
-                   {k: tuple(v) for k, v in feature_symptoms.items()}, symptoms,
+        return cls(causes, _frozen(links), {}, {}, _frozen(feature_symptoms), symptoms,
                    await store.count(NodeType.CAUSE.value))
 
     async def including(self, store: GraphStore, scores: Scores, fixes: bool = True) -> GraphIndex:
@@ -107,16 +106,15 @@ class GraphIndex:
             for cause, row in await store.linked(NodeType.CAUSE.value, RelType.INVESTIGATED_BY.value,
                                                  NodeType.PROCEDURE.value, names):
                 procedures[cause].append(row)
-        return replace(self, causes=causes, resolutions={k: tuple(v) for k, v in resolutions.items()},
-                       procedures={k: tuple(v) for k, v in procedures.items()})
+        return replace(self, causes=causes, resolutions=_frozen(resolutions), procedures=_frozen(procedures))
 
     def rank(self, clues: Mapping[str, Sequence[str]], similar: Sequence[PastIncident],
              scores: Mapping[str, tuple[float, str]] | None = None,
              limit: int = budgets.BAMBOO_CANDIDATE_CAUSES,
              logs: Mapping[str, float] | None = None) -> tuple[CandidateCause, ...]:
-        """Causes reached by the clues or by similar past incidents, by their fit score (`cause_fits`): each clue
-        type weighted by its most specific clue (a clue shared by many causes, like a generic "rake
-        aborted!", tells them apart less), the best similarity of any of their incidents, their share
+        """Causes reached by the clues or by similar past incidents, by their fit score (`cause_fits`):
+        each clue type weighted by its most specific clue (a clue shared by many causes, like a generic
+        "rake aborted!", tells them apart less), the best similarity of any of their incidents, their share
         of the incidents the task's features reach, and how much closer their incidents' whole logs are
         than the typical one (`logs`: incident id -> whole-log similarity); then frequency, then
         confidence."""
