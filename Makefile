@@ -22,6 +22,7 @@ host:
 lint: install
 	$(VENV)/bin/ruff check .
 	bash scripts/check-module-size.sh
+	$(PY) scripts/check-complexity.py
 
 serve: install host
 	$(PY) -m hummingbird_agent serve --config config.yaml
