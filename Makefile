@@ -24,6 +24,7 @@ host:
 lint: install
 	$(VENV)/bin/ruff check .
 	bash scripts/check-module-size.sh
+	$(PY) scripts/check-complexity.py
 	$(VENV)/bin/mypy hummingbird_agent
 
 serve: install host

@@ -62,18 +62,28 @@ async def closest_causes(stores: Stores, incidents: Sequence[IncidentInput],
             return [() for _ in incidents]
         clues = [{"symptom": index.known_symptoms(i.task_logs.values()), "task_feature": tuple(fs)}
                  for i, fs in zip(incidents, features, strict=True)]
-        texts = [[*c["symptom"], *(clip(t, budgets.BAMBOO_PROMPT_LOG_CHARS) for t in i.task_logs.values()),
-                  clip(i.email_text, budgets.BAMBOO_PROMPT_LOG_CHARS)] for i, c in zip(incidents, clues, strict=True)]
+        texts = [_search_texts(i, c["symptom"]) for i, c in zip(incidents, clues, strict=True)]
         scores = await incident_scores_many(stores.vectors, stores.embedder, texts)
-        close: Scores = {}
-        for found in scores:
-            for gid, best in found.items():
-                close[gid] = max(close.get(gid, best), best)
-        index = await index.including(stores.graph, close, fixes=False)
+        index = await index.including(stores.graph, _best_of(scores), fixes=False)
     except AgentError as exc:
         log.warning("existing causes not read; the model names the cause without them: %s", exc)
         return [() for _ in incidents]
     return [_closest(index, c, fs, s, limit) for c, fs, s in zip(clues, features, scores, strict=True)]
+
+
+def _search_texts(incident: IncidentInput, symptoms: Sequence[str]) -> list[str]:
+    """What the incident's similar incidents are searched with: its known error lines, logs and email."""
+    return [*symptoms, *(clip(t, budgets.BAMBOO_PROMPT_LOG_CHARS) for t in incident.task_logs.values()),
+            clip(incident.email_text, budgets.BAMBOO_PROMPT_LOG_CHARS)]
+
+
+def _best_of(scores: Sequence[Scores]) -> Scores:
+    """Each incident's best score over all the searches (one search per incident being extracted)."""
+    close: Scores = {}
+    for found in scores:
+        for gid, best in found.items():
+            close[gid] = max(close.get(gid, best), best)
+    return close
 
 
 def _closest(index: GraphIndex, clues: Mapping[str, Sequence[str]], features: Sequence[str], scores: Scores,

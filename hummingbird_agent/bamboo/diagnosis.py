@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.analysis import NOTHING_SIMILAR, AnalysisResult, Evidence
+from hummingbird_agent.bamboo.analysis import NOTHING_SIMILAR, AnalysisResult, CandidateCause, Evidence
 from hummingbird_agent.bamboo.llm import JsonLLM
 from hummingbird_agent.bamboo.prompts import load_prompt, render
 from hummingbird_agent.bamboo.strategies.causal import clip
@@ -29,21 +29,29 @@ class Diagnosis:
 
 def render_evidence(evidence: Evidence) -> dict[str, str]:
     clues = "\n".join(f"- {kind}: {name}" for kind, names in evidence.clues.items() for name in names)
-    candidates = []
-    for rank, c in enumerate(evidence.candidates, 1):
-        fixes = "; ".join(r.name + (f" (steps: {' / '.join(r.steps)})" if r.steps else "") for r in c.resolutions)
-        candidates.append(f"{rank}. {c.name} — clue types {c.match_score} ({', '.join(c.clue_types)}), "
-                          f"fit {c.score:.2f}, matched {', '.join(c.matched) or '-'}, "
-                          f"incidents {c.frequency} {list(c.incidents)}, "
-                          f"confidence {c.confidence:.2f}; resolutions: {fixes or 'none recorded'}")
     similar = [f"- incident_id {p.incident_id} (score {p.score:.2f}): "
                f"{clip(p.summary, budgets.BAMBOO_PROMPT_SUMMARY_CHARS) or '(no summary)'}" for p in evidence.similar]
+    candidates = "\n".join(_candidate_lines(evidence))
+    return {"clues": clues or "(none)", "candidates": candidates or "(no known cause matches)",
+            "novel": "\n".join(f"- {s}" for s in evidence.novel_leads) or "(none)",
+            "similar": "\n".join(similar) or "(no similar past incident)"}
+
+
+def _candidate_lines(evidence: Evidence) -> list[str]:
+    """One line per ranked candidate, headed by a warning when none fits well enough to be a known cause."""
+    candidates = [_candidate_line(rank, c) for rank, c in enumerate(evidence.candidates, 1)]
     if candidates and not evidence.known:
         candidates.insert(0, f"(no learned cause fits: the best fit is {evidence.candidates[0].score:.2f}, below "
                              f"{budgets.BAMBOO_KNOWN_MIN_FIT}; the ones below are the closest, not matches)")
-    return {"clues": clues or "(none)", "candidates": "\n".join(candidates) or "(no known cause matches)",
-            "novel": "\n".join(f"- {s}" for s in evidence.novel_leads) or "(none)",
-            "similar": "\n".join(similar) or "(no similar past incident)"}
+    return candidates
+
+
+def _candidate_line(rank: int, c: CandidateCause) -> str:
+    fixes = "; ".join(r.name + (f" (steps: {' / '.join(r.steps)})" if r.steps else "") for r in c.resolutions)
+    return (f"{rank}. {c.name} — clue types {c.match_score} ({', '.join(c.clue_types)}), "
+            f"fit {c.score:.2f}, matched {', '.join(c.matched) or '-'}, "
+            f"incidents {c.frequency} {list(c.incidents)}, "
+            f"confidence {c.confidence:.2f}; resolutions: {fixes or 'none recorded'}")
 
 
 def _confidence(value: Any) -> float:

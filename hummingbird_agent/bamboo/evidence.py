@@ -6,15 +6,16 @@ retrieval (similar texts -> incident ids -> their narrative summaries).
 from __future__ import annotations
 
 import math
-import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from itertools import islice
+from typing import TypeVar
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.analysis import CandidateCause, PastIncident, Resolution
 from hummingbird_agent.bamboo.embeddings import Embedder
+from hummingbird_agent.bamboo.fit import ReachedCause, Weights, cause_fits
 from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType, RelType
 from hummingbird_agent.bamboo.stores.base import GraphStore, NodeRow, VectorStore
 from hummingbird_agent.logs import signature
@@ -29,55 +30,16 @@ CLUE_EDGES: dict[NodeType, tuple[RelType, str]] = {
 }
 SIMILAR_CLUE = "similar_incident"
 Scores = dict[str, tuple[float, str]]  # incident id -> (best score, name of the matched text)
+K = TypeVar("K")
+V = TypeVar("V")
 # Vector sections the accumulator writes that describe a failure (searched with the new failure's text).
 FAILURE_SECTIONS = ("Symptom", "Task_Context", "Summary")
 SUMMARY_SECTION = "Summary"
 
 
-# Weights of the fit score (chosen on the development split, 5 folds; see the README): the project's and
-# other task features, the best similarity of the cause's incidents, its specific error lines, its share
-# of the incidents the task's features reach (a frequent cause of this project is the likelier one), and
-# how much closer its incidents' whole logs are than the typical one (chosen leaving one fold out among
-# 0-3: 1.5 for every held-out fold).
-_W_FEATURE, _W_SIMILARITY, _W_SYMPTOM, _W_OTHER, _W_SHARE = 1.0, 1.0, 0.25, 0.25, 0.25
-_W_LOG = 1.5
-# Cosine below which two texts share nothing but chance words (the hashing embedder scores unrelated log
-# lines at 0.1-0.3): similarity counts from here.
-_SIMILARITY_FLOOR = 0.2
-
-
-def _fit(clues: Mapping[str, float], similarity: float, share: float, log: float | None = None) -> float:
-    """0-1: how well a cause fits the new failure. Each term is 0-1, so the score is comparable across
-    failures, and a low best score means no learned cause fits. `log` None: no whole log to compare
-    (a failure without logs), so the term is left out rather than counted as a mismatch."""
-    similar = max(similarity - _SIMILARITY_FLOOR, 0.0) / (1 - _SIMILARITY_FLOOR)
-    other = max(clues.get("component", 0.0), clues.get("environment", 0.0))
-    w_log = 0.0 if log is None else _W_LOG
-    total = (_W_FEATURE * clues.get("task_feature", 0.0) + _W_SIMILARITY * similar
-             + _W_SYMPTOM * clues.get("symptom", 0.0) + _W_OTHER * other + _W_SHARE * share + w_log * (log or 0.0))
-    return round(total / (_W_FEATURE + _W_SIMILARITY + _W_SYMPTOM + _W_OTHER + _W_SHARE + w_log), 6)
-
-
-def _log_fit(best: float, logs: Mapping[str, float]) -> float | None:
-    """0-1: how much closer the cause's closest whole log is than the typical one (the median of the
-    stored logs read, the ones not read counting as unlike): what every log of the project shares (its
-    setup, its boilerplate) counts for nothing, as IDF discounts words common to all documents."""
-    if not logs:
-        return None
-    scores = [*logs.values(), *[0.0] * (budgets.BAMBOO_LOG_VECTOR_HITS - len(logs))]
-    typical = statistics.median(scores)
-    return max(best - typical, 0.0) / max(1 - typical, 1e-9)
-
-
 def clues_of(graph: KnowledgeGraph) -> dict[str, tuple[str, ...]]:
     """Clue names per clue type from a read-only extraction of the new failure."""
     return {name: tuple(n.name for n in graph.of_type(kind)) for kind, (_, name) in CLUE_EDGES.items()}
-
-
-@dataclass(slots=True)
-class _Cause:
-    row: NodeRow
-    reached: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,26 +57,11 @@ class GraphIndex:
     @classmethod
     async def load(cls, store: GraphStore) -> GraphIndex:
         causes = {r.name: r for r in await store.nodes(NodeType.CAUSE.value)}
-        links: dict[tuple[str, str], list[str]] = defaultdict(list)
-        feature_symptoms: dict[str, list[str]] = defaultdict(list)
-        for kind, (rel, clue) in CLUE_EDGES.items():
-            for edge in await store.edges(rel.value):
-                if edge.source_type == kind.value and edge.target_type == NodeType.CAUSE.value:
-                    links[(clue, edge.source)].append(edge.target)
-                elif kind is NodeType.ENVIRONMENT and edge.target_type == NodeType.SYMPTOM.value:
-                    feature_symptoms[edge.source].append(edge.target)
-        fixes = {r.name: r for r in await store.nodes(NodeType.RESOLUTION.value)}
-        resolutions: dict[str, list[Resolution]] = defaultdict(list)
-        for edge in await store.edges(RelType.SOLVED_BY.value):
-            resolutions[edge.source].append(_resolution(edge.target, fixes.get(edge.target)))
-        procs = {r.name: r for r in await store.nodes(NodeType.PROCEDURE.value)}
-        procedures: dict[str, list[NodeRow]] = defaultdict(list)
-        for edge in await store.edges(RelType.INVESTIGATED_BY.value):
-            if edge.target in procs:
-                procedures[edge.source].append(procs[edge.target])
+        links, feature_symptoms = await _clue_links(store)
+        resolutions = await _stored_resolutions(store)
+        procedures = await _stored_procedures(store)
         symptoms = {r.name: r for r in await store.nodes(NodeType.SYMPTOM.value)}
-        return cls(causes, {k: tuple(v) for k, v in links.items()}, {k: tuple(v) for k, v in resolutions.items()},
-                   {k: tuple(v) for k, v in procedures.items()}, {k: tuple(v) for k, v in feature_symptoms.items()},
+        return cls(causes, _frozen(links), _frozen(resolutions), _frozen(procedures), _frozen(feature_symptoms),
                    symptoms)
 
     @classmethod
@@ -139,8 +86,7 @@ class GraphIndex:
         for hit in await store.clue_causes(wanted):
             causes[hit.cause.name] = hit.cause
             links[(clue_names[hit.clue_type], hit.clue)].append(hit.cause.name)
-        return cls(causes, {k: tuple(v) for k, v in links.items()}, {}, {},
-                   {k: tuple(v) for k, v in feature_symptoms.items()}, symptoms,
+        return cls(causes, _frozen(links), {}, {}, _frozen(feature_symptoms), symptoms,
                    await store.count(NodeType.CAUSE.value))
 
     async def including(self, store: GraphStore, scores: Scores, fixes: bool = True) -> GraphIndex:
@@ -160,47 +106,48 @@ class GraphIndex:
             for cause, row in await store.linked(NodeType.CAUSE.value, RelType.INVESTIGATED_BY.value,
                                                  NodeType.PROCEDURE.value, names):
                 procedures[cause].append(row)
-        return replace(self, causes=causes, resolutions={k: tuple(v) for k, v in resolutions.items()},
-                       procedures={k: tuple(v) for k, v in procedures.items()})
+        return replace(self, causes=causes, resolutions=_frozen(resolutions), procedures=_frozen(procedures))
 
     def rank(self, clues: Mapping[str, Sequence[str]], similar: Sequence[PastIncident],
              scores: Mapping[str, tuple[float, str]] | None = None,
              limit: int = budgets.BAMBOO_CANDIDATE_CAUSES,
              logs: Mapping[str, float] | None = None) -> tuple[CandidateCause, ...]:
-        """Causes reached by the clues or by similar past incidents, by their fit score (`_fit`): each clue
-        type weighted by its most specific clue (a clue shared by many causes, like a generic "rake
-        aborted!", tells them apart less), the best similarity of any of their incidents, their share
+        """Causes reached by the clues or by similar past incidents, by their fit score (`cause_fits`):
+        each clue type weighted by its most specific clue (a clue shared by many causes, like a generic
+        "rake aborted!", tells them apart less), the best similarity of any of their incidents, their share
         of the incidents the task's features reach, and how much closer their incidents' whole logs are
         than the typical one (`logs`: incident id -> whole-log similarity); then frequency, then
         confidence."""
-        reached: dict[str, _Cause] = {}
-        weight: dict[tuple[str, str], float] = defaultdict(float)
+        reached, weight = self._reached_by_clues(clues)
+        self._reach_similar(reached, similar, scores)
+        scores = {**{p.incident_id: (p.score, p.matched) for p in similar}, **(scores or {})}
+        best, fit = cause_fits(reached, weight, scores, logs or {})
+        ranked = sorted(reached.values(), key=lambda c: (-fit[c.row.name], -c.row.frequency, -c.row.confidence,
+                                                         c.row.name))
+        return tuple(self._candidate(c, best[c.row.name], fit[c.row.name]) for c in ranked[:limit])
+
+    def _reached_by_clues(self, clues: Mapping[str, Sequence[str]]) -> tuple[dict[str, ReachedCause], Weights]:
+        """The causes the clues reach, and per (cause, clue type) the specificity of its most specific clue."""
+        reached: dict[str, ReachedCause] = {}
+        weight: Weights = defaultdict(float)
         for clue, names in clues.items():
             for name in names:
                 causes = [c for c in dict.fromkeys(self.links.get((clue, name), ())) if c in self.causes]
                 for cause in causes:
-                    reached.setdefault(cause, _Cause(self.causes[cause])).reached[clue].add(name)
+                    reached.setdefault(cause, ReachedCause(self.causes[cause])).reached[clue].add(name)
                     weight[(cause, clue)] = max(weight[(cause, clue)], self._specificity(len(causes)))
+        return reached, weight
+
+    def _reach_similar(self, reached: dict[str, ReachedCause], similar: Sequence[PastIncident],
+                       scores: Mapping[str, tuple[float, str]] | None) -> None:
+        """Adds to `reached` the causes of the similar incidents, with those incidents as their clues."""
         # Every incident above the "similar" bar counts, not only the few listed as similar incidents:
         # one cause with many near-identical incidents must not crowd the others out of this clue.
         close = {p.incident_id for p in similar}
         close |= {gid for gid, (score, _) in (scores or {}).items() if score >= budgets.BAMBOO_SIMILAR_MIN_SCORE}
         for cause, row in self.causes.items():
             for gid in close.intersection(row.incidents):
-                reached.setdefault(cause, _Cause(row)).reached[SIMILAR_CLUE].add(gid)
-        scores = {**{p.incident_id: (p.score, p.matched) for p in similar}, **(scores or {})}
-        best = {name: max((scores[g][0] for g in c.row.incidents if g in scores), default=0.0)
-                for name, c in reached.items()}
-        local = [c.row for c in reached.values() if "task_feature" in c.reached]
-        share = {r.name: r.frequency / max(sum(x.frequency for x in local), 1) for r in local}
-        logs = logs or {}
-        log_fit = {name: _log_fit(max((logs.get(g, 0.0) for g in c.row.incidents), default=0.0), logs)
-                   for name, c in reached.items()}
-        fit = {name: _fit({t: weight[(name, t)] for t in c.reached}, best[name], share.get(name, 0.0),
-                          log_fit[name]) for name, c in reached.items()}
-        ranked = sorted(reached.values(), key=lambda c: (-fit[c.row.name], -c.row.frequency, -c.row.confidence,
-                                                         c.row.name))
-        return tuple(self._candidate(c, best[c.row.name], fit[c.row.name]) for c in ranked[:limit])
+                reached.setdefault(cause, ReachedCause(row)).reached[SIMILAR_CLUE].add(gid)
 
     def _specificity(self, shared_by: int) -> float:
         """1 for a clue that reaches one cause, falling like an IDF as more known causes share it."""
@@ -212,7 +159,7 @@ class GraphIndex:
         known = {name for clue, name in self.links if clue == "symptom"}
         return tuple(name for name in symptom_lines(texts) if name in known)
 
-    def _candidate(self, cause: _Cause, similarity: float, fit: float) -> CandidateCause:
+    def _candidate(self, cause: ReachedCause, similarity: float, fit: float) -> CandidateCause:
         row = cause.row
         clue_types = tuple(sorted(cause.reached))
         matched = tuple(sorted({n for t, names in cause.reached.items() if t != SIMILAR_CLUE for n in names}))
@@ -230,6 +177,39 @@ class GraphIndex:
         known = [self.causes[n] for n in names if n in self.causes]
         return [r.name for r in sorted(known, key=lambda r: (-r.frequency, r.name))]
 
+
+def _frozen(grouped: Mapping[K, list[V]]) -> dict[K, tuple[V, ...]]:
+    return {k: tuple(v) for k, v in grouped.items()}
+
+
+async def _clue_links(store: GraphStore) -> tuple[dict[tuple[str, str], list[str]], dict[str, list[str]]]:
+    """(clue type, clue name) -> the causes it reaches, and Task_Feature name -> its symptoms."""
+    links: dict[tuple[str, str], list[str]] = defaultdict(list)
+    feature_symptoms: dict[str, list[str]] = defaultdict(list)
+    for kind, (rel, clue) in CLUE_EDGES.items():
+        for edge in await store.edges(rel.value):
+            if edge.source_type == kind.value and edge.target_type == NodeType.CAUSE.value:
+                links[(clue, edge.source)].append(edge.target)
+            elif kind is NodeType.ENVIRONMENT and edge.target_type == NodeType.SYMPTOM.value:
+                feature_symptoms[edge.source].append(edge.target)
+    return links, feature_symptoms
+
+
+async def _stored_resolutions(store: GraphStore) -> dict[str, list[Resolution]]:
+    fixes = {r.name: r for r in await store.nodes(NodeType.RESOLUTION.value)}
+    resolutions: dict[str, list[Resolution]] = defaultdict(list)
+    for edge in await store.edges(RelType.SOLVED_BY.value):
+        resolutions[edge.source].append(_resolution(edge.target, fixes.get(edge.target)))
+    return resolutions
+
+
+async def _stored_procedures(store: GraphStore) -> dict[str, list[NodeRow]]:
+    procs = {r.name: r for r in await store.nodes(NodeType.PROCEDURE.value)}
+    procedures: dict[str, list[NodeRow]] = defaultdict(list)
+    for edge in await store.edges(RelType.INVESTIGATED_BY.value):
+        if edge.target in procs:
+            procedures[edge.source].append(procs[edge.target])
+    return procedures
 
 
 def _resolution(name: str, row: NodeRow | None) -> Resolution:

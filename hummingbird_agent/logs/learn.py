@@ -84,11 +84,9 @@ def learn(examples: Iterable[Example]) -> Profile:
     keywords: set[str] = set()
     words: Counter[str] = Counter()
     for example in examples:
-        kept = [clean_line(raw) for raw in example.chunk.split("\n")]
-        kept = [line for line in kept if line.strip()]
-        if not kept:
+        sets = _line_tokens(example.chunk)
+        if not sets:
             continue
-        sets = [tokens(line) for line in kept]
         line_sets.extend(s for s in sets if s)
         starts.append(sets[0])
         lengths.append(len(example.chunk.split("\n")))
@@ -96,23 +94,39 @@ def learn(examples: Iterable[Example]) -> Profile:
         words.update(w for s in set(sets) for w in s if len(w) >= 4)
         if example.from_end is not None:
             positions.append(example.from_end)
-    literals = {k.lower().encode() for k in keywords}
-    literals.update(w.encode() for w, _ in words.most_common(60))
     unique = tuple(dict.fromkeys(line_sets))
-    index: dict[str, list[int]] = {}
-    for position, line_set in enumerate(unique):
-        for word in line_set:
-            if len(word) > 1:
-                index.setdefault(word, []).append(position)
     return Profile(
         lines=unique,
-        index={w: tuple(p) for w, p in index.items()},
+        index=_word_index(unique),
         starts=tuple(dict.fromkeys(starts)),
         keywords=tuple(sorted(keywords)),
-        literals=tuple(sorted(literals)),
+        literals=_literals(keywords, words),
         length=int(statistics.median(lengths)) if lengths else 0,
         from_end=int(statistics.median(positions)) if positions else None,
     )
+
+
+def _line_tokens(chunk: str) -> list[frozenset[str]]:
+    """Token sets of the chunk's lines that are not blank once cleaned, in order (empty sets included)."""
+    kept = [clean_line(raw) for raw in chunk.split("\n")]
+    return [tokens(line) for line in kept if line.strip()]
+
+
+def _literals(keywords: set[str], words: Counter[str]) -> tuple[bytes, ...]:
+    """Byte strings a prefilter looks for: every keyword and the 60 commonest long words of the chunks."""
+    literals = {k.lower().encode() for k in keywords}
+    literals.update(w.encode() for w, _ in words.most_common(60))
+    return tuple(sorted(literals))
+
+
+def _word_index(lines: tuple[frozenset[str], ...]) -> dict[str, tuple[int, ...]]:
+    """Word -> positions in `lines` containing it (single characters, punctuation mostly, left out)."""
+    index: dict[str, list[int]] = {}
+    for position, line_set in enumerate(lines):
+        for word in line_set:
+            if len(word) > 1:
+                index.setdefault(word, []).append(position)
+    return {w: tuple(p) for w, p in index.items()}
 
 
 def similarity(line: frozenset[str], profile: Profile) -> float:

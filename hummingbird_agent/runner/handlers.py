@@ -168,13 +168,8 @@ async def _handle_command(deps: Deps, event: NoteEvent, mr: MergeRequestRef, com
                           continuations: Continuations) -> None:
     if not await _member(deps, event, mr):
         return
-    # Help and "available" name only what runs on this project: other projects' workflows are theirs.
-    described = {name: wf.description for name, wf in deps.config.workflows.items()
-                 if rules.enabled_for(deps.config, name, mr.project)}
     learners = rules.engine_workflows(deps.config, "bamboo-accumulate")
-    if learners and learners[0] in described:
-        described[f"{LEARN_COMMAND} [explanation]"] = (
-            "Learn this MR's last analysed failure, with your explanation and the discussion, into the knowledge base")
+    described = _described(deps, mr.project, learners)
     if command.name in (None, "help"):
         await post_simple_reply(deps, event, note_text.help_body(described))
         return
@@ -183,21 +178,39 @@ async def _handle_command(deps: Deps, event: NoteEvent, mr: MergeRequestRef, com
             await post_simple_reply(deps, event, note_text.not_enabled_body(ACCUMULATE_WORKFLOW))
             return
         command = rules.SlashCommand(learners[0], command.text)
-    name = command.name or ""
+    workflow = await _runnable_workflow(deps, event, mr, command.name or "", described)
+    if workflow is None:
+        return
+    session_id = derive_session_id("command", mr.project_id, event.note_id)
+    await _enqueue(continuations, _order_for_note(
+        event, mr, ("new_session", "command"), workflow, command.text, session_id))
+
+
+def _described(deps: Deps, project: str, learners: list[str]) -> dict[str, str]:
+    """Command name -> description, for help and the "available" list of an unknown command."""
+    # Help and "available" name only what runs on this project: other projects' workflows are theirs.
+    described = {name: wf.description for name, wf in deps.config.workflows.items()
+                 if rules.enabled_for(deps.config, name, project)}
+    if learners and learners[0] in described:
+        described[f"{LEARN_COMMAND} [explanation]"] = (
+            "Learn this MR's last analysed failure, with your explanation and the discussion, into the knowledge base")
+    return described
+
+
+async def _runnable_workflow(deps: Deps, event: NoteEvent, mr: MergeRequestRef, name: str,
+                             described: dict[str, str]) -> str | None:
+    """The workflow `name` resolves to on this project; None once a reply has said why there is none."""
     if name in deps.config.workflows and not rules.enabled_for(deps.config, name, mr.project):
         allowed = rules.project_settings(deps.config.workflows[name], mr.project) is not None
         await post_simple_reply(deps, event, note_text.not_enabled_body(name, allowed))
-        return
+        return None
     runnable = {n: wf for n, wf in deps.config.workflows.items() if rules.enabled_for(deps.config, n, mr.project)}
     resolution = rules.resolve_workflow(name, runnable)
     if resolution.workflow is None:
         text = (note_text.ambiguous_workflow_body(name, list(resolution.matches)) if resolution.matches
                 else note_text.unknown_workflow_body(name, described))
         await post_simple_reply(deps, event, text)
-        return
-    session_id = derive_session_id("command", mr.project_id, event.note_id)
-    await _enqueue(continuations, _order_for_note(
-        event, mr, ("new_session", "command"), resolution.workflow, command.text, session_id))
+    return resolution.workflow
 
 
 async def _handle_reply(deps: Deps, event: NoteEvent, mr: MergeRequestRef, discussion_id: str,

@@ -176,18 +176,29 @@ def _procedures(answer: Mapping[str, Any], causes: Mapping[str, Node]) -> tuple[
     items = _items(answer, "procedures")
     names = {phrase(i["name"]) for i in items}
     for item in items:
-        tools = sorted({str(t) for t in item.get("tools") or [] if str(t)})
-        params = item.get("parameters") if isinstance(item.get("parameters"), dict) else {}
-        node = make_node(NodeType.PROCEDURE, phrase(item["name"]), str(item.get("description", "")),
-                         tools=tools, parameters=json.dumps(params, sort_keys=True) if params else None)
+        node = _procedure(item)
         nodes.append(node)
         cause = causes.get(cause_name(item.get("cause")))
         if cause is not None:
             edges.append(Edge(cause.key, RelType.INVESTIGATED_BY, node.key))
-        for dep in item.get("depends_on") or []:
-            dep_name = phrase(dep.get("name") if isinstance(dep, dict) else dep)
-            reason = str(dep.get("reason", "")) if isinstance(dep, dict) else ""
-            if dep_name in names and dep_name != node.name:
-                edges.append(Edge(node.key, RelType.DEPENDS_ON, (NodeType.PROCEDURE, dep_name),
-                                  props=(("reason", reason),) if reason else ()))
+        edges += _dependencies(item, node, names)
     return nodes, edges
+
+
+def _procedure(item: Mapping[str, Any]) -> Node:
+    tools = sorted({str(t) for t in item.get("tools") or [] if str(t)})
+    params = item.get("parameters") if isinstance(item.get("parameters"), dict) else {}
+    return make_node(NodeType.PROCEDURE, phrase(item["name"]), str(item.get("description", "")),
+                     tools=tools, parameters=json.dumps(params, sort_keys=True) if params else None)
+
+
+def _dependencies(item: Mapping[str, Any], node: Node, names: set[str]) -> list[Edge]:
+    """DEPENDS_ON edges to the other procedures of the same answer this one names (any other is dropped)."""
+    edges: list[Edge] = []
+    for dep in item.get("depends_on") or []:
+        dep_name = phrase(dep.get("name") if isinstance(dep, dict) else dep)
+        reason = str(dep.get("reason", "")) if isinstance(dep, dict) else ""
+        if dep_name in names and dep_name != node.name:
+            edges.append(Edge(node.key, RelType.DEPENDS_ON, (NodeType.PROCEDURE, dep_name),
+                              props=(("reason", reason),) if reason else ()))
+    return edges

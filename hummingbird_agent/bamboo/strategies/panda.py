@@ -86,6 +86,18 @@ def cli_arguments(text: str) -> Iterator[tuple[str, str, bool]]:
         i += 1
 
 
+def _feature_values(task: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(attribute, value) of the task's routed fields: discrete ones as they are, continuous ones bucketed,
+    and each `key=value` sub-rule of splitRule."""
+    pairs = [(k, str(task[k])) for k in DISCRETE if task.get(k) not in (None, "")]
+    pairs += [(k, bucket(k, task[k])) for k in BUCKETS if task.get(k) not in (None, "")]
+    for rule in str(task.get("splitRule") or "").split(","):
+        key, sep, value = rule.partition("=")
+        if sep and key.strip():
+            pairs.append((f"splitRule:{key.strip()}", value.strip()))
+    return pairs
+
+
 def status_symptom(status: str) -> Node:
     return make_node(NodeType.SYMPTOM, f"TaskStatus{status[:1].upper()}{status[1:]}")
 
@@ -154,13 +166,7 @@ class PandaStrategy:
         return [panda_client(self._panda, incident.task_data)]
 
     def facts(self, task: Mapping[str, Any]) -> list[Node]:
-        pairs = [(k, str(task[k])) for k in DISCRETE if task.get(k) not in (None, "")]
-        pairs += [(k, bucket(k, task[k])) for k in BUCKETS if task.get(k) not in (None, "")]
-        for rule in str(task.get("splitRule") or "").split(","):
-            key, sep, value = rule.partition("=")
-            if sep and key.strip():
-                pairs.append((f"splitRule:{key.strip()}", value.strip()))
-        nodes = [make_node(NodeType.TASK_FEATURE, f"{a}={v}", attribute=a, value=v) for a, v in pairs]
+        nodes = [make_node(NodeType.TASK_FEATURE, f"{a}={v}", attribute=a, value=v) for a, v in _feature_values(task)]
         nodes += [make_node(NodeType.TASK_FEATURE, f"{k}={pseudonym(self._salt, k, str(task[k]))}", attribute=k)
                   for k in IDENTITY if task.get(k)]
         nodes += self._cli(str(task.get("task_creation_arguments") or ""))
