@@ -1,4 +1,4 @@
-"""`python -m hummingbird_agent queue stats|peek|redrive|purge` on the embedded queue and on SQS (moto):
+"""`python -m hummingbird_agent queue stats|peek|redrive|purge` on the embedded queue and on SQS (moto, LocalStack):
 counts, peeks that never show a body, redrive of one message and of the rest, purge with and without
 confirmation, and one-line errors for a missing store or queue."""
 
@@ -18,8 +18,8 @@ from hummingbird_agent.cli import main
 from hummingbird_agent.events import EmbeddedStore, OutgoingMessage, decode_sns_message, encode_envelope
 from hummingbird_agent.events.protocols import Queue
 from hummingbird_agent.events.sqs import SqsClient
-from tests.events.support import SqsSetup
-from tests.servers import MotoServer
+from tests.events.support import AWS_FIXTURES, SqsSetup
+from tests.servers import AwsServer
 
 TOKEN = "glpat-not-for-your-eyes"
 
@@ -74,13 +74,13 @@ def setup(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Any:
         yield Setup(_config(tmp_path, {"embedded_path": "queue.sqlite"}), lambda: asyncio.run(_received(work)))
         store.close()
         return
-    moto: MotoServer = request.getfixturevalue("moto_server")
-    boto = moto.client("sqs")
-    url = SqsSetup(moto, SqsClient("us-east-1", moto.endpoint), boto).create("work", fifo=True, max_receives=1)
+    aws: AwsServer = request.getfixturevalue(AWS_FIXTURES[backend])
+    boto = aws.client("sqs")
+    url = SqsSetup(aws, SqsClient(aws.region, aws.endpoint), boto).create("work", fifo=True, max_receives=1)
 
     def on_sqs(action: Callable[[Queue], Any]) -> Any:
         async def run() -> Any:
-            client = SqsClient("us-east-1", moto.endpoint)
+            client = SqsClient(aws.region, aws.endpoint)
             await client.start()
             try:
                 return await action(client.queue(url))
@@ -90,7 +90,7 @@ def setup(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Any:
         return asyncio.run(run())
 
     on_sqs(_fill_and_dead_letter)
-    queues = {"backend": "sqs", "work_url": url, "endpoint_url": moto.endpoint}
+    queues = {"backend": "sqs", "work_url": url, "endpoint_url": aws.endpoint}
     yield Setup(_config(tmp_path, queues), lambda: on_sqs(_received))
     boto.close()
 
@@ -170,10 +170,10 @@ def test_a_peek_limit_below_one_is_refused(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_missing_sqs_queue_is_one_line(
-    tmp_path: Path, moto_server: MotoServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, aws_server: AwsServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url = f"{moto_server.endpoint}/123456789012/absent.fifo"
-    config = _config(tmp_path, {"backend": "sqs", "work_url": url, "endpoint_url": moto_server.endpoint})
+    url = f"{aws_server.endpoint}/123456789012/absent.fifo"
+    config = _config(tmp_path, {"backend": "sqs", "work_url": url, "endpoint_url": aws_server.endpoint})
     code = main(["queue", "peek", "work", "--config", str(config)])
     err = capsys.readouterr().err
     assert code == 2 and err == f"error: SQS queue {url} does not exist\n"
