@@ -7,13 +7,14 @@ carry tokens of whoever configured the hook."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import EnvelopeError
-from hummingbird_agent.events.envelope import decode_sns_message
+from hummingbird_agent.events.envelope import decode_sns_message, valid_queue_id
 from hummingbird_agent.events.protocols import OutgoingMessage, Queue, ReceivedMessage
 
 SOURCES = ("ingress", "work")
@@ -111,17 +112,36 @@ async def peek_by_receiving(queue: Queue, name: str, limit: int) -> list[Peeked]
     return [summarize(name, m.message_id, m.body, m.group_id, m.receive_count) for m in seen.values()]
 
 
-async def redrive_by_copy(dead: Queue, source: Queue, ids: frozenset[str]) -> tuple[int, int, frozenset[str]]:
-    """Move messages by receive, send, then delete (never delete what was not sent). FIFO dedup ids
-    derive from the message id, so a repeat after a crash between send and delete adds nothing within
-    the dedup window. Messages not moved stay hidden until the end, so each is looked at once.
-    Returns (moved, failed, the ids not seen in `dead`)."""
-    moved = 0
+@dataclass(frozen=True, slots=True)
+class Copied:
+    """What redrive_by_copy did: sent and deleted, not sent (left in the DLQ), sent but not deleted (still in
+    the DLQ too), and the requested ids the DLQ did not hold."""
+
+    moved: int
+    unsent: int
+    undeleted: int
+    not_found: frozenset[str]
+
+
+def redrive_dedup_id(message: ReceivedMessage) -> str:
+    """The deduplication id of a redriven copy: never the original one (FIFO deduplication would drop the copy
+    of a message dead-lettered within five minutes of its first send), and stable while the message waits in
+    the DLQ, so a redrive interrupted between send and delete and run again within five minutes adds no
+    second copy. MessageId alone could recur (a move task keeps it); the DLQ SequenceNumber is new for every
+    dead-lettering."""
+    key = f"redrive-{message.message_id}" + (f"-{message.sequence}" if message.sequence else "")
+    return key if valid_queue_id(key) else "redrive-" + hashlib.sha256(key.encode()).hexdigest()
+
+
+async def redrive_by_copy(dead: Queue, source: Queue, ids: frozenset[str]) -> Copied:
+    """Move messages by receive, send (a new message: fresh receive count, redrive_dedup_id), then delete;
+    never delete what was not sent. Messages not moved stay hidden until the end, so each is looked at once."""
+    moved = undeleted = 0
     held: list[ReceivedMessage] = []
     failed: list[ReceivedMessage] = []
     seen: set[str] = set()
     try:
-        while not ids or moved + len(failed) < len(ids):
+        while not ids or moved + undeleted + len(failed) < len(ids):
             batch = await dead.receive(budgets.QUEUE_BATCH_MAX, 1, budgets.ADMIN_HOLD_S)
             if not batch:
                 break
@@ -129,19 +149,21 @@ async def redrive_by_copy(dead: Queue, source: Queue, ids: frozenset[str]) -> tu
             seen.update(m.message_id for m in chosen)
             held += [m for m in batch if m not in chosen]
             if chosen:
-                ok, not_sent = await _move(dead, source, chosen)
-                moved, failed = moved + ok, failed + not_sent
+                ok, not_deleted, not_sent = await _move(dead, source, chosen)
+                moved, undeleted, failed = moved + ok, undeleted + not_deleted, failed + not_sent
     finally:
         await _release(dead, held + failed)
-    return moved, len(failed), ids - seen
+    return Copied(moved, len(failed), undeleted, ids - seen)
 
 
-async def _move(dead: Queue, source: Queue, batch: Sequence[ReceivedMessage]) -> tuple[int, list[ReceivedMessage]]:
-    outgoing = [OutgoingMessage(m.body, m.group_id, f"redrive-{m.message_id}"[:128]) for m in batch]
+async def _move(dead: Queue, source: Queue, batch: Sequence[ReceivedMessage]) -> tuple[int, int, list[ReceivedMessage]]:
+    """(sent and deleted, sent but not deleted, not sent) of one batch."""
+    outgoing = [OutgoingMessage(m.body, m.group_id, redrive_dedup_id(m)) for m in batch]
     sent = await source.send_batch(outgoing)
+    deleted = len(sent.ok)
     if sent.ok:
-        await dead.delete_batch([batch[i].receipt for i in sent.ok])
-    return len(sent.ok), [batch[i] for i, _ in sent.failed]
+        deleted = len((await dead.delete_batch([batch[i].receipt for i in sent.ok])).ok)
+    return deleted, len(sent.ok) - deleted, [batch[i] for i, _ in sent.failed]
 
 
 async def _release(queue: Queue, messages: Sequence[ReceivedMessage]) -> None:
