@@ -13,7 +13,7 @@ import pytest
 from hummingbird_agent.events import EmbeddedStore
 from hummingbird_agent.events.protocols import Queue
 from hummingbird_agent.events.sqs import SqsClient
-from tests.events.support import AWS_FIXTURES, SqsSetup
+from tests.events.support import AWS_FIXTURES, SqsSetup, Topic
 from tests.servers import AwsServer
 
 
@@ -34,6 +34,16 @@ async def sqs(aws_server: AwsServer) -> AsyncIterator[SqsSetup]:
     yield SqsSetup(aws_server, client, boto)
     boto.close()
     await client.aclose()
+
+
+@pytest.fixture
+def pipeline(sqs: SqsSetup) -> Iterator[tuple[Topic, Queue, Queue]]:
+    """An SNS topic feeding a standard ingress queue (raw delivery off), and a FIFO work queue."""
+    ingress_url = sqs.create("ingress", fifo=False, visibility_s=1)
+    work_url = sqs.create("work", fifo=True)
+    topic = Topic(sqs, ingress_url)
+    yield topic, sqs.client.queue(ingress_url), sqs.client.queue(work_url)
+    topic.close()
 
 
 @pytest.fixture(params=["embedded", "sqs-moto", "sqs-localstack"])

@@ -71,6 +71,23 @@ class SqsSetup:
         return sum(int(attrs[n]) for n in names)
 
 
+class Topic:
+    """An SNS topic subscribed by a standard SQS queue (raw delivery off, as in production)."""
+
+    def __init__(self, sqs: SqsSetup, ingress_url: str) -> None:
+        self.sns = sqs.aws.client("sns")
+        self.arn = self.sns.create_topic(Name=sqs.name("gitlab-events"))["TopicArn"]
+        queue_arn = sqs.boto.get_queue_attributes(QueueUrl=ingress_url, AttributeNames=["QueueArn"])["Attributes"]
+        self.sns.subscribe(TopicArn=self.arn, Protocol="sqs", Endpoint=queue_arn["QueueArn"])
+
+    def publish(self, body: dict[str, Any], event_type: str, compressed: bool = True) -> None:
+        message = gzip_base64(body) if compressed else json.dumps(body)
+        self.sns.publish(TopicArn=self.arn, Message=message, MessageAttributes=sns_attributes(event_type, compressed))
+
+    def close(self) -> None:
+        self.sns.close()
+
+
 @dataclass
 class Recorder:
     """A handler that records events, tracks concurrency per group and can sleep or enqueue."""

@@ -7,47 +7,18 @@ import json
 import uuid
 from typing import Any
 
-import pytest
-
 from hummingbird_agent.events import WorkerSettings
 from tests.events.support import (
     Recorder,
     SqsSetup,
-    gzip_base64,
+    Topic,
     running_loops,
-    sns_attributes,
     wait_for,
     webhook_samples,
 )
 from tests.servers.samples import load
 
 FAST = WorkerSettings(max_concurrent=8, visibility_timeout_s=30, heartbeat_interval_s=5, wait_s=1, shutdown_grace_s=5)
-
-
-class Topic:
-    """An SNS topic subscribed by a standard SQS queue (raw delivery off, as in production)."""
-
-    def __init__(self, sqs: SqsSetup, ingress_url: str) -> None:
-        self.sns = sqs.aws.client("sns")
-        self.arn = self.sns.create_topic(Name=sqs.name("gitlab-events"))["TopicArn"]
-        queue_arn = sqs.boto.get_queue_attributes(QueueUrl=ingress_url, AttributeNames=["QueueArn"])["Attributes"]
-        self.sns.subscribe(TopicArn=self.arn, Protocol="sqs", Endpoint=queue_arn["QueueArn"])
-
-    def publish(self, body: dict[str, Any], event_type: str, compressed: bool = True) -> None:
-        message = gzip_base64(body) if compressed else json.dumps(body)
-        self.sns.publish(TopicArn=self.arn, Message=message, MessageAttributes=sns_attributes(event_type, compressed))
-
-    def close(self) -> None:
-        self.sns.close()
-
-
-@pytest.fixture
-def pipeline(sqs: SqsSetup) -> Any:
-    ingress_url = sqs.create("ingress", fifo=False, visibility_s=1)
-    work_url = sqs.create("work", fifo=True)
-    topic = Topic(sqs, ingress_url)
-    yield topic, sqs.client.queue(ingress_url), sqs.client.queue(work_url)
-    topic.close()
 
 
 async def test_every_sample_webhook_reaches_the_handler_with_its_type_and_group(pipeline: Any) -> None:
