@@ -46,6 +46,16 @@ class Peeked:
     project: str | None
     mr: int | None
     problem: str | None = None
+    receives_left: int | None = None  # SQS: receives before the dead-letter queue (maxReceiveCount - count)
+
+
+@dataclass(frozen=True, slots=True)
+class Peek:
+    """A peek's rows, and how many messages the dead-letter queue gained meanwhile (SQS: a peek is a receive,
+    and a receive past maxReceiveCount moves a message there instead of returning it)."""
+
+    rows: tuple[Peeked, ...]
+    dead_lettered: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +71,10 @@ class QueueAdmin(Protocol):
 
     async def stats(self) -> list[QueueStats]: ...
 
-    async def peek(self, queue: str, limit: int) -> list[Peeked]: ...
+    async def peek(self, queue: str, limit: int, force: bool = False) -> Peek:
+        """Up to `limit` messages; where a peek is a receive that counts toward a dead-letter policy, refused
+        (ConfigError) unless `force`."""
+        ...
 
     async def redrive(self, source: str, ids: frozenset[str]) -> Redriven:
         """Move the dead-letter queue's messages (those in `ids`, or all) back; those of `ids` it holds are
@@ -73,12 +86,15 @@ class QueueAdmin(Protocol):
         ...
 
 
-def summarize(queue: str, message_id: str, body: str, group: str | None, receives: int) -> Peeked:
+def summarize(
+    queue: str, message_id: str, body: str, group: str | None, receives: int, max_receives: int | None = None
+) -> Peeked:
     """Decode enough of a queue body to say what it is about; undecodable bodies say why instead."""
+    left = None if max_receives is None else max(0, max_receives - receives)
     try:
         envelope = decode_sns_message(body)
     except EnvelopeError as exc:
-        return Peeked(message_id, queue, receives, group, "?", "?", None, None, str(exc))
+        return Peeked(message_id, queue, receives, group, "?", "?", None, None, str(exc), left)
     data = envelope.body
     order = data.get("work_order") if isinstance(data.get("work_order"), dict) else {}
     project = _get(data, "project", "path_with_namespace") or order.get("project")
@@ -87,7 +103,7 @@ def summarize(queue: str, message_id: str, body: str, group: str | None, receive
         mr = _get(data, "object_attributes", "iid")
     return Peeked(
         message_id, queue, receives, group, envelope.source, envelope.event_type,
-        project if isinstance(project, str) else None, mr if isinstance(mr, int) else None,
+        project if isinstance(project, str) else None, mr if isinstance(mr, int) else None, None, left,
     )
 
 
@@ -96,9 +112,9 @@ def _get(data: dict[str, Any], outer: str, inner: str) -> Any:
     return value.get(inner) if isinstance(value, dict) else None
 
 
-async def peek_by_receiving(queue: Queue, name: str, limit: int) -> list[Peeked]:
+async def peek_by_receiving(queue: Queue, name: str, limit: int, max_receives: int | None = None) -> list[Peeked]:
     """Peek where the backend has no read-only look (SQS): receive, then make visible again at once.
-    Each peeked message's receive count goes up by one."""
+    Each peeked message's receive count goes up by one (`max_receives`: the queue's maxReceiveCount)."""
     seen: dict[str, ReceivedMessage] = {}
     try:
         while len(seen) < limit:
@@ -109,7 +125,20 @@ async def peek_by_receiving(queue: Queue, name: str, limit: int) -> list[Peeked]
             seen.update((m.message_id, m) for m in fresh)
     finally:
         await _release(queue, list(seen.values()))
-    return [summarize(name, m.message_id, m.body, m.group_id, m.receive_count) for m in seen.values()]
+    return [summarize(name, m.message_id, m.body, m.group_id, m.receive_count, max_receives) for m in seen.values()]
+
+
+def peek_warnings(queue: str, peek: Peek) -> list[str]:
+    """What a peek did to the queue that the operator must hear of: messages it dead-lettered, and messages it
+    left without a receive (the worker's next receive dead-letters them unhandled)."""
+    out = []
+    if peek.dead_lettered:
+        out.append(f"warning: {queue}-dlq gained {peek.dead_lettered} messages during the peek (a receive past "
+                   f"maxReceiveCount moves a message there); redrive them with `queue redrive`")
+    if spent := [p.message_id for p in peek.rows if p.receives_left == 0]:
+        out.append(f"warning: {len(spent)} peeked messages have no receive left: the next receive moves them to "
+                   f"{queue}-dlq unhandled; redrive them from there: {', '.join(spent)}")
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +217,8 @@ def render_peek(rows: Sequence[Peeked]) -> str:
         what = f"{p.source}/{p.kind}" + (f" {p.project}" if p.project else "") + (f" !{p.mr}" if p.mr else "")
         if p.problem:
             what = f"undecodable: {p.problem}"
-        lines.append(f"{p.message_id}  {p.queue}  receives={p.receive_count}  group={p.group or '-'}  {what}")
+        left = "" if p.receives_left is None else f" ({p.receives_left} left)"
+        lines.append(f"{p.message_id}  {p.queue}  receives={p.receive_count}{left}  group={p.group or '-'}  {what}")
     return "\n".join(lines)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from hummingbird_agent.errors import AgentError, ConfigError
-from hummingbird_agent.events.admin import Peeked, QueueStats, Redriven, peek_by_receiving, redrive_by_copy
+from hummingbird_agent.events.admin import Peek, QueueStats, Redriven, peek_by_receiving, redrive_by_copy
 from hummingbird_agent.events.sqs import SqsClient, SqsQueue
 
 _COUNTS = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
@@ -59,9 +59,19 @@ class SqsAdmin:
             ))
         return out
 
-    async def peek(self, queue: str, limit: int) -> list[Peeked]:
-        target, _ = await self._get(queue)
-        return await peek_by_receiving(target, queue, limit)
+    async def peek(self, queue: str, limit: int, force: bool = False) -> Peek:
+        target, attrs = await self._get(queue)
+        max_receives = json.loads(attrs.get("RedrivePolicy") or "{}").get("maxReceiveCount")
+        if max_receives is None:
+            return Peek(tuple(await peek_by_receiving(target, queue, limit)))
+        if not force:
+            # A peek is a receive: repeated, it spends the receives a worker needs and dead-letters events.
+            raise ConfigError(f"a peek of {queue} on SQS is a receive and counts toward its maxReceiveCount "
+                              f"({max_receives}): pass --force to peek anyway")
+        dead, _ = await self._get(f"{queue}-dlq")
+        before = await _dead_count(dead)
+        rows = await peek_by_receiving(target, queue, limit, int(max_receives))
+        return Peek(tuple(rows), max(0, await _dead_count(dead) - before))
 
     async def redrive(self, source: str, ids: frozenset[str]) -> Redriven:
         dead, _ = await self._get(f"{source}-dlq")
@@ -77,6 +87,11 @@ class SqsAdmin:
         target, _ = await self._get(queue)
         await target.purge()
         return None
+
+
+async def _dead_count(dead: SqsQueue) -> int:
+    attrs = await dead.attributes(["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
+    return int(attrs.get("ApproximateNumberOfMessages", 0)) + int(attrs.get("ApproximateNumberOfMessagesNotVisible", 0))
 
 
 async def _attributes(queue: SqsQueue) -> dict[str, str]:

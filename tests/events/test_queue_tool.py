@@ -134,9 +134,10 @@ def test_stats_peek_redrive_and_purge(setup: Setup, capsys: pytest.CaptureFixtur
     assert code == 0 and "moved 1 messages" in out, out
     assert setup.stats(capsys)["work-dlq"] == (0, 0) and setup.stats(capsys)["work"] == (3, 0)
     assert setup.cli(capsys, "peek", "work-dlq") == (0, "no messages seen\n")
-    code, out = setup.cli(capsys, "peek", "work", "--json")
+    force = () if setup.backend == "embedded" else ("--force",)  # SQS: the work queue has a RedrivePolicy
+    code = main(["queue", "peek", "work", "--json", *force, "--config", str(setup.config)])
     # Fresh receive counts (an SQS peek is itself a receive: one).
-    assert code == 0 and [p["receive_count"] <= 1 for p in json.loads(out)] == [True] * 3, out
+    assert code == 0 and [p["receive_count"] <= 1 for p in json.loads(capsys.readouterr().out)] == [True] * 3
 
     code, out = setup.cli(capsys, "purge", "work")
     assert code == 2 and out.strip() == "error: purge needs confirmation: run it in a terminal or pass --yes"
@@ -195,6 +196,26 @@ def test_a_redrive_interrupted_between_send_and_delete_sends_no_second_copy(
     assert code == 0 and "moved 2 messages" in out, out
     assert [n for n, _ in setup.receive_work()] == [0, 1, 2]
     assert setup.stats(capsys)["work-dlq"] == (0, 0)
+
+
+def test_a_peek_on_sqs_never_dead_letters_silently(setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
+    if setup.backend == "embedded":
+        pytest.skip("the embedded peek reads SQLite: it receives nothing")
+    for _ in range(5):
+        code, out = setup.cli(capsys, "peek", "work")
+        assert code == 2 and out == ("error: a peek of work on SQS is a receive and counts toward its "
+                                     "maxReceiveCount (1): pass --force to peek anyway\n")
+    assert setup.stats(capsys)["work"] == (1, 0) and setup.stats(capsys)["work-dlq"] == (2, 0)
+    assert setup.receive_work() == [(2, 1)]  # the worker's receive is the event's first
+    # Forced, a peek past maxReceiveCount dead-letters the event: it says so.
+    code, out = setup.cli(capsys, "peek", "work", "--force")
+    assert code == 0 and "no messages seen" in out and "work-dlq gained 1 messages during the peek" in out, out
+    assert setup.stats(capsys)["work-dlq"] == (3, 0)
+    # Forced on fresh messages, it shows each one's receives left and names those it left with none.
+    assert setup.cli(capsys, "redrive")[0] == 0
+    code, out = setup.cli(capsys, "peek", "work", "--force")
+    assert code == 0 and out.count("receives=1 (0 left)") == 3, out
+    assert "warning: 3 peeked messages have no receive left: the next receive moves them to work-dlq" in out
 
 
 def test_missing_store_is_one_line_and_not_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
