@@ -34,8 +34,8 @@ serve: install host
 test: install host localstack lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
-AWS_TESTS := tests/events/test_queue_conformance.py tests/events/test_pipeline_moto.py \
-	tests/events/test_queue_tool.py tests/sessions/test_s3_store.py
+AWS_TESTS := tests/events/test_queue_conformance.py tests/events/test_pipeline_moto.py tests/events/test_redelivery.py \
+	tests/events/test_queue_tool.py tests/sessions/test_s3_store.py tests/test_localstack_server.py
 
 test-localstack: install localstack
 	$(PY) -m pytest -q -p no:cacheprovider $(AWS_TESTS)
