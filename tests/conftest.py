@@ -65,13 +65,13 @@ def moto_server(_moto_process: MotoServer, monkeypatch: pytest.MonkeyPatch,
 
 
 @pytest.fixture(scope="session")
-def _localstack_process() -> Iterator[LocalStackServer]:
+def _localstack_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStackServer]:
     if not localstack_installed():
         why = "LocalStack is not installed: run `make localstack` (scripts/setup-localstack.sh)"
         if os.environ.get("CI"):  # CI installs it through `make test`: a missing venv there is a failure
             pytest.fail(why)
         pytest.skip(why)
-    server = LocalStackServer().start()
+    server = LocalStackServer(tmp_path_factory.mktemp("localstack")).start()
     yield server
     server.stop()
 

@@ -17,8 +17,9 @@ from tests.servers.localstack import ROOT, installed
 # Starts a LocalStackServer, prints LocalStack's pid, then waits to be killed.
 _PARENT = """
 import sys, time
+from pathlib import Path
 from tests.servers.localstack import LocalStackServer
-server = LocalStackServer().start()
+server = LocalStackServer(Path(sys.argv[1])).start()
 print(server._proc.pid, flush=True)
 time.sleep(600)
 """
@@ -49,12 +50,12 @@ def _alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
 
 
-def test_localstack_listens_on_loopback_only_and_dies_with_its_parent() -> None:
+def test_localstack_listens_on_loopback_only_and_dies_with_its_parent(tmp_path: Path) -> None:
     if not installed():
         if os.environ.get("CI"):
             pytest.fail("LocalStack is not installed: run `make localstack`")
         pytest.skip("LocalStack is not installed: run `make localstack` (scripts/setup-localstack.sh)")
-    parent = subprocess.Popen([sys.executable, "-c", _PARENT], cwd=ROOT, stdout=subprocess.PIPE)
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT, str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE)
     try:
         assert parent.stdout is not None
         pid = int(parent.stdout.readline())

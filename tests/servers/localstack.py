@@ -36,21 +36,20 @@ class LocalStackServer:
     """`start()` spawns LocalStack (host mode, Hypercorn gateway on 127.0.0.1) and waits for its
     services; `client(name)` builds a boto3 client."""
 
-    def __init__(self, region: str = "us-east-1") -> None:
+    def __init__(self, root: Path, region: str = "us-east-1") -> None:
+        self.root = root  # LocalStack's files (state, S3 objects); the caller removes it
         self.region = region
         self.endpoint = ""
         self._proc: subprocess.Popen[bytes] | None = None
-        self._dir: tempfile.TemporaryDirectory[str] | None = None
         self._log: Any = None
 
     def start(self) -> LocalStackServer:
         port = _free_port()
-        self._dir = tempfile.TemporaryDirectory(prefix="localstack-")
         self._log = tempfile.TemporaryFile()
         self._proc = subprocess.Popen(
             [str(VENV_PYTHON), "-P", str(Path(__file__).with_name("localstack_main.py"))],
             stdin=subprocess.PIPE, stdout=self._log, stderr=subprocess.STDOUT,
-            env=_environment(port, Path(self._dir.name)), cwd=self._dir.name,
+            env=_environment(port, self.root), cwd=self.root,
         )
         self.endpoint = f"http://127.0.0.1:{port}"
         try:
@@ -91,8 +90,6 @@ class LocalStackServer:
             self._proc.wait()
         self._proc = None
         self._log.close()
-        if self._dir is not None:
-            self._dir.cleanup()
 
     def log_tail(self, lines: int = 5) -> str:
         self._log.seek(0)
@@ -122,6 +119,6 @@ def _environment(port: int, root: Path) -> dict[str, str]:
         "GATEWAY_LISTEN": listen, "GATEWAY_SERVER": "hypercorn", "LOCALSTACK_HOST": listen,
         "SERVICES": ",".join(SERVICES), "EAGER_SERVICE_LOADING": "1", "SQS_ENDPOINT_STRATEGY": "path",
         "DNS_ADDRESS": "0", "DISABLE_EVENTS": "1", "SKIP_SSL_CERT_DOWNLOAD": "1",
-        "FILESYSTEM_ROOT": str(root), "TMPDIR": str(root),
+        "FILESYSTEM_ROOT": str(root), "TMPDIR": str(root), "TEST_S3_STORAGE_DIR": str(root / "s3"),
     })
     return env

@@ -21,6 +21,12 @@ def _exit_when_parent_leaves() -> None:
 
 def main() -> None:
     threading.Thread(target=_exit_when_parent_leaves, daemon=True).start()
+    s3_dir = os.environ.get("TEST_S3_STORAGE_DIR")
+    if s3_dir:
+        from localstack.services.s3 import provider
+
+        # LocalStack keeps S3 objects in a fixed /tmp/localstack-s3-storage; each test server gets its own.
+        provider.DEFAULT_S3_TMP_DIR = s3_dir
     sys.argv = ["localstack"]
     runpy.run_module("localstack.runtime.main", run_name="__main__", alter_sys=True)
 
