@@ -156,8 +156,8 @@ def redrive_dedup_id(message: ReceivedMessage) -> str:
     """The deduplication id of a redriven copy: never the original one (FIFO deduplication would drop the copy
     of a message dead-lettered within five minutes of its first send), and stable while the message waits in
     the DLQ, so a redrive interrupted between send and delete and run again within five minutes adds no
-    second copy. MessageId alone could recur (a move task keeps it); the DLQ SequenceNumber is new for every
-    dead-lettering."""
+    second copy. The DLQ SequenceNumber makes it new for every dead-lettering, even of a message whose MessageId
+    has not changed (dead-lettering keeps the MessageId)."""
     key = f"redrive-{message.message_id}" + (f"-{message.sequence}" if message.sequence else "")
     return key if valid_queue_id(key) else "redrive-" + hashlib.sha256(key.encode()).hexdigest()
 
