@@ -27,7 +27,9 @@ async def test_an_sns_notification_delivered_twice_is_one_work_message(pipeline:
     topic.publish(load("gitlab/webhooks_docs/merge_request_event.json"), "merge_request")
     # SNS and SQS deliver at least once: the second delivery is the same envelope under a new SQS MessageId.
     delivered: list[Any] = []
+    deadline = time.monotonic() + 60
     while len(delivered) < 2:
+        assert time.monotonic() < deadline, "SNS did not deliver both notifications"
         delivered += await ingress.receive(10, 1, 30)
     await ingress.send_batch([OutgoingMessage(m.body) for m in delivered])
     await ingress.change_visibility_batch([m.receipt for m in delivered], 0)
