@@ -1,13 +1,15 @@
 # Two entry points for a fresh machine (see README "Quick start"):
 #   make serve  - run the service on its embedded defaults
-#   make test   - install everything (packages, Podman, sandbox image, the llama.cpp tier) and run lint + all tests
+#   make test   - install everything (packages, Podman, sandbox image, LocalStack, the llama.cpp tier) and run
+#                 lint + all tests
+#   make test-localstack - only the tests that run on both AWS backends (moto and LocalStack)
 #   make test-llamacpp - the llama.cpp tier alone: xllamacpp and a 0.5B model (~525 MB), then tests/llamacpp
 #                        against llama.cpp's own server (about 2-3 min on two cores)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-12)
 
-.PHONY: serve test test-llamacpp lint install host llamacpp-tier
+.PHONY: serve test test-llamacpp test-localstack lint install host llamacpp-tier localstack
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -21,6 +23,10 @@ install: $(STAMP)
 host:
 	bash scripts/setup-host.sh
 
+# LocalStack in its own venv (.venv-localstack, Python >= 3.13): the second AWS backend of the tests.
+localstack:
+	bash scripts/setup-localstack.sh >/dev/null
+
 lint: install
 	$(VENV)/bin/ruff check .
 	bash scripts/check-module-size.sh
@@ -33,8 +39,14 @@ serve: install host
 llamacpp-tier: install
 	VENV=$(VENV) bash scripts/install-llamacpp-tier.sh
 
-test: install host llamacpp-tier lint
+test: install host localstack llamacpp-tier lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
 test-llamacpp: install host llamacpp-tier
 	$(PY) -m pytest -q -p no:cacheprovider -m llamacpp tests/llamacpp
+
+AWS_TESTS := tests/events/test_queue_conformance.py tests/events/test_pipeline_moto.py tests/events/test_redelivery.py \
+	tests/events/test_queue_tool.py tests/sessions/test_s3_store.py tests/test_localstack_server.py
+
+test-localstack: install localstack
+	$(PY) -m pytest -q -p no:cacheprovider $(AWS_TESTS)

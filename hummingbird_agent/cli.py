@@ -76,6 +76,8 @@ def _add_queue(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     peek = qsub.add_parser("peek", help="what waits in a queue: event kind, project, MR, group, receives")
     peek.add_argument("queue", nargs="?", default="work-dlq", choices=names, help="default: work-dlq")
     peek.add_argument("--max", type=_positive_int, default=None, metavar="N", help="at most N messages")
+    peek.add_argument("--force", action="store_true",
+                      help="SQS: peek a queue with a RedrivePolicy although each peek counts toward maxReceiveCount")
     redrive = qsub.add_parser("redrive", help="move dead-lettered messages back to their source queue")
     redrive.add_argument("source", nargs="?", default="work", choices=["ingress", "work"], help="default: work")
     redrive.add_argument("--id", action="append", default=[], metavar="MESSAGE_ID", help="only these (repeatable)")

@@ -141,7 +141,7 @@ def queue(args: argparse.Namespace) -> int:
     from hummingbird_agent.events.queue_tool import QueueRequest, queue_tool
 
     # Only what this subcommand has and the operator gave; QueueRequest holds the defaults.
-    names = {"queue": "queue", "source": "source", "limit": "max", "yes": "yes", "as_json": "json"}
+    names = {"queue": "queue", "source": "source", "limit": "max", "yes": "yes", "force": "force", "as_json": "json"}
     given = {key: getattr(args, name) for key, name in names.items() if getattr(args, name, None)}
     request = QueueRequest(action=args.queue_command, ids=frozenset(getattr(args, "id", [])), **given)
     return queue_tool(load(args.config), request)

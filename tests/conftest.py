@@ -1,15 +1,17 @@
 """Shared pytest fixtures: the fake network peers of tests/servers/, one fresh server per test
-(moto: one process per session, reset per test)."""
+(moto: one process per session, reset per test; LocalStack: one process per session, fresh names)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
 
-from tests.servers import AWS_TEST_ENV, GeminiServer, GitLabServer, MotoServer
+from tests.servers import AWS_TEST_ENV, AwsServer, GeminiServer, GitLabServer, LocalStackServer, MotoServer
 from tests.servers.anthropic import AnthropicServer
 from tests.servers.k8s import KubeServer
+from tests.servers.localstack import installed as localstack_installed
 from tests.servers.openai import OpenAIServer
 from tests.servers.testing_farm import TestingFarmServer
 
@@ -58,6 +60,37 @@ def moto_server(_moto_process: MotoServer, monkeypatch: pytest.MonkeyPatch,
                 tmp_path_factory: pytest.TempPathFactory) -> MotoServer:
     """The session's moto server with all state reset, and test AWS credentials in the env."""
     _moto_process.reset()
+    _test_credentials(monkeypatch, tmp_path_factory)
+    return _moto_process
+
+
+@pytest.fixture(scope="session")
+def _localstack_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStackServer]:
+    if not localstack_installed():
+        why = "LocalStack is not installed: run `make localstack` (scripts/setup-localstack.sh)"
+        if os.environ.get("CI"):  # CI installs it through `make test`: a missing venv there is a failure
+            pytest.fail(why)
+        pytest.skip(why)
+    server = LocalStackServer(tmp_path_factory.mktemp("localstack")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["moto", "localstack"])
+def aws_server(request: pytest.FixtureRequest) -> AwsServer:
+    """Each AWS backend in turn: moto (reset) and LocalStack (shared: tests use fresh names)."""
+    return request.getfixturevalue(f"{request.param}_server")
+
+
+@pytest.fixture
+def localstack_server(_localstack_process: LocalStackServer, monkeypatch: pytest.MonkeyPatch,
+                      tmp_path_factory: pytest.TempPathFactory) -> LocalStackServer:
+    """The session's LocalStack (never reset: use fresh names), and test AWS credentials in the env."""
+    _test_credentials(monkeypatch, tmp_path_factory)
+    return _localstack_process
+
+
+def _test_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     missing = tmp_path_factory.mktemp("aws") / "none"
     for name, value in AWS_TEST_ENV.items():
         monkeypatch.setenv(name, value)
@@ -65,7 +98,6 @@ def moto_server(_moto_process: MotoServer, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("AWS_CONFIG_FILE", str(missing))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(missing))
     monkeypatch.delenv("AWS_PROFILE", raising=False)
-    return _moto_process
 
 
 @pytest.fixture

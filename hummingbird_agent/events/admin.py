@@ -7,13 +7,14 @@ carry tokens of whoever configured the hook."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import EnvelopeError
-from hummingbird_agent.events.envelope import decode_sns_message
+from hummingbird_agent.events.envelope import decode_sns_message, valid_queue_id
 from hummingbird_agent.events.protocols import OutgoingMessage, Queue, ReceivedMessage
 
 SOURCES = ("ingress", "work")
@@ -45,6 +46,16 @@ class Peeked:
     project: str | None
     mr: int | None
     problem: str | None = None
+    receives_left: int | None = None  # SQS: receives before the dead-letter queue (maxReceiveCount - count)
+
+
+@dataclass(frozen=True, slots=True)
+class Peek:
+    """A peek's rows, and how many messages the dead-letter queue gained meanwhile (SQS: a peek is a receive,
+    and a receive past maxReceiveCount moves a message there instead of returning it)."""
+
+    rows: tuple[Peeked, ...]
+    dead_lettered: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +71,10 @@ class QueueAdmin(Protocol):
 
     async def stats(self) -> list[QueueStats]: ...
 
-    async def peek(self, queue: str, limit: int) -> list[Peeked]: ...
+    async def peek(self, queue: str, limit: int, force: bool = False) -> Peek:
+        """Up to `limit` messages; where a peek is a receive that counts toward a dead-letter policy, refused
+        (ConfigError) unless `force`."""
+        ...
 
     async def redrive(self, source: str, ids: frozenset[str]) -> Redriven:
         """Move the dead-letter queue's messages (those in `ids`, or all) back; those of `ids` it holds are
@@ -72,12 +86,15 @@ class QueueAdmin(Protocol):
         ...
 
 
-def summarize(queue: str, message_id: str, body: str, group: str | None, receives: int) -> Peeked:
+def summarize(
+    queue: str, message_id: str, body: str, group: str | None, receives: int, max_receives: int | None = None
+) -> Peeked:
     """Decode enough of a queue body to say what it is about; undecodable bodies say why instead."""
+    left = None if max_receives is None else max(0, max_receives - receives)
     try:
         envelope = decode_sns_message(body)
     except EnvelopeError as exc:
-        return Peeked(message_id, queue, receives, group, "?", "?", None, None, str(exc))
+        return Peeked(message_id, queue, receives, group, "?", "?", None, None, str(exc), left)
     data = envelope.body
     work_order = data.get("work_order")
     order = work_order if isinstance(work_order, dict) else {}
@@ -87,7 +104,7 @@ def summarize(queue: str, message_id: str, body: str, group: str | None, receive
         mr = _get(data, "object_attributes", "iid")
     return Peeked(
         message_id, queue, receives, group, envelope.source, envelope.event_type,
-        project if isinstance(project, str) else None, mr if isinstance(mr, int) else None,
+        project if isinstance(project, str) else None, mr if isinstance(mr, int) else None, None, left,
     )
 
 
@@ -96,9 +113,9 @@ def _get(data: dict[str, Any], outer: str, inner: str) -> Any:
     return value.get(inner) if isinstance(value, dict) else None
 
 
-async def peek_by_receiving(queue: Queue, name: str, limit: int) -> list[Peeked]:
+async def peek_by_receiving(queue: Queue, name: str, limit: int, max_receives: int | None = None) -> list[Peeked]:
     """Peek where the backend has no read-only look (SQS): receive, then make visible again at once.
-    Each peeked message's receive count goes up by one."""
+    Each peeked message's receive count goes up by one (`max_receives`: the queue's maxReceiveCount)."""
     seen: dict[str, ReceivedMessage] = {}
     try:
         while len(seen) < limit:
@@ -109,20 +126,52 @@ async def peek_by_receiving(queue: Queue, name: str, limit: int) -> list[Peeked]
             seen.update((m.message_id, m) for m in fresh)
     finally:
         await _release(queue, list(seen.values()))
-    return [summarize(name, m.message_id, m.body, m.group_id, m.receive_count) for m in seen.values()]
+    return [summarize(name, m.message_id, m.body, m.group_id, m.receive_count, max_receives) for m in seen.values()]
 
 
-async def redrive_by_copy(dead: Queue, source: Queue, ids: frozenset[str]) -> tuple[int, int, frozenset[str]]:
-    """Move messages by receive, send, then delete (never delete what was not sent). FIFO dedup ids
-    derive from the message id, so a repeat after a crash between send and delete adds nothing within
-    the dedup window. Messages not moved stay hidden until the end, so each is looked at once.
-    Returns (moved, failed, the ids not seen in `dead`)."""
-    moved = 0
+def peek_warnings(queue: str, peek: Peek) -> list[str]:
+    """What a peek did to the queue that the operator must hear of: messages it dead-lettered, and messages it
+    left without a receive (the worker's next receive dead-letters them unhandled)."""
+    out = []
+    if peek.dead_lettered:
+        out.append(f"warning: {queue}-dlq gained {peek.dead_lettered} messages during the peek (a receive past "
+                   f"maxReceiveCount moves a message there); redrive them with `queue redrive`")
+    if spent := [p.message_id for p in peek.rows if p.receives_left == 0]:
+        out.append(f"warning: {len(spent)} peeked messages have no receive left: the next receive moves them to "
+                   f"{queue}-dlq unhandled; redrive them from there: {', '.join(spent)}")
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Copied:
+    """What redrive_by_copy did: sent and deleted, not sent (left in the DLQ), sent but not deleted (still in
+    the DLQ too), and the requested ids the DLQ did not hold."""
+
+    moved: int
+    unsent: int
+    undeleted: int
+    not_found: frozenset[str]
+
+
+def redrive_dedup_id(message: ReceivedMessage) -> str:
+    """The deduplication id of a redriven copy: never the original one (FIFO deduplication would drop the copy
+    of a message dead-lettered within five minutes of its first send), and stable while the message waits in
+    the DLQ, so a redrive interrupted between send and delete and run again within five minutes adds no
+    second copy. The DLQ SequenceNumber makes it new for every dead-lettering, even of a message whose MessageId
+    has not changed (dead-lettering keeps the MessageId)."""
+    key = f"redrive-{message.message_id}" + (f"-{message.sequence}" if message.sequence else "")
+    return key if valid_queue_id(key) else "redrive-" + hashlib.sha256(key.encode()).hexdigest()
+
+
+async def redrive_by_copy(dead: Queue, source: Queue, ids: frozenset[str]) -> Copied:
+    """Move messages by receive, send (a new message: fresh receive count, redrive_dedup_id), then delete;
+    never delete what was not sent. Messages not moved stay hidden until the end, so each is looked at once."""
+    moved = undeleted = 0
     held: list[ReceivedMessage] = []
     failed: list[ReceivedMessage] = []
     seen: set[str] = set()
     try:
-        while not ids or moved + len(failed) < len(ids):
+        while not ids or moved + undeleted + len(failed) < len(ids):
             batch = await dead.receive(budgets.QUEUE_BATCH_MAX, 1, budgets.ADMIN_HOLD_S)
             if not batch:
                 break
@@ -130,19 +179,21 @@ async def redrive_by_copy(dead: Queue, source: Queue, ids: frozenset[str]) -> tu
             seen.update(m.message_id for m in chosen)
             held += [m for m in batch if m not in chosen]
             if chosen:
-                ok, not_sent = await _move(dead, source, chosen)
-                moved, failed = moved + ok, failed + not_sent
+                ok, not_deleted, not_sent = await _move(dead, source, chosen)
+                moved, undeleted, failed = moved + ok, undeleted + not_deleted, failed + not_sent
     finally:
         await _release(dead, held + failed)
-    return moved, len(failed), ids - seen
+    return Copied(moved, len(failed), undeleted, ids - seen)
 
 
-async def _move(dead: Queue, source: Queue, batch: Sequence[ReceivedMessage]) -> tuple[int, list[ReceivedMessage]]:
-    outgoing = [OutgoingMessage(m.body, m.group_id, f"redrive-{m.message_id}"[:128]) for m in batch]
+async def _move(dead: Queue, source: Queue, batch: Sequence[ReceivedMessage]) -> tuple[int, int, list[ReceivedMessage]]:
+    """(sent and deleted, sent but not deleted, not sent) of one batch."""
+    outgoing = [OutgoingMessage(m.body, m.group_id, redrive_dedup_id(m)) for m in batch]
     sent = await source.send_batch(outgoing)
+    deleted = len(sent.ok)
     if sent.ok:
-        await dead.delete_batch([batch[i].receipt for i in sent.ok])
-    return len(sent.ok), [batch[i] for i, _ in sent.failed]
+        deleted = len((await dead.delete_batch([batch[i].receipt for i in sent.ok])).ok)
+    return deleted, len(sent.ok) - deleted, [batch[i] for i, _ in sent.failed]
 
 
 async def _release(queue: Queue, messages: Sequence[ReceivedMessage]) -> None:
@@ -167,7 +218,8 @@ def render_peek(rows: Sequence[Peeked]) -> str:
         what = f"{p.source}/{p.kind}" + (f" {p.project}" if p.project else "") + (f" !{p.mr}" if p.mr else "")
         if p.problem:
             what = f"undecodable: {p.problem}"
-        lines.append(f"{p.message_id}  {p.queue}  receives={p.receive_count}  group={p.group or '-'}  {what}")
+        left = "" if p.receives_left is None else f" ({p.receives_left} left)"
+        lines.append(f"{p.message_id}  {p.queue}  receives={p.receive_count}{left}  group={p.group or '-'}  {what}")
     return "\n".join(lines)
 
 

@@ -3,7 +3,7 @@ so receive counts do not change), and redrive/purge as single transactions (noth
 
 from __future__ import annotations
 
-from hummingbird_agent.events.admin import NAMES, Peeked, QueueStats, Redriven, summarize
+from hummingbird_agent.events.admin import NAMES, Peek, QueueStats, Redriven, summarize
 from hummingbird_agent.events.embedded import EmbeddedStore
 
 # Rows whose visibility lies ahead are in flight when received (they have a receipt), delayed otherwise.
@@ -33,13 +33,13 @@ class EmbeddedAdmin:
                 out.append(QueueStats(name, str(self._store.path), depth or 0, in_flight or 0, delayed or 0, age))
         return out
 
-    async def peek(self, queue: str, limit: int) -> list[Peeked]:
+    async def peek(self, queue: str, limit: int, force: bool = False) -> Peek:
         with self._store.transaction() as db:
             rows = db.execute(
                 "SELECT message_id, body, group_id, receive_count FROM messages WHERE queue = ? ORDER BY seq LIMIT ?",
                 (queue, limit),
             ).fetchall()
-        return [summarize(queue, mid, body, group, count) for mid, body, group, count in rows]
+        return Peek(tuple(summarize(queue, mid, body, group, count) for mid, body, group, count in rows))
 
     async def redrive(self, source: str, ids: frozenset[str]) -> Redriven:
         dead = f"{source}-dlq"

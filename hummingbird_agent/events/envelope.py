@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
+import hashlib
 import json
 import string
 import uuid
@@ -102,15 +103,25 @@ def fifo_problem(group_id: str | None, dedup_id: str | None) -> str | None:
     return None
 
 
-def group_for(envelope: Envelope, ingress_message_id: str) -> str:
+def notification_id(envelope: Envelope, raw: str | bytes) -> str:
+    """What identifies one notification across its deliveries: the SNS MessageId inside the envelope (SQS
+    gives every delivery a MessageId of its own), else a hash of the whole body. The router uses it as the
+    FIFO deduplication id and, outside discussions, as the group."""
+    if envelope.message_id and valid_queue_id(envelope.message_id):
+        return envelope.message_id
+    data = raw.encode("utf-8") if isinstance(raw, str) else raw
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def group_for(envelope: Envelope, notification: str) -> str:
     """FIFO group of a routed event: the discussion for note events (serialising replies to one
-    thread), else the ingress message id (no serialisation)."""
+    thread), else its notification id (no serialisation; a repeat delivery joins the same group)."""
     if envelope.event_type == "note":
         attrs = envelope.body.get("object_attributes")
         discussion = attrs.get("discussion_id") if isinstance(attrs, dict) else None
         if isinstance(discussion, str) and valid_queue_id(discussion):
             return discussion
-    return ingress_message_id
+    return notification
 
 
 def _string(value: str) -> dict[str, str]:

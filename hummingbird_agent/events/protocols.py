@@ -10,13 +10,16 @@ from typing import Any, Protocol
 
 @dataclass(frozen=True, slots=True)
 class ReceivedMessage:
-    """One received queue message; `receipt` is valid until its visibility timeout expires."""
+    """One received queue message; `receipt` is valid until its visibility timeout expires. `sequence` is a
+    FIFO message's SequenceNumber where the backend reports one: new whenever the message enters a queue
+    (sent, or moved to a dead-letter queue), unchanged by receives."""
 
     message_id: str
     receipt: str
     body: str
     group_id: str | None
     receive_count: int
+    sequence: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

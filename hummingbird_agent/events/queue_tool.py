@@ -13,14 +13,15 @@ from dataclasses import asdict, dataclass
 from hummingbird_agent import budgets
 from hummingbird_agent.config import LoadedConfig
 from hummingbird_agent.errors import ConfigError, PermanentError
-from hummingbird_agent.events.admin import QueueAdmin, render_peek, render_stats
+from hummingbird_agent.events.admin import QueueAdmin, peek_warnings, render_peek, render_stats
 from hummingbird_agent.events.embedded import EmbeddedStore
 from hummingbird_agent.events.embedded_admin import EmbeddedAdmin
 
 
 @dataclass(frozen=True, slots=True)
 class QueueRequest:
-    """One invocation: `action` with its queue (peek, purge), source (redrive), ids, limit and flags."""
+    """One invocation: `action` with its queue (peek, purge), source (redrive), ids, limit and flags (`force`:
+    peek on SQS although a receive counts toward the queue's maxReceiveCount)."""
 
     action: str
     queue: str = "work-dlq"
@@ -28,6 +29,7 @@ class QueueRequest:
     ids: frozenset[str] = frozenset()
     limit: int = budgets.ADMIN_PEEK_DEFAULT
     yes: bool = False
+    force: bool = False
     as_json: bool = False
 
 
@@ -49,8 +51,10 @@ async def _run(loaded: LoadedConfig, request: QueueRequest, confirm: Callable[[s
             rows = await admin.stats()
             print(json.dumps([asdict(r) for r in rows]) if request.as_json else render_stats(rows))
         elif request.action == "peek":
-            peeked = await admin.peek(request.queue, request.limit)
-            print(json.dumps([asdict(p) for p in peeked]) if request.as_json else render_peek(peeked))
+            peek = await admin.peek(request.queue, request.limit, request.force)
+            print(json.dumps([asdict(p) for p in peek.rows]) if request.as_json else render_peek(peek.rows))
+            for line in peek_warnings(request.queue, peek):
+                print(line, file=sys.stderr)
         elif request.action == "redrive":
             redriven = await admin.redrive(request.source, request.ids)
             print(redriven.summary)

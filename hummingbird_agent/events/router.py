@@ -1,8 +1,9 @@
 """Ingress router: standard (ingress) queue -> FIFO work queue, choosing each message's group.
 
 Forwards the raw body; deletes from ingress only after the FIFO send succeeded, so a failed send is
-retried through the ingress visibility timeout and the FIFO dedup id (the ingress MessageId) absorbs
-the duplicate a crash between send and delete would cause.
+retried through the ingress visibility timeout. The FIFO dedup id is the notification's own id (the SNS
+MessageId in the envelope), not the ingress MessageId that every delivery gets anew: it absorbs the duplicate
+a crash between send and delete would cause and a notification SNS or SQS delivers twice.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import AgentError, EnvelopeError
 from hummingbird_agent.events.aio import sleep_unless_stopped, until_stopped
-from hummingbird_agent.events.envelope import decode_sns_message, group_for
+from hummingbird_agent.events.envelope import decode_sns_message, group_for, notification_id
 from hummingbird_agent.events.protocols import OutgoingMessage, Queue, ReceivedMessage
 
 logger = logging.getLogger(__name__)
@@ -76,8 +77,8 @@ async def route_batch(ingress: Queue, work: Queue, messages: Sequence[ReceivedMe
                 exc,
             )
             continue
-        group = group_for(envelope, message.message_id)
-        outgoing.append(OutgoingMessage(message.body, group_id=group, dedup_id=message.message_id))
+        notification = notification_id(envelope, message.body)
+        outgoing.append(OutgoingMessage(message.body, group_for(envelope, notification), notification))
         sources.append(message)
     if not outgoing:
         return

@@ -60,7 +60,7 @@ class SqsQueue:
                 MaxNumberOfMessages=max_messages,
                 WaitTimeSeconds=int(wait_s),
                 VisibilityTimeout=visibility_timeout_s,
-                MessageSystemAttributeNames=["ApproximateReceiveCount", "MessageGroupId"],
+                MessageSystemAttributeNames=["ApproximateReceiveCount", "MessageGroupId", "SequenceNumber"],
             )
         return [_received(m) for m in reply.get("Messages", [])]
 
@@ -108,14 +108,6 @@ class SqsQueue:
         with map_sqs_errors(self.name, "PurgeQueue"):
             await self._client.client.purge_queue(QueueUrl=self.url)
 
-    async def start_move_task(self, source_arn: str, destination_arn: str) -> str:
-        """StartMessageMoveTask from this (dead-letter) queue; its task handle."""
-        with map_sqs_errors(self.name, "StartMessageMoveTask"):
-            reply = await self._client.client.start_message_move_task(
-                SourceArn=source_arn, DestinationArn=destination_arn
-            )
-        return str(reply.get("TaskHandle", ""))
-
     async def url_of(self, name: str) -> str:
         """URL of another queue in the same account and region, by name."""
         with map_sqs_errors(name, "GetQueueUrl"):
@@ -149,6 +141,7 @@ def _received(message: dict[str, Any]) -> ReceivedMessage:
         body=message.get("Body", ""),
         group_id=attrs.get("MessageGroupId"),
         receive_count=int(attrs.get("ApproximateReceiveCount", "1")),
+        sequence=attrs.get("SequenceNumber"),
     )
 
 

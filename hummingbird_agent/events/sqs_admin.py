@@ -1,19 +1,18 @@
 """Operator tools on SQS. Dead-letter queues are found through each source queue's RedrivePolicy.
-Redrive of a whole queue uses StartMessageMoveTask where the endpoint offers it; by id, or where it
-does not (moto, older SQS-compatible servers), messages are received, sent, then deleted."""
+Redrive receives, sends, then deletes each message (events.admin.redrive_by_copy), never StartMessageMoveTask:
+a move task re-sends with the original deduplication id, which a FIFO queue drops within five minutes of
+the first send, keeps receive counts, and reports success before anything has moved."""
 
 from __future__ import annotations
 
 import json
-import logging
 
 from hummingbird_agent.errors import AgentError, ConfigError
-from hummingbird_agent.events.admin import Peeked, QueueStats, Redriven, peek_by_receiving, redrive_by_copy
+from hummingbird_agent.events.admin import Peek, QueueStats, Redriven, peek_by_receiving, redrive_by_copy
 from hummingbird_agent.events.sqs import SqsClient, SqsQueue
 
-logger = logging.getLogger(__name__)
 _COUNTS = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-           "ApproximateNumberOfMessagesDelayed", "QueueArn", "RedrivePolicy"]
+           "ApproximateNumberOfMessagesDelayed", "RedrivePolicy"]
 _MISSING = ("NonExistentQueue", "QueueDoesNotExist")
 
 
@@ -60,29 +59,39 @@ class SqsAdmin:
             ))
         return out
 
-    async def peek(self, queue: str, limit: int) -> list[Peeked]:
-        target, _ = await self._get(queue)
-        return await peek_by_receiving(target, queue, limit)
+    async def peek(self, queue: str, limit: int, force: bool = False) -> Peek:
+        target, attrs = await self._get(queue)
+        max_receives = json.loads(attrs.get("RedrivePolicy") or "{}").get("maxReceiveCount")
+        if max_receives is None:
+            return Peek(tuple(await peek_by_receiving(target, queue, limit)))
+        if not force:
+            # A peek is a receive: repeated, it spends the receives a worker needs and dead-letters events.
+            raise ConfigError(f"a peek of {queue} on SQS is a receive and counts toward its maxReceiveCount "
+                              f"({max_receives}): pass --force to peek anyway")
+        dead, _ = await self._get(f"{queue}-dlq")
+        before = await _dead_count(dead)
+        rows = await peek_by_receiving(target, queue, limit, int(max_receives))
+        return Peek(tuple(rows), max(0, await _dead_count(dead) - before))
 
     async def redrive(self, source: str, ids: frozenset[str]) -> Redriven:
-        dead, dead_attrs = await self._get(f"{source}-dlq")
-        target, target_attrs = await self._get(source)
-        if not ids:
-            try:
-                handle = await dead.start_move_task(dead_attrs["QueueArn"], target_attrs["QueueArn"])
-            except AgentError as exc:
-                logger.warning("StartMessageMoveTask unavailable (%s); moving messages one by one", exc)
-            else:
-                return Redriven(f"started an SQS move task from {dead.name} to {target.name} (task {handle}); "
-                                "see `queue stats`")
-        moved, failed, not_found = await redrive_by_copy(dead, target, ids)
-        unsent = f"; {failed} could not be sent and stay in {dead.name}" if failed else ""
-        return Redriven(f"moved {moved} messages from {dead.name} to {target.name}{unsent}", not_found)
+        dead, _ = await self._get(f"{source}-dlq")
+        target, _ = await self._get(source)
+        done = await redrive_by_copy(dead, target, ids)
+        unsent = f"; {done.unsent} could not be sent and stay in {dead.name}" if done.unsent else ""
+        undeleted = (f"; {done.undeleted} were sent but could not be deleted from {dead.name} (a repeat within five "
+                     "minutes sends no second copy)" if done.undeleted else "")
+        return Redriven(f"moved {done.moved} messages from {dead.name} to {target.name}{unsent}{undeleted}",
+                        done.not_found)
 
     async def purge(self, queue: str) -> int | None:
         target, _ = await self._get(queue)
         await target.purge()
         return None
+
+
+async def _dead_count(dead: SqsQueue) -> int:
+    attrs = await dead.attributes(["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])
+    return int(attrs.get("ApproximateNumberOfMessages", 0)) + int(attrs.get("ApproximateNumberOfMessagesNotVisible", 0))
 
 
 async def _attributes(queue: SqsQueue) -> dict[str, str]:

@@ -12,6 +12,7 @@ import json
 import logging
 import re
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -71,6 +72,12 @@ def delivery_key(headers: Mapping[str, str], body: bytes) -> str:
         if value:
             return f"{name.lower()}:{value[:200]}"
     return "sha256:" + hashlib.sha256(body).hexdigest()
+
+
+def envelope_id(key: str) -> str:
+    """The envelope MessageId of a delivery: the same for every repeat of its delivery key, so the router gives a
+    repeat this process no longer remembers (a restart, another replica) the same FIFO dedup id and group."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"hummingbird-webhook:{key}"))
 
 
 # GitLab event types the service acts on (runner.handlers.GITLAB_HANDLERS; a test holds the two equal).
@@ -226,7 +233,7 @@ class WebhookIngress:
         if not self._ledger.claim(key):
             logger.info("webhook duplicate ignored: %s %s", event_type, key)
             return web.json_response({"status": "duplicate"}, status=200)
-        message = OutgoingMessage(encode_envelope("gitlab", event_type, payload))
+        message = OutgoingMessage(encode_envelope("gitlab", event_type, payload, message_id=envelope_id(key)))
         try:
             result = await self._ingress.send_batch([message])
             problem = result.failed[0][1] if result.failed else None

@@ -1,5 +1,5 @@
 """Fixtures of the event-transport tests: an embedded store per test and FIFO queues on either
-backend (embedded SQLite, or SQS on the shared moto server)."""
+backend (embedded SQLite, or SQS on moto and on LocalStack)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pytest
 from hummingbird_agent.events import EmbeddedStore
 from hummingbird_agent.events.protocols import Queue
 from hummingbird_agent.events.sqs import SqsClient
-from tests.events.support import SqsSetup
-from tests.servers import MotoServer
+from tests.events.support import AWS_FIXTURES, SqsSetup, Topic
+from tests.servers import AwsServer
 
 
 @pytest.fixture
@@ -26,16 +26,27 @@ def store(tmp_path: Path) -> Iterator[EmbeddedStore]:
 
 
 @pytest.fixture
-async def sqs(moto_server: MotoServer) -> AsyncIterator[SqsSetup]:
-    client = SqsClient("us-east-1", moto_server.endpoint)
+async def sqs(aws_server: AwsServer) -> AsyncIterator[SqsSetup]:
+    """Queues on each AWS backend in turn (the test runs once per backend)."""
+    client = SqsClient(aws_server.region, aws_server.endpoint)
     await client.start()
-    boto = moto_server.client("sqs")
-    yield SqsSetup(moto_server, client, boto)
+    boto = aws_server.client("sqs")
+    yield SqsSetup(aws_server, client, boto)
     boto.close()
     await client.aclose()
 
 
-@pytest.fixture(params=["embedded", "sqs"])
+@pytest.fixture
+def pipeline(sqs: SqsSetup) -> Iterator[tuple[Topic, Queue, Queue]]:
+    """An SNS topic feeding a standard ingress queue (raw delivery off), and a FIFO work queue."""
+    ingress_url = sqs.create("ingress", fifo=False, visibility_s=1)
+    work_url = sqs.create("work", fifo=True)
+    topic = Topic(sqs, ingress_url)
+    yield topic, sqs.client.queue(ingress_url), sqs.client.queue(work_url)
+    topic.close()
+
+
+@pytest.fixture(params=["embedded", "sqs-moto", "sqs-localstack"])
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -57,14 +68,13 @@ async def make_fifo(backend: str, request: pytest.FixtureRequest, tmp_path: Path
         yield embedded
         s.close()
         return
-    moto: MotoServer = request.getfixturevalue("moto_server")
-    client = SqsClient("us-east-1", moto.endpoint)
+    aws: AwsServer = request.getfixturevalue(AWS_FIXTURES[backend])
+    client = SqsClient(aws.region, aws.endpoint)
     await client.start()
-    setup = SqsSetup(moto, client, moto.client("sqs"))
+    setup = SqsSetup(aws, client, aws.client("sqs"))
 
     def on_sqs(max_receives: int = 0) -> tuple[Queue, Queue | None]:
-        name = "q" + uuid.uuid4().hex[:8]
-        url = setup.create(name, fifo=True, max_receives=max_receives)
+        url = setup.create(uuid.uuid4().hex[:8], fifo=True, max_receives=max_receives)
         dlq = setup.client.queue(url.replace(".fifo", "-dlq.fifo")) if max_receives else None
         return setup.client.queue(url), dlq
 

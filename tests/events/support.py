@@ -1,4 +1,5 @@
-"""Helpers of the event-transport tests: webhook samples, moto queue set-up, a recording handler."""
+"""Helpers of the event-transport tests: webhook samples, SQS queue set-up (moto or LocalStack), a recording
+handler."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import gzip
 import json
 import re
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,9 +20,11 @@ from aiohttp import ClientSession
 from hummingbird_agent.events import Event, WorkerSettings, poll_loop, router_loop
 from hummingbird_agent.events.protocols import Continuations, Queue
 from hummingbird_agent.events.sqs import SqsClient
-from tests.servers import MotoServer
+from tests.servers import AwsServer
 from tests.servers.samples import SAMPLES_DIR
 
+# The fixture of each SQS `backend` parameter (tests/events/conftest.py), test credentials in the env.
+AWS_FIXTURES = {"sqs-moto": "moto_server", "sqs-localstack": "localstack_server"}
 WEBHOOK_DIRS = ("gitlab/webhooks_docs", "gitlab/webhooks_gogitlab", "gitlab/webhooks_captured")
 
 
@@ -38,15 +42,21 @@ def webhook_samples() -> list[tuple[str, dict[str, Any]]]:
 
 @dataclass
 class SqsSetup:
-    """Queues on the moto server plus the aiobotocore client that reaches them."""
+    """Queues on an AWS backend plus the aiobotocore client that reaches them. Queue names get a prefix of
+    their own (`name()`): LocalStack is shared by every test and cannot be reset."""
 
-    moto: MotoServer
+    aws: AwsServer
     client: SqsClient
     boto: Any
+    prefix: str = field(default_factory=lambda: "t" + uuid.uuid4().hex[:10] + "-")
+
+    def name(self, name: str) -> str:
+        return self.prefix + name
 
     def create(self, name: str, *, fifo: bool, visibility_s: int = 30, max_receives: int = 0) -> str:
         attrs = {"VisibilityTimeout": str(visibility_s)}
         suffix = ".fifo" if fifo else ""
+        name = self.name(name)
         if fifo:
             attrs["FifoQueue"] = "true"
         if max_receives:
@@ -59,6 +69,23 @@ class SqsSetup:
         names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
         attrs = self.boto.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"]
         return sum(int(attrs[n]) for n in names)
+
+
+class Topic:
+    """An SNS topic subscribed by a standard SQS queue (raw delivery off, as in production)."""
+
+    def __init__(self, sqs: SqsSetup, ingress_url: str) -> None:
+        self.sns = sqs.aws.client("sns")
+        self.arn = self.sns.create_topic(Name=sqs.name("gitlab-events"))["TopicArn"]
+        queue_arn = sqs.boto.get_queue_attributes(QueueUrl=ingress_url, AttributeNames=["QueueArn"])["Attributes"]
+        self.sns.subscribe(TopicArn=self.arn, Protocol="sqs", Endpoint=queue_arn["QueueArn"])
+
+    def publish(self, body: dict[str, Any], event_type: str, compressed: bool = True) -> None:
+        message = gzip_base64(body) if compressed else json.dumps(body)
+        self.sns.publish(TopicArn=self.arn, Message=message, MessageAttributes=sns_attributes(event_type, compressed))
+
+    def close(self) -> None:
+        self.sns.close()
 
 
 @dataclass

@@ -151,7 +151,7 @@ async def test_sqs_send_failure_refuses_webhooks_and_logs_once(
 ) -> None:
     caplog.set_level(logging.INFO)
     url = sqs.create("hooks", fifo=False)
-    settings = {"backend": "sqs", "ingress_url": url, "endpoint_url": sqs.moto.endpoint}
+    settings = {"backend": "sqs", "ingress_url": url, "endpoint_url": sqs.aws.endpoint}
     async with ingress_service(tmp_path, caplog, **settings) as http:
         assert await post(http, 0) == 202
         sqs.boto.delete_queue(QueueUrl=url)
@@ -159,7 +159,7 @@ async def test_sqs_send_failure_refuses_webhooks_and_logs_once(
         status, reason = await readyz(http)
         assert status == 503 and "hooks" in reason
         errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
-        assert len(errors) == 1 and "SendMessageBatch on hooks" in errors[0], errors
+        assert len(errors) == 1 and f"SendMessageBatch on {sqs.name('hooks')}" in errors[0], errors
         assert sqs.create("hooks", fifo=False) == url
         assert await post(http, 4) == 202
         assert (await readyz(http))[0] == 200

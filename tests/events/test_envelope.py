@@ -12,6 +12,7 @@ import pytest
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import EnvelopeError
 from hummingbird_agent.events import decode_sns_message, encode_envelope, group_for
+from hummingbird_agent.events.envelope import notification_id
 from tests.events.support import webhook_samples
 from tests.servers.samples import load
 
@@ -93,7 +94,7 @@ def test_gzip_bomb_is_refused() -> None:
         decode_sns_message(_with(Message=bomb))
 
 
-def test_group_is_the_discussion_for_notes_else_the_ingress_message_id() -> None:
+def test_group_is_the_discussion_for_notes_else_the_notification_id() -> None:
     note = load("gitlab/webhooks_captured/penny_note_hook_diffnote_mr.json")
     envelope = decode_sns_message(encode_envelope("gitlab", "note", note))
     assert group_for(envelope, "ingress-1") == note["object_attributes"]["discussion_id"]
@@ -106,3 +107,13 @@ def test_group_is_the_discussion_for_notes_else_the_ingress_message_id() -> None
         encode_envelope("gitlab", "note", load("gitlab/webhooks_docs/note_event_merge_request.json"))
     )
     assert group_for(old_note, "ingress-3") == "ingress-3"
+
+
+def test_notification_id_is_the_sns_message_id_else_a_hash_of_the_body() -> None:
+    raw = encode_envelope("gitlab", "pipeline", {"object_kind": "pipeline"}, message_id="sns-1")
+    assert notification_id(decode_sns_message(raw), raw) == "sns-1"
+    outer = json.loads(raw)
+    del outer["MessageId"]
+    bare = json.dumps(outer)
+    first, again = notification_id(decode_sns_message(bare), bare), notification_id(decode_sns_message(bare), bare)
+    assert first == again and first.startswith("sha256:") and len(first) <= 128

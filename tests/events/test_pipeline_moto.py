@@ -1,4 +1,5 @@
-"""End to end on a moto server: SNS topic -> standard ingress queue -> router -> FIFO -> worker -> handler."""
+"""End to end on each AWS backend (moto, LocalStack): SNS topic -> standard ingress queue -> router -> FIFO ->
+worker -> handler."""
 
 from __future__ import annotations
 
@@ -6,47 +7,18 @@ import json
 import uuid
 from typing import Any
 
-import pytest
-
 from hummingbird_agent.events import WorkerSettings
 from tests.events.support import (
     Recorder,
     SqsSetup,
-    gzip_base64,
+    Topic,
     running_loops,
-    sns_attributes,
     wait_for,
     webhook_samples,
 )
 from tests.servers.samples import load
 
 FAST = WorkerSettings(max_concurrent=8, visibility_timeout_s=30, heartbeat_interval_s=5, wait_s=1, shutdown_grace_s=5)
-
-
-class Topic:
-    """An SNS topic subscribed by a standard SQS queue (raw delivery off, as in production)."""
-
-    def __init__(self, sqs: SqsSetup, ingress_url: str) -> None:
-        self.sns = sqs.moto.client("sns")
-        self.arn = self.sns.create_topic(Name="gitlab-events")["TopicArn"]
-        queue_arn = sqs.boto.get_queue_attributes(QueueUrl=ingress_url, AttributeNames=["QueueArn"])["Attributes"]
-        self.sns.subscribe(TopicArn=self.arn, Protocol="sqs", Endpoint=queue_arn["QueueArn"])
-
-    def publish(self, body: dict[str, Any], event_type: str, compressed: bool = True) -> None:
-        message = gzip_base64(body) if compressed else json.dumps(body)
-        self.sns.publish(TopicArn=self.arn, Message=message, MessageAttributes=sns_attributes(event_type, compressed))
-
-    def close(self) -> None:
-        self.sns.close()
-
-
-@pytest.fixture
-def pipeline(sqs: SqsSetup) -> Any:
-    ingress_url = sqs.create("ingress", fifo=False, visibility_s=1)
-    work_url = sqs.create("work", fifo=True)
-    topic = Topic(sqs, ingress_url)
-    yield topic, sqs.client.queue(ingress_url), sqs.client.queue(work_url)
-    topic.close()
 
 
 async def test_every_sample_webhook_reaches_the_handler_with_its_type_and_group(pipeline: Any) -> None:
@@ -95,15 +67,15 @@ async def test_notes_of_one_discussion_are_serialised_while_pipelines_run_in_par
 async def test_failed_fifo_send_leaves_the_ingress_message_for_a_retry(sqs: SqsSetup) -> None:
     ingress_url = sqs.create("ingress", fifo=False, visibility_s=1)
     topic = Topic(sqs, ingress_url)
-    missing_work_url = ingress_url.rsplit("/", 1)[0] + "/work-later.fifo"
+    missing_work_url = ingress_url.rsplit("/", 1)[0] + f"/{sqs.name('work-later')}.fifo"
     topic.publish(load("gitlab/webhooks_docs/pipeline_event.json"), "pipeline")
     recorder = Recorder()
     ingress, work = sqs.client.queue(ingress_url), sqs.client.queue(missing_work_url)
     async with running_loops(ingress, work, recorder, FAST, ingress_visibility_s=1):
-        await wait_for(lambda: False if sqs.depth(ingress_url) == 0 else _received_twice(sqs, ingress_url), 10)
+        await wait_for(lambda: False if sqs.depth(ingress_url) == 0 else _received_twice(sqs, ingress_url), 60)
         assert recorder.events == []
         sqs.create("work-later", fifo=True)  # the FIFO queue appears; the retried send now succeeds
-        await wait_for(lambda: len(recorder.events) == 1, 15, "the retried event")
+        await wait_for(lambda: len(recorder.events) == 1, 60, "the retried event")
     assert sqs.depth(ingress_url) == 0
     assert recorder.events[0].event_type == "pipeline"
     topic.close()

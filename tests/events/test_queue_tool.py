@@ -1,4 +1,4 @@
-"""`python -m hummingbird_agent queue stats|peek|redrive|purge` on the embedded queue and on SQS (moto):
+"""`python -m hummingbird_agent queue stats|peek|redrive|purge` on the embedded queue and on SQS (moto, LocalStack):
 counts, peeks that never show a body, redrive of one message and of the rest, purge with and without
 confirmation, and one-line errors for a missing store or queue."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,10 +16,11 @@ import yaml
 
 from hummingbird_agent.cli import main
 from hummingbird_agent.events import EmbeddedStore, OutgoingMessage, decode_sns_message, encode_envelope
-from hummingbird_agent.events.protocols import Queue
+from hummingbird_agent.events.admin import redrive_dedup_id
+from hummingbird_agent.events.protocols import Queue, ReceivedMessage
 from hummingbird_agent.events.sqs import SqsClient
-from tests.events.support import SqsSetup
-from tests.servers import MotoServer
+from tests.events.support import AWS_FIXTURES, SqsSetup
+from tests.servers import AwsServer
 
 TOKEN = "glpat-not-for-your-eyes"
 
@@ -32,7 +33,13 @@ def _event(n: int) -> dict[str, Any]:
 @dataclass
 class Setup:
     config: Path
-    receive_work: Callable[[], list[int]]  # the `n` of every message a receive from `work` gets
+    backend: str
+    # Runs a coroutine function on (work, work-dlq) queue objects of the backend and returns its result.
+    on_queues: Callable[[Callable[[Queue, Queue], Awaitable[Any]]], Any]
+
+    def receive_work(self) -> list[tuple[int, int]]:
+        """(n, receive count) of every message `work` holds (received, then made visible again)."""
+        return self.on_queues(lambda work, _: _received(work))  # type: ignore[no-any-return]
 
     def cli(self, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
         code = main(["queue", *args, "--config", str(self.config)])
@@ -45,16 +52,26 @@ class Setup:
         return {r["name"]: (r["depth"], r["in_flight"]) for r in json.loads(out)}
 
 
-async def _received(work: Queue) -> list[int]:
-    return sorted(decode_sns_message(m.body).body["n"] for m in await work.receive(10, 1, 30))
+async def _received(work: Queue) -> list[tuple[int, int]]:
+    got: list[ReceivedMessage] = []
+    # No long poll: the embedded queue's wake-up event belongs to the first event loop that waited on it.
+    while batch := await work.receive(10, 0, 30):
+        got += batch
+    await work.change_visibility_batch([m.receipt for m in got], 0)  # visible again for what follows
+    return sorted((decode_sns_message(m.body).body["n"], m.receive_count) for m in got)
 
 
-async def _fill_and_dead_letter(work: Queue) -> None:
+async def _dead_letter(work: Queue) -> None:
+    """Receive twice what waits in `work` (max_receives 1): it ends in work-dlq."""
+    for _ in range(2):
+        await work.receive(10, 0, 0)
+
+
+async def _fill_and_dead_letter(work: Queue, _: Queue | None = None) -> None:
     """Messages 0 and 1 end in work-dlq (received past max_receives 1), message 2 waits in work."""
     messages = [OutgoingMessage(encode_envelope("gitlab", "pipeline", _event(n)), f"g{n}", f"d{n}") for n in range(3)]
     await work.send_batch(messages[:2])
-    for _ in range(2):
-        await work.receive(10, 0, 0)
+    await _dead_letter(work)
     await work.send_batch(messages[2:])
 
 
@@ -70,28 +87,30 @@ def setup(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Any:
         store = EmbeddedStore(tmp_path / "queue.sqlite")
         store.open()
         work = store.queue("work", fifo=True, dead_letter="work-dlq", max_receives=1)
+        dlq = store.queue("work-dlq", fifo=True)
         asyncio.run(_fill_and_dead_letter(work))
-        yield Setup(_config(tmp_path, {"embedded_path": "queue.sqlite"}), lambda: asyncio.run(_received(work)))
+        config = _config(tmp_path, {"embedded_path": "queue.sqlite"})
+        yield Setup(config, backend, lambda action: asyncio.run(action(work, dlq)))
         store.close()
         return
-    moto: MotoServer = request.getfixturevalue("moto_server")
-    boto = moto.client("sqs")
-    url = SqsSetup(moto, SqsClient("us-east-1", moto.endpoint), boto).create("work", fifo=True, max_receives=1)
+    aws: AwsServer = request.getfixturevalue(AWS_FIXTURES[backend])
+    boto = aws.client("sqs")
+    url = SqsSetup(aws, SqsClient(aws.region, aws.endpoint), boto).create("work", fifo=True, max_receives=1)
 
-    def on_sqs(action: Callable[[Queue], Any]) -> Any:
+    def on_sqs(action: Callable[[Queue, Queue], Awaitable[Any]]) -> Any:
         async def run() -> Any:
-            client = SqsClient("us-east-1", moto.endpoint)
+            client = SqsClient(aws.region, aws.endpoint)
             await client.start()
             try:
-                return await action(client.queue(url))
+                return await action(client.queue(url), client.queue(url.replace(".fifo", "-dlq.fifo")))
             finally:
                 await client.aclose()
 
         return asyncio.run(run())
 
     on_sqs(_fill_and_dead_letter)
-    queues = {"backend": "sqs", "work_url": url, "endpoint_url": moto.endpoint}
-    yield Setup(_config(tmp_path, queues), lambda: on_sqs(_received))
+    queues = {"backend": "sqs", "work_url": url, "endpoint_url": aws.endpoint}
+    yield Setup(_config(tmp_path, queues), backend, on_sqs)
     boto.close()
 
 
@@ -115,9 +134,10 @@ def test_stats_peek_redrive_and_purge(setup: Setup, capsys: pytest.CaptureFixtur
     assert code == 0 and "moved 1 messages" in out, out
     assert setup.stats(capsys)["work-dlq"] == (0, 0) and setup.stats(capsys)["work"] == (3, 0)
     assert setup.cli(capsys, "peek", "work-dlq") == (0, "no messages seen\n")
-    code, out = setup.cli(capsys, "peek", "work", "--json")
+    force = () if setup.backend == "embedded" else ("--force",)  # SQS: the work queue has a RedrivePolicy
+    code = main(["queue", "peek", "work", "--json", *force, "--config", str(setup.config)])
     # Fresh receive counts (an SQS peek is itself a receive: one).
-    assert code == 0 and [p["receive_count"] <= 1 for p in json.loads(out)] == [True] * 3, out
+    assert code == 0 and [p["receive_count"] <= 1 for p in json.loads(capsys.readouterr().out)] == [True] * 3
 
     code, out = setup.cli(capsys, "purge", "work")
     assert code == 2 and out.strip() == "error: purge needs confirmation: run it in a terminal or pass --yes"
@@ -147,8 +167,55 @@ def test_redrive_of_ids_not_in_the_dead_letter_queue_names_them_and_fails(
 
 
 def test_redriven_messages_are_received_from_the_source_again(setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
+    # Dead-lettered seconds after their first send: a re-send under the original deduplication id (what
+    # StartMessageMoveTask does) would be dropped as a duplicate.
+    code, out = setup.cli(capsys, "redrive")
+    assert code == 0 and "moved 2 messages" in out, out
+    assert setup.receive_work() == [(0, 1), (1, 1), (2, 1)]  # fresh receive counts
+    # Dead-lettered again at once (received past max_receives 1), and redriven again: back once more.
+    setup.on_queues(lambda work, _: _dead_letter(work))
+    assert setup.stats(capsys)["work-dlq"] == (3, 0)
+    code, out = setup.cli(capsys, "redrive")
+    assert code == 0 and "moved 3 messages" in out, out
+    assert setup.receive_work() == [(0, 1), (1, 1), (2, 1)]
+
+
+def test_a_redrive_interrupted_between_send_and_delete_sends_no_second_copy(
+    setup: Setup, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if setup.backend == "embedded":
+        pytest.skip("the embedded redrive is one transaction: it cannot stop between send and delete")
+
+    async def send_without_delete(work: Queue, dlq: Queue) -> None:
+        [message] = await dlq.receive(1, 1, 30)
+        await work.send_batch([OutgoingMessage(message.body, message.group_id, redrive_dedup_id(message))])
+        await dlq.change_visibility_batch([message.receipt], 0)  # the crash: never deleted
+
+    setup.on_queues(send_without_delete)
+    code, out = setup.cli(capsys, "redrive")
+    assert code == 0 and "moved 2 messages" in out, out
+    assert [n for n, _ in setup.receive_work()] == [0, 1, 2]
+    assert setup.stats(capsys)["work-dlq"] == (0, 0)
+
+
+def test_a_peek_on_sqs_never_dead_letters_silently(setup: Setup, capsys: pytest.CaptureFixture[str]) -> None:
+    if setup.backend == "embedded":
+        pytest.skip("the embedded peek reads SQLite: it receives nothing")
+    for _ in range(5):
+        code, out = setup.cli(capsys, "peek", "work")
+        assert code == 2 and out == ("error: a peek of work on SQS is a receive and counts toward its "
+                                     "maxReceiveCount (1): pass --force to peek anyway\n")
+    assert setup.stats(capsys)["work"] == (1, 0) and setup.stats(capsys)["work-dlq"] == (2, 0)
+    assert setup.receive_work() == [(2, 1)]  # the worker's receive is the event's first
+    # Forced, a peek past maxReceiveCount dead-letters the event: it says so.
+    code, out = setup.cli(capsys, "peek", "work", "--force")
+    assert code == 0 and "no messages seen" in out and "work-dlq gained 1 messages during the peek" in out, out
+    assert setup.stats(capsys)["work-dlq"] == (3, 0)
+    # Forced on fresh messages, it shows each one's receives left and names those it left with none.
     assert setup.cli(capsys, "redrive")[0] == 0
-    assert setup.receive_work() == [0, 1, 2]
+    code, out = setup.cli(capsys, "peek", "work", "--force")
+    assert code == 0 and out.count("receives=1 (0 left)") == 3, out
+    assert "warning: 3 peeked messages have no receive left: the next receive moves them to work-dlq" in out
 
 
 def test_missing_store_is_one_line_and_not_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -170,10 +237,10 @@ def test_a_peek_limit_below_one_is_refused(tmp_path: Path, capsys: pytest.Captur
 
 
 def test_missing_sqs_queue_is_one_line(
-    tmp_path: Path, moto_server: MotoServer, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, aws_server: AwsServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    url = f"{moto_server.endpoint}/123456789012/absent.fifo"
-    config = _config(tmp_path, {"backend": "sqs", "work_url": url, "endpoint_url": moto_server.endpoint})
+    url = f"{aws_server.endpoint}/123456789012/absent.fifo"
+    config = _config(tmp_path, {"backend": "sqs", "work_url": url, "endpoint_url": aws_server.endpoint})
     code = main(["queue", "peek", "work", "--config", str(config)])
     err = capsys.readouterr().err
     assert code == 2 and err == f"error: SQS queue {url} does not exist\n"

@@ -1,5 +1,5 @@
 """Fake network peers for tests: real HTTP servers on 127.0.0.1 ephemeral ports (GitLab, Gemini)
-and a moto server for AWS. Fixtures in tests/conftest.py start and stop them."""
+and two AWS backends (a moto server, LocalStack). Fixtures in tests/conftest.py start and stop them."""
 
 from tests.servers.base import FakeHTTPServer, HTTPError, Request, Response, json_response
 from tests.servers.gemini import (
@@ -15,10 +15,12 @@ from tests.servers.gemini import (
 )
 from tests.servers.gitlab import GitLabServer
 from tests.servers.gitlab_state import DEVELOPER, GUEST, MAINTAINER, OWNER, REPORTER
-from tests.servers.moto import AWS_TEST_ENV, MotoServer
+from tests.servers.localstack import LocalStackServer
+from tests.servers.moto import AWS_TEST_ENV, AwsServer, MotoServer
 
 __all__ = [
     "AWS_TEST_ENV",
+    "AwsServer",
     "DEVELOPER",
     "GUEST",
     "MAINTAINER",
@@ -28,6 +30,7 @@ __all__ = [
     "GeminiServer",
     "GitLabServer",
     "HTTPError",
+    "LocalStackServer",
     "MotoServer",
     "Request",
     "Response",

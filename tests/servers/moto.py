@@ -9,7 +9,7 @@ import sys
 import tempfile
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import boto3
 
@@ -23,6 +23,15 @@ AWS_TEST_ENV = {
 }
 # The child imports moto (about 0.3 s); allow for a slow, busy machine.
 STARTUP_TIMEOUT_S = 30.0
+
+
+class AwsServer(Protocol):
+    """What the AWS tests need of a backend (MotoServer, LocalStackServer): where it listens and clients."""
+
+    endpoint: str
+    region: str
+
+    def client(self, service: str, **kwargs: Any) -> Any: ...
 
 
 class MotoServer:

@@ -1,9 +1,10 @@
-"""S3 session store against a moto server through the real aiobotocore client."""
+"""S3 session store on each AWS backend (moto, LocalStack) through the real aiobotocore client."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import uuid
 from collections.abc import AsyncIterator
 
 import pytest
@@ -11,17 +12,24 @@ import pytest
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.sessions.s3 import S3SessionStore
-from tests.servers import MotoServer
+from tests.servers import AwsServer
 
 SID = "0b6c3d1e-2f4a-4b5c-8d6e-7f8091a2b3c4"
 
 
 @pytest.fixture
-async def store(moto_server: MotoServer) -> AsyncIterator[S3SessionStore]:
-    s3 = moto_server.client("s3")
-    s3.create_bucket(Bucket="sessions-bucket")
+def bucket(aws_server: AwsServer) -> str:
+    """A bucket of this test's own: LocalStack is shared by every test and cannot be reset."""
+    name = f"sessions-{uuid.uuid4().hex[:12]}"
+    s3 = aws_server.client("s3")
+    s3.create_bucket(Bucket=name)
     s3.close()
-    store = S3SessionStore("sessions-bucket", "sessions/", moto_server.region, moto_server.endpoint)
+    return name
+
+
+@pytest.fixture
+async def store(aws_server: AwsServer, bucket: str) -> AsyncIterator[S3SessionStore]:
+    store = S3SessionStore(bucket, "sessions/", aws_server.region, aws_server.endpoint)
     await store.start()
     yield store
     await store.aclose()
@@ -32,7 +40,7 @@ async def _chunks(data: bytes, size: int = 64 * 1024) -> AsyncIterator[bytes]:
         yield data[start:start + size]
 
 
-async def test_round_trip_with_multipart_archive(store: S3SessionStore, moto_server: MotoServer) -> None:
+async def test_round_trip_with_multipart_archive(store: S3SessionStore, aws_server: AwsServer, bucket: str) -> None:
     archive = os.urandom(budgets.S3_PART_BYTES * 2 + 12345)  # three parts
     context = {"session_id": SID, "contents": [{"role": "user", "parts": [{"text": "héllo"}]}]}
     assert not await store.exists(SID)
@@ -46,8 +54,8 @@ async def test_round_trip_with_multipart_archive(store: S3SessionStore, moto_ser
         assert len(chunk) <= budgets.STREAM_CHUNK_BYTES
         digest.update(chunk)
     assert digest.hexdigest() == hashlib.sha256(archive).hexdigest()
-    s3 = moto_server.client("s3")
-    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket="sessions-bucket")["Contents"])
+    s3 = aws_server.client("s3")
+    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket)["Contents"])
     s3.close()
     assert keys == [f"sessions/{SID}/{n}" for n in ("context.json", "sandbox.tar.gz", "transcript.md")]
 
