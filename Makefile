@@ -32,6 +32,7 @@ lint: install
 	bash scripts/check-module-size.sh
 	$(PY) scripts/check-complexity.py
 	$(VENV)/bin/mypy hummingbird_agent
+	$(PY) -m pytest -q -p no:cacheprovider tests/test_layers.py
 
 serve: install host
 	$(PY) -m hummingbird_agent serve --config config.yaml

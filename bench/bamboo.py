@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hummingbird_agent.bamboo.populate import populate  # noqa: E402
+from hummingbird_agent.bamboo.learn.populate import populate  # noqa: E402
 from tests.bamboo.test_commands import accumulator, incident_line, stores  # noqa: E402
 
 STORE_LIBRARIES = ("ladybug", "qdrant_client")

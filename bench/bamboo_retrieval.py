@@ -36,13 +36,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bamboo_naming import NamingModel, label  # noqa: E402
 from bench.bamboo_tfidf import TfIdf, auroc  # noqa: E402
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores  # noqa: E402
+from hummingbird_agent.bamboo.diagnose.navigator import ReasoningNavigator, with_examples  # noqa: E402
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder  # noqa: E402
 from hummingbird_agent.bamboo.embeddings.minilm import MiniLMEmbedder  # noqa: E402
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor  # noqa: E402
-from hummingbird_agent.bamboo.llm import JsonLLM, ModelText  # noqa: E402
-from hummingbird_agent.bamboo.navigator import ReasoningNavigator, with_examples  # noqa: E402
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer  # noqa: E402
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText  # noqa: E402
+from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator, Stores  # noqa: E402
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor  # noqa: E402
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer  # noqa: E402
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore  # noqa: E402
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession  # noqa: E402
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore  # noqa: E402
@@ -184,7 +184,7 @@ class MergeLog(logging.Handler):
 
 async def run(root: Path, k: int, embedder: str, only: int = 0, fold: int | None = None) -> dict[str, Any]:
     merges = MergeLog()
-    causes_log = logging.getLogger("hummingbird_agent.bamboo.causes")
+    causes_log = logging.getLogger("hummingbird_agent.bamboo.learn.causes")
     causes_log.addHandler(merges)
     causes_log.setLevel(logging.INFO)
     rows = read_examples(root)

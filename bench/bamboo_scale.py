@@ -32,19 +32,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bamboo_naming import NamingModel  # noqa: E402
 from bench.bamboo_retrieval import folds_of, incident, read_examples, read_log  # noqa: E402
-from hummingbird_agent.bamboo.accumulator import (  # noqa: E402
+from hummingbird_agent.bamboo.diagnose.navigator import ReasoningNavigator  # noqa: E402
+from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder  # noqa: E402
+from hummingbird_agent.bamboo.incident_graph import Edge, KnowledgeGraph, NodeType  # noqa: E402
+from hummingbird_agent.bamboo.json_llm import JsonLLM  # noqa: E402
+from hummingbird_agent.bamboo.learn.accumulator import (  # noqa: E402
     ExtractedKnowledge,
     KnowledgeAccumulator,
     Stores,
     key_insights,
     store_knowledge,
 )
-from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder  # noqa: E402
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor  # noqa: E402
-from hummingbird_agent.bamboo.llm import JsonLLM  # noqa: E402
-from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, NodeType  # noqa: E402
-from hummingbird_agent.bamboo.navigator import ReasoningNavigator  # noqa: E402
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer  # noqa: E402
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor  # noqa: E402
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer  # noqa: E402
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore  # noqa: E402
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession  # noqa: E402
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore  # noqa: E402

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 
-from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.sandbox import PodmanSandbox
 
 STREAM_BYTES = 100 * 1024 * 1024

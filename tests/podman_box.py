@@ -6,7 +6,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.sandbox import PodmanSandbox
 from hummingbird_agent.sandbox.podman import check_podman
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hummingbird_agent.config_reference import END, START, render, rows
+from hummingbird_agent.config.reference import END, START, render, rows
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -12,7 +12,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 def test_readme_table_matches_the_schema() -> None:
     text = README.read_text(encoding="utf-8")
     table = text.split(START, 1)[1].split(END, 1)[0].strip()
-    assert table == render(), "run: python -m hummingbird_agent.config_reference README.md"
+    assert table == render(), "run: python -m hummingbird_agent.config.reference README.md"
 
 
 def test_every_key_is_documented_and_the_s3_and_model_settings_are_there() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hummingbird_agent.cli import main
-from hummingbird_agent.config import load_config
+from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[1]

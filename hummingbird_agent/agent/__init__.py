@@ -1,7 +1,6 @@
 """The agent engine: the provider-blind loop, system-prompt layering and warnings, transcripts, and the
-orchestration of one workflow run (used by the `run` command and the worker)."""
+orchestration of one workflow run (used by the `run` command in cli/ and the worker)."""
 
-from hummingbird_agent.agent.command import build_request, execute, report, run_command
 from hummingbird_agent.agent.loop import AgentLoop, LoopResult, StepRecord
 from hummingbird_agent.agent.prompts import Budget, SystemPrompt, WarningKind, choose_warning, render_prompt
 from hummingbird_agent.agent.run import (
@@ -26,14 +25,10 @@ __all__ = [
     "StepRecord",
     "SystemPrompt",
     "WarningKind",
-    "build_request",
     "choose_warning",
-    "execute",
     "final_note",
     "load_workflow",
     "render_prompt",
     "render_transcript",
-    "report",
-    "run_command",
     "run_workflow",
 ]

@@ -50,14 +50,9 @@ class RunAudit:
         return [*self.source_gaps, *(g for c in self.calls for g in c.gaps)]
 
 
-def tokens(usage: Usage) -> tuple[int, int, int]:
-    """(input, output, cached) tokens of a run."""
-    return usage.prompt_tokens, usage.candidate_tokens, usage.cached_tokens
-
-
 def footer(audit: RunAudit) -> str:
     """One compact line under a rule."""
-    tin, tout, cached = tokens(audit.usage)
+    tin, tout, cached = audit.usage.counts()
     parts = [
         f"`{audit.workflow}`",
         f"{audit.provider}/{audit.model}",

@@ -18,9 +18,9 @@ from hummingbird_agent.agent.loop import AgentLoop, LoopResult, StepRecord
 from hummingbird_agent.agent.prompts import Budget, SystemPrompt, base_system_prompt, render_prompt
 from hummingbird_agent.agent.report import RunAudit, audited_note
 from hummingbird_agent.agent.transcript import render_transcript
-from hummingbird_agent.config import LoadedConfig, WorkflowConfig
+from hummingbird_agent.config.loading import LoadedConfig, WorkflowConfig
+from hummingbird_agent.config.model_targets import workflow_target
 from hummingbird_agent.errors import AgentError, PermanentError
-from hummingbird_agent.model_targets import workflow_target
 from hummingbird_agent.models.base import Content, Model
 from hummingbird_agent.models.contents import user_text
 from hummingbird_agent.observability import log_context, scrub

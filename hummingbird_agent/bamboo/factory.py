@@ -6,22 +6,22 @@ from __future__ import annotations
 
 from typing import cast
 
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.embeddings import Embedder
-from hummingbird_agent.bamboo.explorer_session import ConfiguredEnricher, StrategyClients, TaskSummary
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
-from hummingbird_agent.bamboo.panda_index import PandaIndex
-from hummingbird_agent.bamboo.panda_tools import PandaSupport
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
-from hummingbird_agent.bamboo.service import ACCUMULATE_WORKFLOW
+from hummingbird_agent.bamboo.explore.session import ConfiguredEnricher, StrategyClients, TaskSummary
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
+from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.panda.index import PandaIndex
+from hummingbird_agent.bamboo.panda.tools import PandaSupport
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
-from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.bamboo.workflow_names import ACCUMULATE_WORKFLOW
+from hummingbird_agent.config.loading import LoadedConfig
+from hummingbird_agent.config.model_targets import embedding_connection, knowledge_target
 from hummingbird_agent.data_sources.direct import WorkflowFiles
 from hummingbird_agent.errors import ConfigError
-from hummingbird_agent.model_targets import embedding_connection, knowledge_target
 from hummingbird_agent.models import Model
 
 # Tool-selection vectors live beside the incidents' collection, not in it (counts and searches stay clean).

@@ -9,22 +9,21 @@ import logging
 import sys
 from pathlib import Path
 
-from hummingbird_agent.bamboo.accumulator import Stores
 from hummingbird_agent.bamboo.analysis import AnalysisResult
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.incidents import parse_incident
-from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
-from hummingbird_agent.bamboo.navigator import Explorer, ReasoningNavigator
+from hummingbird_agent.bamboo.diagnose.navigator import Explorer, ReasoningNavigator
+from hummingbird_agent.bamboo.factory import build_explorer, build_panda_support
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
+from hummingbird_agent.bamboo.learn.accumulator import Stores
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.incidents import parse_incident
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
-from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.bamboo.workflow_names import DIAGNOSE_WORKFLOW
+from hummingbird_agent.config.loading import LoadedConfig
+from hummingbird_agent.config.model_targets import knowledge_target
 from hummingbird_agent.errors import AgentError, ConfigError
-from hummingbird_agent.model_targets import knowledge_target
 from hummingbird_agent.models import Model
 
 log = logging.getLogger(__name__)
-ACCUMULATE_WORKFLOW = "bamboo-accumulate"
-DIAGNOSE_WORKFLOW = "bamboo-diagnose"
-LEARN_COMMAND = "learn"
 
 
 def workflow_guidance(loaded: LoadedConfig, workflow: str) -> str:
@@ -43,8 +42,6 @@ def build_navigator(loaded: LoadedConfig, model: Model, stores: Stores,
     cfg = loaded.config.bamboo
     llm = JsonLLM(ModelText(model, knowledge_target(loaded.config).name))
     salt = (loaded.secret(cfg.pseudonym_salt_env) or "").encode()
-    from hummingbird_agent.bamboo.factory import build_explorer, build_panda_support  # the factory imports this
-
     deps = StrategyDeps(llm, salt, panda=build_panda_support(loaded))
     extractor = KnowledgeGraphExtractor(default_registry().create(cfg.extraction_strategy, deps))
     if explorer is None:

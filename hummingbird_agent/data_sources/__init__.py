@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from hummingbird_agent.config import DataSourcesConfig, LoadedConfig
+from hummingbird_agent.config.loading import DataSourcesConfig, LoadedConfig
 from hummingbird_agent.data_sources import gitlab, konflux, testing_farm
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.tools.registry import ToolRegistry

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.data_sources import register_selected
 from hummingbird_agent.tools.base import ToolDef, ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry, argument_problem

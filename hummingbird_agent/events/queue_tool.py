@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import asdict, dataclass
 
 from hummingbird_agent import budgets
-from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.errors import ConfigError, PermanentError
 from hummingbird_agent.events.admin import QueueAdmin, peek_warnings, render_peek, render_stats
 from hummingbird_agent.events.embedded import EmbeddedStore

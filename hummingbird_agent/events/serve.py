@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.config import ROLE_QUEUE_URLS, LoadedConfig, QueuesConfig, check_role
+from hummingbird_agent.config.loading import ROLE_QUEUE_URLS, LoadedConfig, QueuesConfig, check_role
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.events.edge import EdgeLimits, HttpEdge
 from hummingbird_agent.events.embedded import EmbeddedStore

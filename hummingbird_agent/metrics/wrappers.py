@@ -7,7 +7,6 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Self
 
-from hummingbird_agent.agent.report import tokens
 from hummingbird_agent.errors import AgentError, PermanentError, RetryLater
 from hummingbird_agent.metrics.registry import Metrics
 from hummingbird_agent.models.base import Model, ModelRequest, ModelResponse
@@ -37,7 +36,7 @@ class MeteredModel:
             calls.labels(provider, request.model, type(exc).__name__).inc()
             raise
         calls.labels(provider, request.model, "ok").inc()
-        for kind, count in zip(("input", "output", "cached"), tokens(response.usage), strict=True):
+        for kind, count in zip(("input", "output", "cached"), response.usage.counts(), strict=True):
             self._metrics.model_tokens.labels(provider, request.model, kind).inc(count)
         return response
 

@@ -44,6 +44,10 @@ class Usage:
     cached_tokens: int = 0
     cache_write_tokens: int = 0
 
+    def counts(self) -> tuple[int, int, int]:
+        """(input, output, cached) tokens, the order footers and metrics print them in."""
+        return self.prompt_tokens, self.candidate_tokens, self.cached_tokens
+
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,

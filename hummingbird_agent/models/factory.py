@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from hummingbird_agent import budgets
-from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.config.loading import LoadedConfig
+from hummingbird_agent.config.model_targets import Connection, ModelTarget, all_targets, base_connection
 from hummingbird_agent.errors import ConfigError
-from hummingbird_agent.model_targets import Connection, ModelTarget, all_targets, base_connection
 from hummingbird_agent.models.base import Model, ModelRequest, ModelResponse
 from hummingbird_agent.models.scripted import ScriptedModel
 

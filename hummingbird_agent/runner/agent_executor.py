@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from hummingbird_agent.agent.loop import LoopResult
 from hummingbird_agent.agent.run import RunDeps, RunOutcome, RunRequest, SourceRegistrar, run_workflow, stop_kind
-from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.models.base import Model
 from hummingbird_agent.runner.executor import Publish, SaveSession

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import logging
 
-from hummingbird_agent.bamboo.accumulator import AccumulationResult, KnowledgeAccumulator
 from hummingbird_agent.bamboo.analysis import NOTHING_SIMILAR, AnalysisResult
-from hummingbird_agent.bamboo.citations import incident_link, learned_incident_id
-from hummingbird_agent.bamboo.model import NodeType
-from hummingbird_agent.bamboo.navigator import ReasoningNavigator
+from hummingbird_agent.bamboo.diagnose.citations import incident_link, learned_incident_id
+from hummingbird_agent.bamboo.diagnose.navigator import ReasoningNavigator
+from hummingbird_agent.bamboo.incident_graph import NodeType
+from hummingbird_agent.bamboo.learn.accumulator import AccumulationResult, KnowledgeAccumulator
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
-from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.gitlab.client import GitLabClient

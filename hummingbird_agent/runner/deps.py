@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hummingbird_agent.config import Config, LoadedConfig
+from hummingbird_agent.config.loading import Config, LoadedConfig
 from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.runner.executor import Executor

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from hummingbird_agent.agent.run import SourceRegistrar
-from hummingbird_agent.bamboo import tools as knowledge_tools
-from hummingbird_agent.bamboo.accumulator import Stores
-from hummingbird_agent.bamboo.citations import Citations
-from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.bamboo.diagnose import knowledge_tools
+from hummingbird_agent.bamboo.diagnose.citations import Citations
+from hummingbird_agent.bamboo.learn.accumulator import Stores
+from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.models.base import Model

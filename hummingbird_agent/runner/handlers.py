@@ -10,7 +10,7 @@ import time
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.service import ACCUMULATE_WORKFLOW, LEARN_COMMAND
+from hummingbird_agent.bamboo.workflow_names import ACCUMULATE_WORKFLOW, LEARN_COMMAND
 from hummingbird_agent.events.protocols import Continuations, Event
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS

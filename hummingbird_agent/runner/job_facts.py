@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.log_vector import LogTail
+from hummingbird_agent.bamboo.retrieval.log_vector import LogTail
 from hummingbird_agent.logs import clean_line
 
 # The runner's preamble names the job's image: `Using Docker executor with image python:3.12 ...`.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from hummingbird_agent.config import Config
+from hummingbird_agent.config.loading import Config
 from hummingbird_agent.gitlab.client import PostedNote
 from hummingbird_agent.gitlab.markers import answers_note, format_reply_marker
 from hummingbird_agent.gitlab.note_text import cap_body

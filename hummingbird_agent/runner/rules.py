@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hummingbird_agent.config import Config, ProjectConfig, TriggerRule, TriggerRules, WorkflowConfig
+from hummingbird_agent.config.loading import Config, ProjectConfig, TriggerRule, TriggerRules, WorkflowConfig
 from hummingbird_agent.gitlab.note_text import COMMAND
 
 _COMMAND_RE = re.compile(r"^\s*" + re.escape(COMMAND) + r"(?:[ \t]+(?P<name>\S+))?(?P<rest>.*)$", re.S)

@@ -12,14 +12,14 @@ from hummingbird_agent.agent.run import SourceRegistrar
 from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
 from hummingbird_agent.bamboo.service import build_navigator
 from hummingbird_agent.bamboo.stores.base import opened
-from hummingbird_agent.config import LoadedConfig
+from hummingbird_agent.config.loading import LoadedConfig
+from hummingbird_agent.config.model_targets import all_targets
 from hummingbird_agent.data_sources import register_selected
 from hummingbird_agent.errors import RetryLater
 from hummingbird_agent.events.protocols import Continuations, Event, Handler
 from hummingbird_agent.events.serve import run_service, run_to_exit
 from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.metrics import MeteredModel, MeteredSandbox, Metrics
-from hummingbird_agent.model_targets import all_targets
 from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.runner.bamboo_executor import BambooAccumulateExecutor, BambooDiagnoseExecutor
 from hummingbird_agent.runner.deps import Deps

@@ -19,7 +19,7 @@ from kubernetes.stream import stream as k8s_stream
 from kubernetes.stream.ws_client import STDIN_CHANNEL, V5_CHANNEL_PROTOCOL, WSClient
 
 from hummingbird_agent import budgets
-from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import ConfigError, SandboxError
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config

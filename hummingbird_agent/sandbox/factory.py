@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.sandbox._kube import KubeApi
 from hummingbird_agent.sandbox.base import Sandbox
 from hummingbird_agent.sandbox.k8s_pod import KubePodSandbox

@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import SandboxError
 from hummingbird_agent.sandbox._channel import run_channel
 from hummingbird_agent.sandbox._core import SandboxBase

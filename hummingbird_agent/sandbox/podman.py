@@ -12,7 +12,7 @@ import shutil
 import uuid
 
 from hummingbird_agent import budgets
-from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import ConfigError, SandboxError
 from hummingbird_agent.sandbox._core import SandboxBase
 from hummingbird_agent.sandbox.base import SANDBOX_UID, WORKDIR

@@ -19,6 +19,6 @@ def test_exported_names() -> None:
         "argument_problem", "register_sandbox_tools", "sandbox_tools",
     }
     assert {"LocalSessionStore", "SessionStore", "StoredSession", "validate_session_id"} <= set(sessions.__all__)
-    assert {"AgentLoop", "RunDeps", "RunRequest", "run_workflow", "run_command", "execute"} <= set(agent.__all__)
+    assert {"AgentLoop", "RunDeps", "RunRequest", "run_workflow"} <= set(agent.__all__)
     for module in (agent, models, sessions, tools):
         assert all(hasattr(module, name) for name in module.__all__)

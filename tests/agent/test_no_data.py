@@ -18,7 +18,7 @@ from hummingbird_agent.agent import AgentLoop, Budget, SystemPrompt, build_reque
 from hummingbird_agent.agent.links import UNSEEN
 from hummingbird_agent.agent.report import NO_CALLS, NO_DATA_LINE
 from hummingbird_agent.cli import build_parser
-from hummingbird_agent.config import LoadedConfig, load_config
+from hummingbird_agent.config.loading import LoadedConfig, load_config
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.models import ScriptedModel, ScriptedTurn, ToolCall, build_model, tool_message, user_text
 from hummingbird_agent.runner.agent_executor import AgentExecutor

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from hummingbird_agent.bamboo.accumulator import Stores
-from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
+from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings
 from hummingbird_agent.models.retry import RetryPolicy
 from tests.bamboo.kb import open_stores

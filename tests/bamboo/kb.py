@@ -6,12 +6,12 @@ import json
 import re
 from collections.abc import AsyncIterator
 
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.diagnose.navigator import Explorer, ReasoningNavigator
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.navigator import Explorer, ReasoningNavigator
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from hummingbird_agent.bamboo import panda_index
-from hummingbird_agent.bamboo.panda_index import PandaIndex
-from hummingbird_agent.bamboo.panda_tools import PandaSupport
+from hummingbird_agent.bamboo.panda import index as panda_index
+from hummingbird_agent.bamboo.panda.index import PandaIndex
+from hummingbird_agent.bamboo.panda.tools import PandaSupport
 from hummingbird_agent.data_sources.panda import PandaClient, PandaCredentials
 from tests.servers.panda import PandaServer
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from hummingbird_agent.bamboo.accumulator import Enrichment, KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer, ToolInfo
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
+from hummingbird_agent.bamboo.learn.accumulator import Enrichment, KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer, ToolInfo
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore

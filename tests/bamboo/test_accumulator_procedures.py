@@ -8,18 +8,18 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 
 import pytest_asyncio
 
-from hummingbird_agent.bamboo.accumulator import Enrichment, KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
-from hummingbird_agent.bamboo.evidence import GraphIndex
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.explore.tool_selection import TRIGGERS, ToolSelector
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.learn.accumulator import Enrichment, KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer, ToolInfo
 from hummingbird_agent.bamboo.mcp import McpTool
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer, ToolInfo
+from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
-from hummingbird_agent.bamboo.tool_selection import TRIGGERS, ToolSelector
 from tests.bamboo.fakes import EXTRACT, REVIEW, RuleModel, causal_answer
 
 CODE = "log = await tools.get_job_log(job_id=7)\nstatus = await tools.registry_status()\nreturn {'log': log}"

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.analysis import NOTHING_SIMILAR
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM, ModelReplyError
-from hummingbird_agent.bamboo.navigator import ReasoningNavigator
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.diagnose.navigator import ReasoningNavigator
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelReplyError
+from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
 from hummingbird_agent.runner.bamboo_executor import diagnosis_note
 from tests.bamboo.kb import INCIDENT_A, INCIDENT_B, LIKE_NEITHER

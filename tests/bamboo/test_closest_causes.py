@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hummingbird_agent.bamboo.accumulator import key_insights, store_knowledge
-from hummingbird_agent.bamboo.causes import closest_causes
-from hummingbird_agent.bamboo.model import Edge, ExtractedKnowledge, KnowledgeGraph, NodeType, RelType, make_node
+from hummingbird_agent.bamboo.incident_graph import (
+    Edge,
+    ExtractedKnowledge,
+    KnowledgeGraph,
+    NodeType,
+    RelType,
+    make_node,
+)
+from hummingbird_agent.bamboo.learn.accumulator import key_insights, store_knowledge
+from hummingbird_agent.bamboo.learn.causes import closest_causes
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from tests.bamboo.test_commands import stores
 

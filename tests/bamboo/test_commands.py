@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
-from hummingbird_agent.bamboo.commands import stats
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.populate import populate
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.populate import populate
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
 from hummingbird_agent.cli import main
+from hummingbird_agent.cli.knowledge import stats
 from tests.bamboo.fakes import EXTRACT, REVIEW, RuleModel, causal_answer
 
 CAUSES = ["npm mirror outage", "flaky dns", "runner out of disk", "expired token"]

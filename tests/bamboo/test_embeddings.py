@@ -14,7 +14,7 @@ import pytest
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
 from hummingbird_agent.bamboo.embeddings.minilm import MiniLMEmbedder
 from hummingbird_agent.bamboo.factory import build_embedder
-from hummingbird_agent.config import load_config
+from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.errors import ConfigError
 from tests.servers.gemini import GeminiServer
 from tests.servers.openai import OpenAIServer

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from hummingbird_agent.bamboo.enricher import ContextEnricher
-from hummingbird_agent.bamboo.exploration import ExplorationError
-from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
+from hummingbird_agent.bamboo.explore.enricher import ContextEnricher
+from hummingbird_agent.bamboo.explore.exploration import ExplorationError
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
+from hummingbird_agent.bamboo.learn.reviewer import NO_PROCEDURE
 from hummingbird_agent.bamboo.mcp import BuiltinMcpClient, build_mcp_client
-from hummingbird_agent.bamboo.procedure_tools import procedure_node
-from hummingbird_agent.bamboo.reviewer import NO_PROCEDURE
+from hummingbird_agent.bamboo.mcp.procedures import procedure_node
 from hummingbird_agent.bamboo.stores.base import NodeRow
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.models import ScriptedModel

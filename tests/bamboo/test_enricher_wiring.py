@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator
-from hummingbird_agent.bamboo.enricher import ContextEnricher
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.explore.enricher import ContextEnricher
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
 from hummingbird_agent.sandbox import PodmanSandbox
 from tests.bamboo.fakes import EXTRACT, REVIEW, SUMMARY, RuleModel, causal_answer

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from hummingbird_agent.bamboo.analysis import NO_EXPLORER, AnalysisResult
-from hummingbird_agent.bamboo.explorer_session import ConfiguredEnricher, read_only_tools
+from hummingbird_agent.bamboo.explore.session import ConfiguredEnricher, read_only_tools
 from hummingbird_agent.bamboo.factory import build_accumulator, build_explorer, build_stores
-from hummingbird_agent.bamboo.llm import JsonLLM
+from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.service import analyze_incident, build_navigator
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
-from hummingbird_agent.config import LoadedConfig, load_config
+from hummingbird_agent.config.loading import LoadedConfig, load_config
 from hummingbird_agent.models import ModelRequest, ModelResponse
 from hummingbird_agent.sandbox import PodmanSandbox
 from tests.bamboo.fakes import EXTRACT, Rule, RuleModel

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, NodeType, RelType, make_node
+from hummingbird_agent.bamboo.incident_graph import Edge, KnowledgeGraph, NodeType, RelType, make_node
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
 from hummingbird_agent.bamboo.stores.neo4j_backend import Neo4jSession, schema_statements

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.incidents import parse_incident
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.model import NodeType
+from hummingbird_agent.bamboo.incident_graph import NodeType
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.incidents import parse_incident
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, RepoFiles, StrategyDeps, default_registry
 from hummingbird_agent.bamboo.strategies.ci_config import job_definition, parse_config
-from hummingbird_agent.config import (
+from hummingbird_agent.config.loading import (
     Config,
     DataSourcesConfig,
     GitLabConfig,

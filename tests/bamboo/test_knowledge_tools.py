@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from hummingbird_agent.bamboo import tools as knowledge
-from hummingbird_agent.bamboo.accumulator import Stores
+from hummingbird_agent.bamboo.diagnose import knowledge_tools as knowledge
+from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.tools.base import ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
 from hummingbird_agent.tools.spill import Spiller

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 
-from hummingbird_agent.bamboo.log_vector import LOG_SECTION, log_scores, log_text
+from hummingbird_agent.bamboo.retrieval.log_vector import LOG_SECTION, log_scores, log_text
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from tests.bamboo.fakes import EXTRACT, SUMMARY, RuleModel, approving, facts_of
 from tests.bamboo.kb import open_stores, parts

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hummingbird_agent.config import load_config
+from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.errors import ConfigError
 
 ENV = {"GITLAB_READ_TOKEN": "glpat-read-123", "MCP_TOKEN": "mcp-token-456", "DB_PASSWORD": "db-pass-789"}

@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from hummingbird_agent.bamboo.accumulator import Stores
 from hummingbird_agent.bamboo.analysis import NO_EXPLORER, NOTHING_SIMILAR, CandidateCause
-from hummingbird_agent.bamboo.evidence import GraphIndex
-from hummingbird_agent.bamboo.log_vector import log_scores
+from hummingbird_agent.bamboo.learn.accumulator import Stores
+from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex
+from hummingbird_agent.bamboo.retrieval.log_vector import log_scores
 from tests.bamboo.fakes import RuleModel
 from tests.bamboo.kb import (
     CAUSE_A,

@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
-from hummingbird_agent.bamboo.accumulator import Stores
 from hummingbird_agent.bamboo.analysis import NO_EXPLORER
-from hummingbird_agent.bamboo.diagnosis import UNKNOWN_CAUSE
-from hummingbird_agent.bamboo.navigator import Exploration
+from hummingbird_agent.bamboo.diagnose.diagnosis import UNKNOWN_CAUSE
+from hummingbird_agent.bamboo.diagnose.navigator import Exploration
+from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.errors import TransientError
 from tests.bamboo.fakes import RuleModel

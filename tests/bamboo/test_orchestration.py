@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from hummingbird_agent.bamboo.explore.orchestration import ToolGate, run_orchestration
 from hummingbird_agent.bamboo.mcp import BuiltinMcpClient
-from hummingbird_agent.bamboo.orchestration import ToolGate, run_orchestration
 from hummingbird_agent.sandbox import PodmanSandbox
 from hummingbird_agent.tools import ToolDef
 from tests.bamboo.sandboxes import box

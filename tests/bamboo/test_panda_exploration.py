@@ -13,7 +13,7 @@ import pytest
 
 from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
-from hummingbird_agent.config import load_config
+from hummingbird_agent.config.loading import load_config
 from tests.bamboo.fakes import EXTRACT, REVIEW, causal_answer
 from tests.bamboo.mcp_servers import SERVER
 from tests.bamboo.panda_fixtures import TOKEN, VO, panda, task

@@ -9,13 +9,13 @@ import pytest
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.factory import build_panda_support
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.panda_index import PandaIndex, terms
-from hummingbird_agent.bamboo.panda_tools import PandaSupport
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.panda.index import PandaIndex, terms
+from hummingbird_agent.bamboo.panda.tools import PandaSupport
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.bamboo.strategies.panda import PandaStrategy
 from hummingbird_agent.cli import main
-from hummingbird_agent.config import load_config
+from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.errors import ConfigError
 from tests.bamboo.fakes import RuleModel
 from tests.bamboo.panda_fixtures import DOCS, SOURCE, indexes, write_tree
@@ -77,7 +77,7 @@ def test_panda_config_names_env_vars_never_values(tmp_path: Path) -> None:
 
 
 def test_log_comparison_tells_a_divergence_from_a_truncation() -> None:
-    from hummingbird_agent.bamboo.panda_logs import compare
+    from hummingbird_agent.bamboo.panda.logs import compare
     from tests.servers.panda import FAILED_LOG, GOOD_LOG
 
     diverged = FAILED_LOG + "2026-11-20 10:00:10 INFO Running step cleanup after signal\n"

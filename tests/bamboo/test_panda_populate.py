@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.populate import populate
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.populate import populate
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
 from hummingbird_agent.bamboo.strategies.causal import cause_name
 from hummingbird_agent.cli import main

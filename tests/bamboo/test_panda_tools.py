@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from hummingbird_agent.bamboo.mcp import ToolCallError
-from hummingbird_agent.bamboo.panda_catalogue import CATALOGUE, panda_client, task_data_tools, tool_defs
-from hummingbird_agent.bamboo.panda_tools import PandaSupport
+from hummingbird_agent.bamboo.panda.catalogue import CATALOGUE, panda_client, task_data_tools, tool_defs
+from hummingbird_agent.bamboo.panda.tools import PandaSupport
 from tests.bamboo.panda_fixtures import PROXY, TOKEN, panda, support, task
 from tests.servers.panda import PandaServer
 
@@ -138,9 +138,9 @@ async def test_credentials_never_reach_results_errors_or_logs(panda: PandaServer
 
 def test_the_reviewer_sees_the_panda_tools_before_any_exploration(panda: PandaServer, tmp_path: Path) -> None:
     from hummingbird_agent.bamboo.factory import build_explorer, build_panda_support, build_stores
-    from hummingbird_agent.bamboo.llm import JsonLLM
+    from hummingbird_agent.bamboo.json_llm import JsonLLM
     from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
-    from hummingbird_agent.config import load_config
+    from hummingbird_agent.config.loading import load_config
     from tests.bamboo.fakes import RuleModel
 
     (tmp_path / "config.yaml").write_text(json.dumps({

@@ -4,9 +4,9 @@ symptom for every incident even when its log has no strong error line."""
 from __future__ import annotations
 
 from hummingbird_agent.bamboo.analysis import PastIncident
-from hummingbird_agent.bamboo.evidence import GraphIndex
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.model import NodeType
+from hummingbird_agent.bamboo.incident_graph import NodeType
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex
 from hummingbird_agent.bamboo.stores.base import NodeRow
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.bamboo.strategies.gitlab_ci import GitLabCIStrategy

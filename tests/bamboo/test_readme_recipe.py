@@ -7,7 +7,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from hummingbird_agent.bamboo.incidents import iter_incidents, read_lines
+from hummingbird_agent.bamboo.learn.incidents import iter_incidents, read_lines
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, NodeType, RelType, make_node
-from hummingbird_agent.bamboo.reviewer import NO_PROCEDURE, KnowledgeReviewer, ToolInfo
+from hummingbird_agent.bamboo.incident_graph import Edge, KnowledgeGraph, NodeType, RelType, make_node
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.learn.reviewer import NO_PROCEDURE, KnowledgeReviewer, ToolInfo
 from hummingbird_agent.errors import TransientError
 from tests.bamboo.fakes import RuleModel
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.model import NodeType, RelType, node_id
+from hummingbird_agent.bamboo.incident_graph import NodeType, RelType, node_id
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
 from hummingbird_agent.bamboo.strategies.gitlab_ci import log_symptoms
 from hummingbird_agent.bamboo.strategies.panda import PandaStrategy

@@ -9,9 +9,7 @@ import pytest_asyncio
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
-from hummingbird_agent.bamboo.mcp import McpTool
-from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
-from hummingbird_agent.bamboo.tool_selection import (
+from hummingbird_agent.bamboo.explore.tool_selection import (
     ToolSelector,
     estimate_tokens,
     full_block,
@@ -19,6 +17,8 @@ from hummingbird_agent.bamboo.tool_selection import (
     render_tools,
     tool_budget,
 )
+from hummingbird_agent.bamboo.mcp import McpTool
+from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.errors import TransientError
 
 SYSTEM = "You write Python orchestration code. " * 20

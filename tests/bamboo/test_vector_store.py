@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
-from hummingbird_agent.bamboo.model import derive_id
+from hummingbird_agent.bamboo.incident_graph import derive_id
 from hummingbird_agent.bamboo.stores.base import VectorPoint
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.errors import ConfigError

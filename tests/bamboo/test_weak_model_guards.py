@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator, Stores
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.prompt_echo import PromptPhrases, prompt_phrases
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.prompt_echo import PromptPhrases, prompt_phrases
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
 from hummingbird_agent.bamboo.strategies.causal import cut_at_sentence
 from tests.bamboo.kb import INCIDENT_A, INCIDENT_B

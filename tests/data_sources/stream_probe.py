@@ -17,7 +17,7 @@ from typing import Any
 import ijson
 import requests
 
-from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.data_sources import konflux
 from hummingbird_agent.data_sources.kube import KubeClient, KubeCredentials
 from hummingbird_agent.sandbox import PodmanSandbox

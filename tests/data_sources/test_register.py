@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hummingbird_agent import config as cfg
-from hummingbird_agent.config import (
+from hummingbird_agent.config import loading as cfg
+from hummingbird_agent.config.loading import (
     Config,
     DataSourcesConfig,
     GitLabSourceConfig,

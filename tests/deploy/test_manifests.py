@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hummingbird_agent.config import load_config, required_env_names
+from hummingbird_agent.config.loading import load_config, required_env_names
 from hummingbird_agent.events.webhook import build_app
 from tests.deploy.manifests import KUBE_DIR, ROOT, agent_container, by_kind, documents, secret_names, uncommented
 

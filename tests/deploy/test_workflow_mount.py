@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from hummingbird_agent.agent import load_workflow
-from hummingbird_agent.config import load_config
+from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.errors import ConfigError
 from tests.deploy.manifests import ROOT
 

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from hummingbird_agent.config import load_config
+from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.events import Continuations, Event, log_only_handler, serve
 
 

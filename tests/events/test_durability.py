@@ -17,7 +17,7 @@ import pytest
 import yaml
 from aiohttp import ClientSession
 
-from hummingbird_agent.config import load_config
+from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.events import EmbeddedStore, decode_sns_message, log_only_handler, run_service
 from tests.events.support import SqsSetup, http_of_service
 

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from aiohttp import ClientSession
 
-from hummingbird_agent.config import load_config
+from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.events import EmbeddedStore
 from hummingbird_agent.runner.service import serve_async
 from tests.events.support import http_of_service, wait_for

@@ -17,7 +17,7 @@ import requests
 from hummingbird_agent.agent import build_request, execute, report
 from hummingbird_agent.agent.report import NO_DATA_LINE
 from hummingbird_agent.cli import build_parser
-from hummingbird_agent.config import LoadedConfig, load_config
+from hummingbird_agent.config.loading import LoadedConfig, load_config
 from hummingbird_agent.models import build_model
 from hummingbird_agent.tools import ToolDef, ToolRegistry
 from tests.servers.gitlab import GitLabServer

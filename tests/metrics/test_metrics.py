@@ -14,7 +14,7 @@ import yaml
 from aiohttp import ClientSession
 from prometheus_client.parser import text_string_to_metric_families
 
-from hummingbird_agent.config import load_config
+from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.errors import RetryLater
 from hummingbird_agent.events.protocols import Continuations, Event
 from hummingbird_agent.events.serve import run_service

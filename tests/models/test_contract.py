@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from hummingbird_agent.agent import AgentLoop, Budget, SystemPrompt
-from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
-from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
+from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import TransientError
 from hummingbird_agent.models import ModelRequest, ToolDeclaration, tool_message, user_text
 from hummingbird_agent.models.errors import (

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from hummingbird_agent import budgets
-from hummingbird_agent.config import load_config
-from hummingbird_agent.config_model import ModelConnection
-from hummingbird_agent.model_targets import Connection, knowledge_target, workflow_target
+from hummingbird_agent.config.loading import load_config
+from hummingbird_agent.config.model_targets import Connection, knowledge_target, workflow_target
+from hummingbird_agent.config.providers import ModelConnection
 from hummingbird_agent.models import ModelRequest, build_model, user_text
 from hummingbird_agent.models.openai_compat import OpenAIModel, OpenAISettings
 from tests.servers.anthropic import AnthropicServer

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from hummingbird_agent.bamboo.llm import JsonLLM, ModelText
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
 from hummingbird_agent.cli import main
-from hummingbird_agent.config import load_config
+from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.models import ModelRequest, build_model, user_text
 from tests.servers import GitLabServer

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hummingbird_agent.config import LoadedConfig, load_config
+from hummingbird_agent.config.loading import LoadedConfig, load_config
 from hummingbird_agent.gitlab.markers import SessionMarker, parse_markers
 from hummingbird_agent.observability import setup_logging
 from hummingbird_agent.runner.service import serve_async

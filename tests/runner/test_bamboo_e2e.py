@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hummingbird_agent.bamboo.citations import FOOTER_TITLE, learned_incident_id
+from hummingbird_agent.bamboo.diagnose.citations import FOOTER_TITLE, learned_incident_id
 from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
 from tests.runner.harness import (
     IID,

@@ -6,8 +6,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from hummingbird_agent.bamboo.citations import Citations, incident_link, learned_incident_id, returned_incidents
-from hummingbird_agent.config import Config
+from hummingbird_agent.bamboo.diagnose.citations import (
+    Citations,
+    incident_link,
+    learned_incident_id,
+    returned_incidents,
+)
+from hummingbird_agent.config.loading import Config
 from hummingbird_agent.data_sources.gitlab_discussions import filter_discussions
 from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
 from hummingbird_agent.runner.agent_threads import last_analysis, learned_in_thread

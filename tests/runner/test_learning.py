@@ -8,12 +8,12 @@ import json
 from pathlib import Path
 from typing import cast
 
-from hummingbird_agent.bamboo.accumulator import KnowledgeAccumulator
-from hummingbird_agent.bamboo.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator
+from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
-from hummingbird_agent.config import (
+from hummingbird_agent.config.loading import (
     Config,
     DataSourcesConfig,
     GitLabConfig,

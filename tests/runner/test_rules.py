@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hummingbird_agent.config import TriggerRule, TriggerRules, load_config
+from hummingbird_agent.config.loading import TriggerRule, TriggerRules, load_config
 from hummingbird_agent.runner.rules import (
     Resolution,
     SlashCommand,

@@ -13,7 +13,7 @@ import kmock
 import pytest
 import yaml
 
-from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.sandbox import KubePodSandbox, KubePoolSandbox, SandboxFactory, SandboxState, pod_spec
 from kubernetes import client as k8s

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.sandbox import PodmanSandbox, SandboxState
 from hummingbird_agent.sandbox.lazy import LazySandbox
 

@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 
 from hummingbird_agent import budgets
-from hummingbird_agent.config import SandboxConfig
+from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import ConfigError, SandboxError
 from hummingbird_agent.sandbox import PodmanSandbox, SandboxFactory, SandboxState
 from hummingbird_agent.sandbox.podman import check_podman

@@ -4,14 +4,7 @@ from hummingbird_agent.bamboo.mcp.base import BUILTIN, McpClient, McpTool, ToolC
 from hummingbird_agent.bamboo.mcp.builtin import BuiltinMcpClient
 from hummingbird_agent.bamboo.mcp.composite import CompositeMcpClient
 from hummingbird_agent.bamboo.mcp.external import INSTALL_HINT, ExternalMcpClient, StdioMcpClient, ToolFilters
-from hummingbird_agent.bamboo.mcp.server_config import (
-    McpServerEntry,
-    build_mcp_client,
-    client_for,
-    config_namespace,
-    expand,
-    load_server_configs,
-)
+from hummingbird_agent.bamboo.mcp.server_config import build_mcp_client, client_for, config_namespace
 
 __all__ = [
     "BUILTIN",
@@ -20,7 +13,6 @@ __all__ = [
     "CompositeMcpClient",
     "ExternalMcpClient",
     "McpClient",
-    "McpServerEntry",
     "McpTool",
     "StdioMcpClient",
     "ToolCallError",
@@ -28,6 +20,4 @@ __all__ = [
     "build_mcp_client",
     "client_for",
     "config_namespace",
-    "expand",
-    "load_server_configs",
 ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from hummingbird_agent.bamboo.embeddings import Embedder
-from hummingbird_agent.bamboo.model import KnowledgeGraph
+from hummingbird_agent.bamboo.incident_graph import KnowledgeGraph
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from hummingbird_agent.bamboo.model import SCHEMA, VECTOR_ONLY, NodeType, RelType
+from hummingbird_agent.bamboo.incident_graph import SCHEMA, VECTOR_ONLY, NodeType, RelType
 
 Statement = tuple[str, dict[str, object]]
 GRAPH_LABELS: tuple[str, ...] = tuple(t.value for t in NodeType if t not in VECTOR_ONLY)

@@ -11,7 +11,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
-from hummingbird_agent.bamboo.model import KnowledgeGraph, NodeType, RelType
+from hummingbird_agent.bamboo.incident_graph import KnowledgeGraph, NodeType, RelType
 from hummingbird_agent.bamboo.stores import cypher
 from hummingbird_agent.bamboo.stores.base import CauseRow, ClueCause, EdgeRow, GraphCounts, NodeRow
 

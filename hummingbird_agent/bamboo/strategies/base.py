@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.model import KnowledgeGraph
+from hummingbird_agent.bamboo.incident_graph import KnowledgeGraph
+from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.errors import ConfigError
 
 if TYPE_CHECKING:
-    from hummingbird_agent.bamboo.panda_tools import PandaSupport
+    from hummingbird_agent.bamboo.panda.tools import PandaSupport
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,11 +94,27 @@ class StrategyRegistry:
         return factory(deps)
 
 
-def default_registry() -> StrategyRegistry:
-    from hummingbird_agent.bamboo.strategies.gitlab_ci import GitLabCIStrategy
-    from hummingbird_agent.bamboo.strategies.panda import PandaStrategy
+# The built-in strategies as data, "module:attribute" by name: the implementations import this module, so it
+# names them without importing them; each is imported when a registry first creates it.
+BUILTIN_STRATEGIES = {
+    "gitlab_ci": "hummingbird_agent.bamboo.strategies.gitlab_ci:GitLabCIStrategy",
+    "panda": "hummingbird_agent.bamboo.strategies.panda:PandaStrategy",
+}
 
+
+def load_factory(reference: str) -> StrategyFactory:
+    """A factory that imports `module:attribute` when first called."""
+    module, _, attribute = reference.partition(":")
+
+    def create(deps: StrategyDeps) -> ExtractionStrategy:
+        factory: StrategyFactory = getattr(importlib.import_module(module), attribute)
+        return factory(deps)
+
+    return create
+
+
+def default_registry() -> StrategyRegistry:
     registry = StrategyRegistry()
-    registry.register("gitlab_ci", GitLabCIStrategy)
-    registry.register("panda", PandaStrategy)
+    for name, reference in BUILTIN_STRATEGIES.items():
+        registry.register(name, load_factory(reference))
     return registry

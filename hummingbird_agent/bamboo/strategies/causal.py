@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.llm import JsonLLM
-from hummingbird_agent.bamboo.model import Edge, Node, NodeType, RelType, make_node
+from hummingbird_agent.bamboo.incident_graph import Edge, Node, NodeType, RelType, make_node
+from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.prompts import load_prompt, render
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
+from hummingbird_agent.bamboo.incident_graph import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.bamboo.strategies.causal import clip, extract_causal
 from hummingbird_agent.bamboo.strategies.ci_config import job_definition

@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.incident_graph import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
 from hummingbird_agent.bamboo.mcp import McpClient
-from hummingbird_agent.bamboo.model import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.bamboo.strategies.causal import clip, extract_causal
 from hummingbird_agent.errors import AgentError
@@ -161,7 +161,7 @@ class PandaStrategy:
         """The PanDA tools for this incident's task (none without PanDA support configured)."""
         if self._panda is None:
             return []
-        from hummingbird_agent.bamboo.panda_catalogue import panda_client
+        from hummingbird_agent.bamboo.panda.catalogue import panda_client
 
         return [panda_client(self._panda, incident.task_data)]
 

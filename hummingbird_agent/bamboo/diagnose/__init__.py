@@ -1,0 +1,1 @@
+"""Diagnosis: a new failure ranked against learned causes, explained, cited."""

@@ -1,0 +1,1 @@
+"""Exploration: the ContextEnricher's orchestration code over the tool catalogue, run in the sandbox."""

@@ -1,0 +1,191 @@
+"""ContextEnricher: plans (gap analysis, orchestration code) and runs read-only tools to fill what a review
+or a diagnosis says is missing. The accumulator calls `enrich`, the navigator `explore`.
+
+Failure contract (seed): nothing to do -> empty result; a genuine planning failure -> ExplorationError;
+syntax, runtime or timeout errors in the code -> {} and a warning.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.explore.exploration import (
+    ExplorationError,
+    ExplorationResult,
+    parse_code,
+    parse_gaps,
+    result_of,
+)
+from hummingbird_agent.bamboo.explore.orchestration import RunOutcome, ToolGate, run_orchestration
+from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector, render_tool_block, tool_budget
+from hummingbird_agent.bamboo.json_llm import JsonLLM
+from hummingbird_agent.bamboo.learn.accumulator import Enrichment
+from hummingbird_agent.bamboo.learn.reviewer import HUMAN_INPUT_TOOL, NO_PROCEDURE, ToolInfo
+from hummingbird_agent.bamboo.mcp import CompositeMcpClient, McpClient, McpTool
+from hummingbird_agent.bamboo.mcp.procedures import PREFIX, ProcedureToolsClient
+from hummingbird_agent.bamboo.prompts import load_prompt, render
+from hummingbird_agent.bamboo.stores.base import NodeRow
+from hummingbird_agent.bamboo.strategies.base import IncidentInput
+from hummingbird_agent.errors import AgentError, SandboxError
+from hummingbird_agent.sandbox.base import Sandbox
+
+log = logging.getLogger(__name__)
+HUMAN_QUESTION = ("No investigation procedure was captured for this incident. Which steps (logs, commands, "
+                  "dashboards) did you use to find the cause?")
+_Run = tuple[Sandbox, ToolGate, Mapping[str, Any]]
+_current: contextvars.ContextVar[_Run] = contextvars.ContextVar("exploration_run")
+
+
+def _hard_routed(issue: str) -> bool:
+    return NO_PROCEDURE.lower() in issue.lower()
+
+
+class ContextEnricher:
+    """Explorer over an MCP client. `sandboxes()` gives a fresh unopened sandbox per run; `procedures` are
+    stored Procedure rows offered as proc__ tools."""
+
+    def __init__(self, llm: JsonLLM, client: McpClient, sandboxes: Callable[[], Sandbox],
+                 selector: ToolSelector | None = None, procedures: Sequence[NodeRow] = (),
+                 task_summary: Callable[[IncidentInput], Mapping[str, Any]] | None = None,
+                 context_window_tokens: int = budgets.TOOL_CONTEXT_WINDOW_TOKENS,
+                 code_timeout_s: float = budgets.EXPLORE_CODE_TIMEOUT_S) -> None:
+        self._llm, self._sandboxes, self._selector = llm, sandboxes, selector
+        read_only = {t.name for t in client.list_tools() if t.read_only}
+        self._client = CompositeMcpClient([client, ProcedureToolsClient(procedures, read_only, self._replay)])
+        self._summary = task_summary or (lambda incident: dict(incident.task_data))
+        self._window, self._timeout_s = context_window_tokens, code_timeout_s
+        self._connected = False
+
+    # --- lifecycle: connect once for a long-lived enricher, or per exploration ---------------------------
+    async def start(self) -> None:
+        await self._client.connect()
+        self._connected = True
+
+    async def aclose(self) -> None:
+        self._connected = False
+        await self._client.close()
+
+    def _tools(self) -> list[McpTool]:
+        """Tools the automatic phases may run: read-only ones, minus the interactive human-input tool."""
+        return [t for t in self._client.list_tools() if t.read_only and t.name != HUMAN_INPUT_TOOL]
+
+    def available_tools(self) -> list[ToolInfo]:
+        """For the reviewer: the read-only tools, and request_human_input when a client offers it."""
+        return [ToolInfo(t.name, t.description) for t in self._client.list_tools()
+                if t.read_only or t.name == HUMAN_INPUT_TOOL]
+
+    # --- the two callers ----------------------------------------------------------------------------------
+    async def enrich(self, incident: IncidentInput, issues: Sequence[str], doc_hints: Mapping[str, str]) -> Enrichment:
+        found = await self.explore(incident, issues, "exploratory", doc_hints)
+        return Enrichment(found.task_logs, found.external_data, found.capability_gaps, found.code)
+
+    async def explore(self, incident: IncidentInput, issues: Sequence[str], mode: str = "exploratory",
+                      doc_hints: Mapping[str, str] | None = None) -> ExplorationResult:
+        """mode "exploratory" (gap analysis, then code) or "procedure" (the issues are historical procedures:
+        no gap analysis, parameters as literals, no speculative calls)."""
+        task = self._summary(incident)
+        if not issues or not task:
+            return ExplorationResult()
+        owned = not self._connected
+        if owned:
+            await self.start()
+        try:
+            return await self._explore(task, list(issues), mode, dict(doc_hints or {}))
+        finally:
+            if owned:
+                await self.aclose()
+
+    async def _explore(self, task: Mapping[str, Any], issues: list[str], mode: str,
+                       hints: Mapping[str, str]) -> ExplorationResult:
+        logs = await self._ask_human([i for i in issues if _hard_routed(i)])
+        issues = [i for i in issues if not _hard_routed(i)]
+        tools = self._tools()
+        if not issues or not tools:
+            return ExplorationResult(task_logs=logs)
+        gaps = issues if mode == "procedure" else await self._analyse_gaps(issues, task, hints, tools)
+        if not gaps:
+            return ExplorationResult(task_logs=logs)
+        code, capability_gaps = await self._generate_code(gaps, task, hints, tools, mode)
+        if not code:
+            log.info("exploration: no tool fits; %d capability gap(s) recorded", len(capability_gaps))
+            return ExplorationResult(capability_gaps=capability_gaps, task_logs=logs)
+        return result_of(await self._run(code, task), tools, capability_gaps, code, logs)
+
+    async def _run(self, code: str, task: Mapping[str, Any]) -> RunOutcome:
+        # The allowed set is asked at every call: a tool whose server went away is no longer callable.
+        gate = ToolGate(self._client, lambda: {t.name for t in self._tools()})
+        try:
+            async with self._sandboxes() as box:
+                token = _current.set((box, gate, task))
+                try:
+                    return await run_orchestration(box, code, task, gate, self._timeout_s)
+                finally:
+                    _current.reset(token)
+        except SandboxError as exc:
+            log.warning("orchestration code failed; no results this round: sandbox: %s", exc)
+            return RunOutcome({}, error=f"sandbox: {exc}")
+
+    async def _ask_human(self, routed: Sequence[str]) -> dict[str, str]:
+        """The hard-routed "no investigation procedure captured" issue goes to request_human_input directly
+        (seed: the LLM mis-routes it); without that tool it is dropped with a log line."""
+        if not routed:
+            return {}
+        if HUMAN_INPUT_TOOL not in {t.name for t in self._client.list_tools()}:
+            log.info("exploration: %s not available; the missing procedure stays missing", HUMAN_INPUT_TOOL)
+            return {}
+        try:
+            answer = await self._client.call(HUMAN_INPUT_TOOL, {"prompt": HUMAN_QUESTION})
+        except AgentError as exc:
+            log.warning("exploration: %s failed: %s", HUMAN_INPUT_TOOL, exc)
+            return {}
+        return {"human_input:procedures": answer if isinstance(answer, str) else json.dumps(answer)} if answer else {}
+
+    async def _analyse_gaps(self, issues: Sequence[str], task: Mapping[str, Any], hints: Mapping[str, str],
+                            tools: Sequence[McpTool]) -> list[str]:
+        """Call 1. Fail-open: any error means no actionable gaps (re-extraction proceeds unenriched)."""
+        try:
+            user = render("explore_gaps_user", issues=_bullets(issues), task=_json(task), hints=_hints(hints),
+                          tools="\n".join(f"- {t.name}: {t.description.strip()[:120]}" for t in tools))
+            return parse_gaps(await self._llm.complete_json(load_prompt("explore_gaps_system"), user))
+        except AgentError as exc:
+            log.warning("gap analysis failed; nothing to explore: %s", exc)
+            return []
+
+    async def _generate_code(self, gaps: Sequence[str], task: Mapping[str, Any], hints: Mapping[str, str],
+                             tools: Sequence[McpTool], mode: str) -> tuple[str, tuple[dict[str, str], ...]]:
+        """Call 2. Fail-hard: an error, or neither code nor capability gaps, raises ExplorationError."""
+        name = "explore_procedure" if mode == "procedure" else "explore_code"
+        system = load_prompt(f"{name}_system")
+        values = {"gaps": _bullets(gaps), "task": _json(task), "hints": _hints(hints)}
+        try:
+            budget = tool_budget(self._window, system + render(f"{name}_user", tools="", **values))
+            block, _ = await render_tool_block(tools, "\n".join(gaps), budget, self._selector)
+            return parse_code(await self._llm.complete_json(system, render(f"{name}_user", tools=block, **values)))
+        except ExplorationError:
+            raise
+        except AgentError as exc:
+            raise ExplorationError(f"orchestration code generation failed: {exc}") from exc
+
+    async def _replay(self, code: str) -> dict[str, Any]:
+        """A proc__ tool: stored code through the current run's sandbox and gate, without proc__ tools."""
+        box, gate, task = _current.get()
+        inner = ToolGate(gate.client, lambda: {n for n in gate.allowed() if not n.startswith(PREFIX)},
+                         gate.max_calls, gate.result_max_bytes, gate.total_max_bytes, gate.calls, gate.results)
+        return (await run_orchestration(box, code, task, inner, self._timeout_s)).value
+
+
+def _bullets(items: Sequence[str]) -> str:
+    return "\n".join(f"- {i}" for i in items)
+
+
+def _json(value: Mapping[str, Any]) -> str:
+    return json.dumps(value, default=str, sort_keys=True)
+
+
+def _hints(hints: Mapping[str, str]) -> str:
+    return "\n".join(f"[{k}] {v[:1000]}" for k, v in sorted(hints.items()) if v) or "(none)"

@@ -1,0 +1,1 @@
+"""Learning: resolved incidents into the knowledge graph (extract, review, store)."""

@@ -1,0 +1,1 @@
+"""The PanDA strategy's support: server and log tools, offline documentation/source indexes."""

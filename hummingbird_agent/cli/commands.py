@@ -1,0 +1,150 @@
+"""The CLI's commands: each loads the config, sets up logging and calls into one component."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from hummingbird_agent.config.loading import (
+    LoadedConfig,
+    check_role,
+    default_config_path,
+    load_config,
+    required_env_names,
+)
+from hummingbird_agent.config.model_targets import all_targets, knowledge_target, workflow_target
+from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.observability import Redactor, setup_logging, setup_sentry
+
+
+def load(config_path: str | None) -> LoadedConfig:
+    """Load and validate the config; ConfigError propagates to main as one line."""
+    return load_config(config_path or default_config_path())
+
+
+def start_process(loaded: LoadedConfig) -> Redactor:
+    """Process-wide set-up for long-running commands: logging first, then Sentry."""
+    redact = setup_logging(loaded.log_level, loaded.secret_values() | {loaded.sentry_dsn or ""})
+    setup_sentry(loaded.sentry_dsn, redact)
+    return redact
+
+
+def check_config(config_path: str | None, role: str = "all") -> int:
+    """Validate the file and what `serve --role <role>` needs (the same checks serve runs); print a summary."""
+    loaded = load(config_path)
+    check_role(loaded, role)
+    loaded.secret_values()  # refuses a secret too short to redact, as serve and run do
+    print(render_summary(loaded))
+    return 0
+
+
+def render_summary(loaded: LoadedConfig) -> str:
+    """A short human summary of a valid config: workflows, projects, data sources, missing env vars."""
+    cfg = loaded.config
+    lines = [f"config: {loaded.path} (valid)", f"workflows: {len(cfg.workflows)}"]
+    for name, wf in cfg.workflows.items():
+        triggers = ", ".join(wf.triggers) or "command only"
+        sources = ", ".join(wf.data_sources.declared()) or "none"
+        # Knowledge-base engines use bamboo.model, not the workflow's model and iteration budget.
+        target = workflow_target(cfg, name) if wf.engine == "agent" else knowledge_target(cfg)
+        model = f"model {target.name}"
+        engine = (f"{model}, max {wf.max_iterations} iterations" if wf.engine == "agent"
+                  else f"engine {wf.engine}, {model}")
+        lines.append(f"  {name}: {wf.description} [{engine}]")
+        lines.append(f"    triggers: {triggers}; data sources: {sources}")
+        projects = ", ".join(wf.projects) or "none (no project may run it)"
+        lines.append(f"    projects: {projects}")
+    lines.append(f"queues: {cfg.queues.backend}; sessions: {cfg.sessions.backend}; sandbox: {cfg.sandbox.backend}")
+    lines.append(f"bamboo: {'enabled' if cfg.bamboo.enabled else 'disabled'}")
+    lines += model_lines(loaded)
+    missing = [name for name in required_env_names(cfg) if not loaded.secret(name)]
+    lines.append("missing env vars: " + (", ".join(missing) if missing else "none"))
+    return "\n".join(lines)
+
+
+def model_lines(loaded: LoadedConfig) -> list[str]:
+    """One line per model endpoint the config uses, and what it still lacks."""
+    cfg = loaded.config
+    if cfg.model.provider == "scripted":
+        return [f"model: scripted ({cfg.model.script})"]
+    lines, seen = [], set()
+    for target in all_targets(cfg):
+        if target.connection in seen:
+            continue
+        seen.add(target.connection)
+        problem = target.connection.missing(loaded.secret)
+        lines.append(f"model: {target.connection.describe()}" + (f" - missing: {problem}" if problem else ""))
+    return lines
+
+
+def serve(config_path: str | None, role: str, port: int | None = None) -> int:
+    from hummingbird_agent.runner.service import serve as serve_service
+
+    loaded = load(config_path)
+    if port is not None:
+        loaded = with_port(loaded, port)
+    check_role(loaded, role)
+    redact = start_process(loaded)
+    return serve_service(loaded, role, redact)
+
+
+def with_port(loaded: LoadedConfig, port: int) -> LoadedConfig:
+    """`loaded` with webhook.port replaced (validated like the file's value)."""
+    cfg = loaded.config
+    try:
+        webhook = type(cfg.webhook).model_validate({**cfg.webhook.model_dump(), "port": port})
+    except ValueError:
+        raise ConfigError(f"--port {port}: must be 0-65535") from None
+    return dataclasses.replace(loaded, config=cfg.model_copy(update={"webhook": webhook}))
+
+
+def run_workflow(args: argparse.Namespace) -> int:
+    from hummingbird_agent.cli.run import require_agent_workflow, run_command
+    from hummingbird_agent.cli.run_post import make_mr_check, make_poster
+    from hummingbird_agent.data_sources import register_selected
+
+    loaded = load(args.config)
+    spec = loaded.config.workflows.get(args.workflow)
+    if spec is not None and spec.engine == "bamboo-diagnose":
+        from hummingbird_agent.cli import run_diagnose as cli_diagnose
+        cli_diagnose.check_arguments(args)
+        require_knowledge_base(loaded, f"run {args.workflow}")
+        return cli_diagnose.diagnose_command(loaded, args)
+    require_agent_workflow(loaded, args.workflow)  # before --post's token is asked for
+    poster = make_poster(loaded, args.workflow) if args.post else None
+    return run_command(loaded, args, register_selected, poster, make_mr_check(loaded, args.workflow, args.post))
+
+
+def require_knowledge_base(loaded: LoadedConfig, command: str) -> None:
+    """ConfigError (one line saying how to enable it) when bamboo.enabled is off; called before any store is
+    built, so a disabled knowledge base gets no directories, files or connections."""
+    if not loaded.config.bamboo.enabled:
+        raise ConfigError(f"{command}: the knowledge base is off in {loaded.path}; set `bamboo: {{enabled: true}}` "
+                          "there (embedded stores under bamboo.graph.path and bamboo.vectors.path, or a Neo4j / "
+                          "Qdrant server). Nothing was created")
+
+
+def bamboo(args: argparse.Namespace) -> int:
+    from hummingbird_agent.cli import knowledge as kb
+    loaded = load(args.config)
+    command = args.bamboo_command
+    uses_stores = command in ("stats", "analyze") or (command == "populate" and not args.dry_run)
+    if uses_stores:
+        require_knowledge_base(loaded, f"bamboo {command}")
+    if args.bamboo_command == "populate":
+        return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.strategy, args.show)
+    if args.bamboo_command in ("index-docs", "index-source"):
+        return kb.index_command(loaded, args.bamboo_command.removeprefix("index-"), args.dir)
+    if args.bamboo_command == "stats":
+        return kb.stats_command(loaded)
+    return kb.analyze_command(loaded, args.incident, args.json)
+
+
+def queue(args: argparse.Namespace) -> int:
+    from hummingbird_agent.events.queue_tool import QueueRequest, queue_tool
+
+    # Only what this subcommand has and the operator gave; QueueRequest holds the defaults.
+    names = {"queue": "queue", "source": "source", "limit": "max", "yes": "yes", "force": "force", "as_json": "json"}
+    given = {key: getattr(args, name) for key, name in names.items() if getattr(args, name, None)}
+    request = QueueRequest(action=args.queue_command, ids=frozenset(getattr(args, "id", [])), **given)
+    return queue_tool(load(args.config), request)

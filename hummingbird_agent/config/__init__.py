@@ -1,0 +1,1 @@
+"""config.yaml: schema, loading and validation, environment overrides, model targets."""
