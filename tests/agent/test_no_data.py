@@ -14,10 +14,11 @@ from typing import Any
 import pytest
 import requests
 
-from hummingbird_agent.agent import AgentLoop, Budget, SystemPrompt, build_request, execute, report
+from hummingbird_agent.agent import AgentLoop, Budget, SystemPrompt
 from hummingbird_agent.agent.links import UNSEEN
 from hummingbird_agent.agent.report import NO_CALLS, NO_DATA_LINE
 from hummingbird_agent.cli import build_parser
+from hummingbird_agent.cli.run import build_request, execute, report
 from hummingbird_agent.config.loading import LoadedConfig, load_config
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.models import ScriptedModel, ScriptedTurn, ToolCall, build_model, tool_message, user_text

@@ -17,8 +17,8 @@ from hummingbird_agent.bamboo.mcp import (
     build_mcp_client,
     client_for,
     config_namespace,
-    load_server_configs,
 )
+from hummingbird_agent.config.mcp_servers import load_server_configs
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.tools import ToolDef
 from tests.bamboo.mcp_servers import SERVER, HttpMcpServer, free_port

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import requests
 
-from hummingbird_agent.agent import build_request, execute, report
 from hummingbird_agent.agent.report import NO_DATA_LINE
 from hummingbird_agent.cli import build_parser
+from hummingbird_agent.cli.run import build_request, execute, report
 from hummingbird_agent.config.loading import LoadedConfig, load_config
 from hummingbird_agent.models import build_model
 from hummingbird_agent.tools import ToolDef, ToolRegistry
