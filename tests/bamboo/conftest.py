@@ -22,7 +22,15 @@ async def stores() -> AsyncIterator[Stores]:
 
 
 @pytest.fixture
-async def llm(gemini_server: GeminiServer) -> AsyncIterator[JsonLLM]:
+async def gemini_model(gemini_server: GeminiServer) -> AsyncIterator[GeminiModel]:
+    """The real Gemini adapter on the scripted Gemini server (what the factories take as `model`)."""
     model = GeminiModel(GeminiSettings("test-key", gemini_server.url), RetryPolicy(retries=0))
-    yield JsonLLM(ModelText(model, "gemini-test"))
+    yield model
     await model.aclose()
+
+
+@pytest.fixture
+def llm(gemini_model: GeminiModel) -> JsonLLM:
+    """The knowledge base's JSON calls over that adapter; answer them with `gemini_server.script(...)` or
+    `gemini_server.respond_with(rule)`."""
+    return JsonLLM(ModelText(gemini_model, "gemini-test"))
