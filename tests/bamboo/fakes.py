@@ -14,7 +14,9 @@ import re
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
+from hummingbird_agent.models import ScriptedModel
 from tests.servers.model_common import Rule
 
 __all__ = ["Rule"]
@@ -35,6 +37,12 @@ def count(server: Prompted, prompt_start: str) -> int:
 def users(server: Prompted, prompt_start: str) -> list[str]:
     """The user texts of those calls, in the order received."""
     return [user for system, user in server.prompts if system.startswith(prompt_start)]
+
+
+def uncalled_llm() -> JsonLLM:
+    """The model of a part that must not call one (code-only facts, tool listings): the package's scripted
+    model with no turns, so a call fails the test."""
+    return JsonLLM(ModelText(ScriptedModel([]), "scripted"))
 
 
 EXTRACT = "You turn one resolved incident"
