@@ -132,19 +132,3 @@ class LadybugDriver:
     async def close(self) -> None:
         await self.db.aclose()
         self.closed = True
-
-
-class RuleModel:
-    """TextModel: `rule(system, user)` gives the answer; every call is recorded. (Being replaced by the
-    scripted Gemini server's `respond_with`.)"""
-
-    def __init__(self, rule: Rule) -> None:
-        self.rule = rule
-        self.calls: list[tuple[str, str]] = []
-
-    async def complete(self, system: str, user: str, **_mode: object) -> str:
-        self.calls.append((system, user))
-        return self.rule(system, user)
-
-    def count(self, prompt_start: str) -> int:
-        return sum(1 for system, _ in self.calls if system.startswith(prompt_start))
