@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
+from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings
+from hummingbird_agent.models.retry import RetryPolicy
 from tests.servers import AWS_TEST_ENV, AwsServer, GeminiServer, GitLabServer, LocalStackServer, MotoServer
 from tests.servers.anthropic import AnthropicServer
 from tests.servers.k8s import KubeServer
@@ -30,6 +33,21 @@ def gemini_server() -> Iterator[GeminiServer]:
     with GeminiServer() as server:
         yield server
     assert not server.errors, f"scripted Gemini server: {server.errors}"
+
+
+@pytest.fixture
+async def gemini_model(gemini_server: GeminiServer) -> AsyncIterator[GeminiModel]:
+    """The real Gemini adapter on the scripted Gemini server, no retries (what the factories take as `model`)."""
+    model = GeminiModel(GeminiSettings("test-key", gemini_server.url), RetryPolicy(retries=0))
+    yield model
+    await model.aclose()
+
+
+@pytest.fixture
+def llm(gemini_model: GeminiModel) -> JsonLLM:
+    """The knowledge base's JSON calls over that adapter; answer them with `gemini_server.script(...)` or
+    `gemini_server.respond_with(rule)`."""
+    return JsonLLM(ModelText(gemini_model, "gemini-test"))
 
 
 @pytest.fixture

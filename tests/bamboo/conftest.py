@@ -1,5 +1,5 @@
-"""Fixtures of the knowledge-base tests: the embedded stores, and the knowledge base's LLM as the real Gemini
-adapter talking to the scripted Gemini server (a module may define its own `stores` / `llm` instead)."""
+"""Fixtures of the knowledge-base tests: the embedded stores (the knowledge base's LLM, `llm`, is the real
+Gemini adapter on the scripted Gemini server: tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,22 +7,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
 from hummingbird_agent.bamboo.learn.accumulator import Stores
-from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings
-from hummingbird_agent.models.retry import RetryPolicy
 from tests.bamboo.kb import open_stores
-from tests.servers import GeminiServer
 
 
 @pytest.fixture
 async def stores() -> AsyncIterator[Stores]:
     async for s in open_stores():
         yield s
-
-
-@pytest.fixture
-async def llm(gemini_server: GeminiServer) -> AsyncIterator[JsonLLM]:
-    model = GeminiModel(GeminiSettings("test-key", gemini_server.url), RetryPolicy(retries=0))
-    yield JsonLLM(ModelText(model, "gemini-test"))
-    await model.aclose()

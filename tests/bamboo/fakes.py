@@ -1,8 +1,10 @@
-"""Test doubles at the two vendor boundaries of the knowledge base: the model and the Neo4j driver.
+"""What the knowledge-base tests answer at its two vendor boundaries: the model and the Neo4j driver.
 
-`RuleModel` answers like an LLM would, from the prompt text (deterministic). `LadybugDriver` speaks
-the neo4j async driver's session/transaction API and runs every Cypher statement it receives on a
-real Cypher engine (ladybug), so the Neo4j backend's statements execute for real.
+Rules (`rule(system, user) -> text`) answer like an LLM would, from the prompt text, order-independent;
+the scripted Gemini server plays them (`gemini_server.respond_with(rule)`) to the real adapter, and
+`count`/`users` read the prompts it received. `LadybugDriver` speaks the neo4j async driver's
+session/transaction API and runs every Cypher statement it receives on a real Cypher engine (ladybug),
+so the Neo4j backend's statements execute for real.
 """
 
 from __future__ import annotations
@@ -10,26 +12,37 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
+from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
+from hummingbird_agent.models import ScriptedModel
+from tests.servers.model_common import Rule
 
-Rule = Callable[[str, str], str]
+__all__ = ["Rule"]
 
 
-class RuleModel:
-    """TextModel: `rule(system, user)` gives the answer; every call is recorded."""
+class Prompted(Protocol):
+    """A fake model server: (system, user) of each generation call it received."""
 
-    def __init__(self, rule: Rule) -> None:
-        self.rule = rule
-        self.calls: list[tuple[str, str]] = []
+    @property
+    def prompts(self) -> list[tuple[str, str]]: ...
 
-    async def complete(self, system: str, user: str, **_mode: object) -> str:
-        self.calls.append((system, user))
-        return self.rule(system, user)
 
-    def count(self, prompt_start: str) -> int:
-        return sum(1 for system, _ in self.calls if system.startswith(prompt_start))
+def count(server: Prompted, prompt_start: str) -> int:
+    """How many calls the model server received whose system prompt starts with `prompt_start`."""
+    return sum(1 for system, _ in server.prompts if system.startswith(prompt_start))
+
+
+def users(server: Prompted, prompt_start: str) -> list[str]:
+    """The user texts of those calls, in the order received."""
+    return [user for system, user in server.prompts if system.startswith(prompt_start)]
+
+
+def uncalled_llm() -> JsonLLM:
+    """The model of a part that must not call one (code-only facts, tool listings): the package's scripted
+    model with no turns, so a call fails the test."""
+    return JsonLLM(ModelText(ScriptedModel([]), "scripted"))
 
 
 EXTRACT = "You turn one resolved incident"

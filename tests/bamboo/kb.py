@@ -1,4 +1,5 @@
-"""Shared set-up of the diagnosis tests: embedded stores, a rule-answering model, incidents A and B."""
+"""Shared set-up of the diagnosis tests: embedded stores, the rules the scripted model server answers by,
+incidents A and B."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
-from tests.bamboo.fakes import EXTRACT, REVIEW, SUMMARY, RuleModel
+from tests.bamboo.fakes import EXTRACT, REVIEW, SUMMARY
 
 DIAGNOSE = "You diagnose a new CI failure"
 DRAFT = "Write a short message"
@@ -99,9 +100,8 @@ async def open_stores() -> AsyncIterator[Stores]:
         await stores.graph.aclose()
 
 
-def parts(model: RuleModel, stores: Stores, explorer: Explorer | None = None
+def parts(llm: JsonLLM, stores: Stores, explorer: Explorer | None = None
           ) -> tuple[KnowledgeAccumulator, ReasoningNavigator]:
-    llm = JsonLLM(model)
     extractor = KnowledgeGraphExtractor(default_registry().create("gitlab_ci", StrategyDeps(llm)))
     return (KnowledgeAccumulator(extractor, KnowledgeReviewer(llm), llm, stores),
             ReasoningNavigator(extractor, llm, stores, explorer, 0.5, "GitLab CI guidance"))

@@ -1,26 +1,38 @@
 """An approved run that used the enricher's orchestration code stores it as a Procedure of its causes and
-remembers its tools for tool selection; a rejected run stores no Procedure and remembers nothing."""
+remembers its tools for tool selection; a rejected run stores no Procedure and remembers nothing. The enricher
+is the real ContextEnricher running the model's code in a real sandbox; the model answers through the scripted
+Gemini server."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
 
+import pytest
 import pytest_asyncio
 
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
+from hummingbird_agent.bamboo.explore.enricher import ContextEnricher
 from hummingbird_agent.bamboo.explore.tool_selection import TRIGGERS, ToolSelector
 from hummingbird_agent.bamboo.json_llm import JsonLLM
-from hummingbird_agent.bamboo.learn.accumulator import Enrichment, KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
-from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer, ToolInfo
-from hummingbird_agent.bamboo.mcp import McpTool
+from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.mcp import BuiltinMcpClient, McpTool
 from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
-from tests.bamboo.fakes import EXTRACT, REVIEW, RuleModel, causal_answer
+from hummingbird_agent.sandbox import PodmanSandbox
+from hummingbird_agent.tools import ToolDef
+from tests.bamboo.fakes import EXTRACT, REVIEW, causal_answer, count
+from tests.bamboo.sandboxes import box, kept_open
+from tests.servers import GeminiServer
+
+__all__ = ["box"]
+pytestmark = [pytest.mark.podman, pytest.mark.asyncio(loop_scope="module")]
+GAPS, WRITE_CODE = "You analyse what information is missing", "You write Python orchestration code"
 
 CODE = "log = await tools.get_job_log(job_id=7)\nstatus = await tools.registry_status()\nreturn {'log': log}"
 FETCHED = "mirror answered 503"
@@ -29,18 +41,13 @@ INCIDENT = IncidentInput("the mirror was down; we switched mirrors",
                          {"project": "g/app", "job": "build", "error": "npm ERR! network timeout at registry"})
 
 
-class CodeEnricher:
-    """An enricher that reports having run orchestration code."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def available_tools(self) -> list[ToolInfo]:
-        return [ToolInfo("get_job_log", "full log of a job")]
-
-    async def enrich(self, incident: IncidentInput, issues: Sequence[str], doc_hints: Mapping[str, str]) -> Enrichment:
-        self.calls += 1
-        return Enrichment(task_logs={"orchestration:log": FETCHED}, code=CODE)
+def enricher(box: PodmanSandbox, llm: JsonLLM) -> ContextEnricher:
+    """The real enricher over two read-only tools: the job's log (what the review waits for) and the registry."""
+    job = {"type": "object", "properties": {"job_id": {"type": "integer"}}, "required": ["job_id"]}
+    tools = BuiltinMcpClient([ToolDef("get_job_log", "full log of a job", job, lambda job_id: FETCHED),
+                              ToolDef("registry_status", "the npm registry's status page",
+                                      {"type": "object", "properties": {}}, lambda: "degraded")])
+    return ContextEnricher(llm, tools, kept_open(box))
 
 
 def approving_after_enrichment(system: str, user: str) -> str:
@@ -49,6 +56,10 @@ def approving_after_enrichment(system: str, user: str) -> str:
     if system.startswith(REVIEW):
         return json.dumps({"approved": FETCHED in user, "confidence": 0.9 if FETCHED in user else 0.2,
                            "issues": [] if FETCHED in user else ["no log evidence"]})
+    if system.startswith(GAPS):
+        return json.dumps({"gaps": [{"gap": "the job's log", "resolvable": True}]})
+    if system.startswith(WRITE_CODE):
+        return json.dumps({"orchestration_code": CODE})
     return "Mirror down."
 
 
@@ -77,19 +88,18 @@ async def selector() -> AsyncIterator[ToolSelector]:
     await vectors.aclose()
 
 
-def accumulator(model: RuleModel, stores: Stores, enricher: CodeEnricher, selector: ToolSelector,
+def accumulator(llm: JsonLLM, stores: Stores, enricher: ContextEnricher, selector: ToolSelector,
                 retries: int = 1) -> KnowledgeAccumulator:
-    llm = JsonLLM(model)
     strategy = default_registry().create("gitlab_ci", StrategyDeps(llm))
     return KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, stores, enricher,
                                 retries, tool_memory=selector)
 
 
 async def test_approved_enriched_run_stores_the_code_as_a_procedure_and_remembers_its_tools(
-        stores: Stores, selector: ToolSelector) -> None:
-    enricher = CodeEnricher()
-    result = await accumulator(RuleModel(approving_after_enrichment), stores, enricher, selector).process(INCIDENT)
-    assert result.approved and result.attempts == 2 and enricher.calls == 1
+        box: PodmanSandbox, gemini_server: GeminiServer, llm: JsonLLM, stores: Stores, selector: ToolSelector) -> None:
+    gemini_server.respond_with(approving_after_enrichment)
+    result = await accumulator(llm, stores, enricher(box, llm), selector).process(INCIDENT)
+    assert result.approved and result.attempts == 2 and count(gemini_server, WRITE_CODE) == 1
     stored = {p.name: p for p in await stores.graph.nodes("Procedure")}
     proc = stored["proc__get_job_log__registry_status"]
     assert proc.props["code"] == CODE and proc.props["tools"] == ["get_job_log", "registry_status"]
@@ -106,17 +116,18 @@ async def test_approved_enriched_run_stores_the_code_as_a_procedure_and_remember
 
 
 async def test_a_rejected_run_stores_no_procedure_and_remembers_nothing(
-        stores: Stores, selector: ToolSelector) -> None:
-    enricher = CodeEnricher()
-    result = await accumulator(RuleModel(never_approving), stores, enricher, selector).process(INCIDENT)
-    assert not result.approved and result.stored and enricher.calls == 1
+        box: PodmanSandbox, gemini_server: GeminiServer, llm: JsonLLM, stores: Stores, selector: ToolSelector) -> None:
+    gemini_server.respond_with(never_approving)
+    result = await accumulator(llm, stores, enricher(box, llm), selector).process(INCIDENT)
+    assert not result.approved and result.stored and count(gemini_server, WRITE_CODE) == 1
     assert not any(p.name.startswith("proc__") for p in await stores.graph.nodes("Procedure"))
     assert await selector.vectors.count() == 0
 
 
-async def test_a_dry_run_remembers_nothing(stores: Stores, selector: ToolSelector) -> None:
-    model = RuleModel(approving_after_enrichment)
-    result = await accumulator(model, stores, CodeEnricher(), selector).process(INCIDENT, dry_run=True)
+async def test_a_dry_run_remembers_nothing(
+        box: PodmanSandbox, gemini_server: GeminiServer, llm: JsonLLM, stores: Stores, selector: ToolSelector) -> None:
+    gemini_server.respond_with(approving_after_enrichment)
+    result = await accumulator(llm, stores, enricher(box, llm), selector).process(INCIDENT, dry_run=True)
     assert result.approved and not result.stored
     assert "proc__get_job_log__registry_status" in {n.name for n in result.knowledge.graph.nodes}
     assert await selector.vectors.count() == 0

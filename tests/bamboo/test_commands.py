@@ -24,7 +24,8 @@ from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
 from hummingbird_agent.cli import main
 from hummingbird_agent.cli.knowledge import stats
-from tests.bamboo.fakes import EXTRACT, REVIEW, RuleModel, causal_answer
+from tests.bamboo.fakes import EXTRACT, REVIEW, causal_answer
+from tests.servers import GeminiServer
 
 CAUSES = ["npm mirror outage", "flaky dns", "runner out of disk", "expired token"]
 
@@ -51,8 +52,13 @@ def stores(tmp: Path) -> Stores:
                   QdrantVectorStore("kb", 64, path=str(tmp / "qdrant")), HashingEmbedder(64))
 
 
-def accumulator(s: Stores | None) -> KnowledgeAccumulator:
-    llm = JsonLLM(RuleModel(rule))
+@pytest.fixture
+def model(gemini_server: GeminiServer, llm: JsonLLM) -> JsonLLM:
+    gemini_server.respond_with(rule)
+    return llm
+
+
+def accumulator(llm: JsonLLM, s: Stores | None) -> KnowledgeAccumulator:
     strategy = default_registry().create("gitlab_ci", StrategyDeps(llm))
     return KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, s)
 
@@ -69,10 +75,10 @@ async def state(tmp: Path) -> dict[str, object]:
     return snap
 
 
-async def run(tmp: Path, path: Path) -> str:
+async def run(llm: JsonLLM, tmp: Path, path: Path) -> str:
     out = io.StringIO()
     s = stores(tmp)
-    await populate(accumulator(s), s, str(path), False, None, out=out)
+    await populate(accumulator(llm, s), s, str(path), False, None, out=out)
     return out.getvalue()
 
 
@@ -88,32 +94,33 @@ class FreezeSeen(io.StringIO):
         return super().write(text)
 
 
-async def test_startup_objects_are_frozen_while_populate_runs_and_thawed_after(tmp_path: Path) -> None:
+async def test_startup_objects_are_frozen_while_populate_runs_and_thawed_after(model: JsonLLM, tmp_path: Path) -> None:
     data = tmp_path / "incidents.jsonl"
     data.write_text("\n".join(incident_line(n) for n in range(3)) + "\n")
     progress = FreezeSeen()
     s = stores(tmp_path)
-    await populate(accumulator(s), s, str(data), False, None, out=io.StringIO(), progress=progress)
+    await populate(accumulator(model, s), s, str(data), False, None, out=io.StringIO(), progress=progress)
     assert progress.frozen and all(count > 0 for count in progress.frozen)  # each line is written mid-run
     assert gc.get_freeze_count() == 0
 
 
 @pytest.mark.timeout(600)
-async def test_populating_twice_is_idempotent_and_reprocessing_changes_only_its_contribution(tmp_path: Path) -> None:
+async def test_populating_twice_is_idempotent_and_reprocessing_changes_only_its_contribution(
+        model: JsonLLM, tmp_path: Path) -> None:
     data = tmp_path / "incidents.jsonl"
     data.write_text("\n".join(incident_line(n) for n in range(100)) + "\n")
-    first = await run(tmp_path, data)
+    first = await run(model, tmp_path, data)
     assert "populate: 100 incidents" in first and "stored: 100" in first and "failed: 0" in first
     assert gc.get_freeze_count() == 0  # the collector is left as the run found it
     before = await state(tmp_path)
-    await run(tmp_path, data)
+    await run(model, tmp_path, data)
     assert await state(tmp_path) == before
     [cause] = [c for c in before["causes"] if c.name == "flaky dns"]  # type: ignore[attr-defined]
     assert cause.frequency == 25
 
     one = tmp_path / "one.jsonl"
     one.write_text(incident_line(1, changed=True) + "\n")
-    report = await run(tmp_path, one)
+    report = await run(model, tmp_path, one)
     assert "with a warning: 1" in report
     after = await state(tmp_path)
     causes = {c.name: c for c in after["causes"]}  # type: ignore[attr-defined]
@@ -124,22 +131,22 @@ async def test_populating_twice_is_idempotent_and_reprocessing_changes_only_its_
     assert after["points"] == before["points"]
 
 
-async def test_bad_lines_are_reported_with_their_number_and_skipped(tmp_path: Path) -> None:
+async def test_bad_lines_are_reported_with_their_number_and_skipped(model: JsonLLM, tmp_path: Path) -> None:
     data = tmp_path / "mixed.jsonl"
     data.write_text("\n".join([incident_line(0), "{not json", '{"task_data": {}}', '{"bogus": 1}', "[1]",
                                incident_line(2)]) + "\n")
     out = io.StringIO()
-    code = await populate(accumulator(None), None, str(data), True, None, out=out)
+    code = await populate(accumulator(model, None), None, str(data), True, None, out=out)
     text = out.getvalue()
     assert code == 1 and "would store (dry run, nothing written): 2" in text
     assert "line 2: invalid JSON" in text and "line 4: bogus: Extra inputs" in text
     assert "line 3: needs email_text or task_data\n" in text and "line 5: not a JSON object\n" in text
 
 
-async def test_stats_lists_counts_and_top_causes(tmp_path: Path) -> None:
+async def test_stats_lists_counts_and_top_causes(model: JsonLLM, tmp_path: Path) -> None:
     data = tmp_path / "few.jsonl"
     data.write_text("\n".join(incident_line(n) for n in range(6)) + "\n")
-    await run(tmp_path, data)
+    await run(model, tmp_path, data)
     out = io.StringIO()
     assert await stats(stores(tmp_path), out) == 0
     text = out.getvalue()

@@ -22,7 +22,7 @@ from hummingbird_agent.models.scripted import ScriptedTurn
 from hummingbird_agent.sandbox import PodmanSandbox
 from hummingbird_agent.tools import ToolDef
 from tests.bamboo.mcp_server import __file__ as SERVER_FILE
-from tests.bamboo.sandboxes import box
+from tests.bamboo.sandboxes import box, kept_open
 
 __all__ = ["box"]
 pytestmark = [pytest.mark.podman, pytest.mark.asyncio(loop_scope="module")]
@@ -56,15 +56,7 @@ def scripted(*answers: object) -> tuple[JsonLLM, ScriptedModel]:
 
 def enricher(box: PodmanSandbox, *answers: object, client=None, **kw) -> tuple[ContextEnricher, ScriptedModel]:
     llm, model = scripted(*answers)
-
-    class Reuse:  # the module's sandbox, not closed per run (starting one per test costs ~0.3 s)
-        async def __aenter__(self) -> PodmanSandbox:
-            return box
-
-        async def __aexit__(self, *exc: object) -> None:
-            return None
-
-    return ContextEnricher(llm, client or builtin(), Reuse, **kw), model
+    return ContextEnricher(llm, client or builtin(), kept_open(box), **kw), model
 
 
 GAPS = {"gaps": [{"gap": "the failing job's log lines", "impact": "shows the error", "resolvable": True},

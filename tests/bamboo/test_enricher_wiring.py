@@ -1,5 +1,5 @@
 """The enricher in the accumulator's review loop: fires once after the first rejection, its data reaches
-the re-extraction (real sandbox, rule-answering model)."""
+the re-extraction (real sandbox; the Gemini adapter on the scripted server, answering by rule)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
 from hummingbird_agent.sandbox import PodmanSandbox
-from tests.bamboo.fakes import EXTRACT, REVIEW, SUMMARY, RuleModel, causal_answer
-from tests.bamboo.sandboxes import box
+from tests.bamboo.fakes import EXTRACT, REVIEW, SUMMARY, causal_answer, count, users
+from tests.bamboo.sandboxes import box, kept_open
 from tests.bamboo.test_enricher import builtin
+from tests.servers import GeminiServer
 
 __all__ = ["box"]
 pytestmark = [pytest.mark.podman, pytest.mark.asyncio(loop_scope="module")]
@@ -35,19 +36,11 @@ def rules(system: str, user: str) -> str:
     return json.dumps({"orchestration_code": f"return {{'job_log': {FOUND!r}, 'job': await tools.get_job(job_id=7)}}"})
 
 
-async def test_enricher_fires_once_and_feeds_the_re_extraction(box: PodmanSandbox) -> None:
-    model = RuleModel(rules)
-    llm = JsonLLM(model)
+async def test_enricher_fires_once_and_feeds_the_re_extraction(
+        box: PodmanSandbox, gemini_server: GeminiServer, llm: JsonLLM) -> None:
+    gemini_server.respond_with(rules)
     strategy = default_registry().create("gitlab_ci", StrategyDeps(llm))
-
-    class Reuse:
-        async def __aenter__(self) -> PodmanSandbox:
-            return box
-
-        async def __aexit__(self, *exc: object) -> None:
-            return None
-
-    enricher = ContextEnricher(llm, builtin(), Reuse)
+    enricher = ContextEnricher(llm, builtin(), kept_open(box))
     accumulator = KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, None,
                                        enricher=enricher)
     incident = IncidentInput("npm ci failed", {"project": "g/app", "job": "build", "status": "failed"},
@@ -55,6 +48,6 @@ async def test_enricher_fires_once_and_feeds_the_re_extraction(box: PodmanSandbo
     result = await accumulator.process(incident, dry_run=True)
     assert result.approved and result.attempts == 2
     assert dict(result.knowledge.metadata)["explorer_ran"] is True
-    assert model.count("You analyse what information is missing") == 1
-    assert model.count("You write Python orchestration code") == 1
-    assert any(FOUND in user for system, user in model.calls if system.startswith(EXTRACT))
+    assert count(gemini_server, "You analyse what information is missing") == 1
+    assert count(gemini_server, "You write Python orchestration code") == 1
+    assert any(FOUND in user for user in users(gemini_server, EXTRACT))

@@ -1,6 +1,7 @@
 """The explorer built from config: off by default (no sandbox needed, the hooks say no explorer is
 configured); on, the navigator built by the service's builder runs the exploratory hook in a real Podman
-sandbox through the knowledge tools, and its capability gaps reach the AnalysisResult."""
+sandbox through the knowledge tools, and its capability gaps reach the AnalysisResult. The model the builders
+take is the Gemini adapter on the scripted Gemini server, answering by rule."""
 
 from __future__ import annotations
 
@@ -16,28 +17,15 @@ from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.service import analyze_incident, build_navigator
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.config.loading import LoadedConfig, load_config
-from hummingbird_agent.models import ModelRequest, ModelResponse
+from hummingbird_agent.models.gemini import GeminiModel
 from hummingbird_agent.sandbox import PodmanSandbox
-from tests.bamboo.fakes import EXTRACT, Rule, RuleModel
+from tests.bamboo.fakes import EXTRACT, count, uncalled_llm
+from tests.servers import GeminiServer
 
 DIAGNOSE, DRAFT = "You diagnose a new CI failure", "Write a short message"
 GAPS, CODE = "You analyse what information is missing", "You write Python orchestration code"
 GAP = {"investigation": "check the npm registry status page", "suggested_tool_capability": "read status.npmjs.org"}
 INCIDENT = IncidentInput("", {"project": "g/app", "job": "build", "error": "npm ERR! network timeout at registry"})
-
-
-class RuleChat:
-    """The Model protocol over a rule: what the builders take (they wrap it in ModelText)."""
-
-    def __init__(self, rule: Rule) -> None:
-        self.text = RuleModel(rule)
-
-    async def generate(self, request: ModelRequest) -> ModelResponse:
-        user = "".join(str(p.get("text", "")) for c in request.contents for p in c.get("parts", []))
-        return ModelResponse(None, text=await self.text.complete(request.system, user))
-
-    async def aclose(self) -> None:
-        return None
 
 
 def rules(system: str, user: str) -> str:
@@ -73,35 +61,39 @@ def test_explore_is_off_by_default_and_without_stores(tmp_path: Path) -> None:
     (tmp_path / "default.yaml").write_text("workflows: {}\n")
     assert load_config(tmp_path / "default.yaml", environ={}).config.bamboo.explore is False
     loaded = loaded_config(tmp_path, explore=True)
-    assert build_explorer(loaded, JsonLLM(RuleModel(rules)), None, "bamboo-diagnose", dict) is None
+    assert build_explorer(loaded, uncalled_llm(), None, "bamboo-diagnose", dict) is None
 
 
-async def test_explorer_off_the_hooks_report_no_explorer(tmp_path: Path) -> None:
+async def test_explorer_off_the_hooks_report_no_explorer(
+        tmp_path: Path, gemini_server: GeminiServer, gemini_model: GeminiModel) -> None:
     loaded = loaded_config(tmp_path, explore=False)
     stores = build_stores(loaded)
-    model = RuleChat(rules)
-    result = await analyze_incident(build_navigator(loaded, model, stores), stores, INCIDENT)
+    gemini_server.respond_with(rules)
+    result = await analyze_incident(build_navigator(loaded, gemini_model, stores), stores, INCIDENT)
     assert f"exploratory investigation skipped: {NO_EXPLORER}" in result.investigation
-    assert model.text.count(GAPS) == 0 and result.capability_gaps == ()
+    assert count(gemini_server, GAPS) == 0 and result.capability_gaps == ()
 
 
-async def test_explorer_on_before_any_exploration_offers_the_knowledge_tools(tmp_path: Path) -> None:
+async def test_explorer_on_before_any_exploration_offers_the_knowledge_tools(
+        tmp_path: Path, gemini_server: GeminiServer, gemini_model: GeminiModel, llm: JsonLLM) -> None:
     loaded = loaded_config(tmp_path, explore=True)
-    explorer = build_explorer(loaded, JsonLLM(RuleModel(rules)), build_stores(loaded), "bamboo-accumulate", dict)
+    explorer = build_explorer(loaded, llm, build_stores(loaded), "bamboo-accumulate", dict)
     assert isinstance(explorer, ConfiguredEnricher)
     assert {t.name for t in explorer.available_tools()} == {
         "knowledge_similar_incidents", "knowledge_candidate_causes", "knowledge_known_procedures"}
-    # The CLI's accumulator is built without touching a sandbox or a store.
-    assert build_accumulator(loaded, RuleChat(rules), build_stores(loaded)) is not None
+    # The CLI's accumulator is built without touching a sandbox or a store (or the model).
+    assert build_accumulator(loaded, gemini_model, build_stores(loaded)) is not None
+    assert gemini_server.calls == []
 
 
 @pytest.mark.podman
-async def test_explorer_on_runs_the_exploratory_hook_in_the_sandbox(tmp_path: Path) -> None:
+async def test_explorer_on_runs_the_exploratory_hook_in_the_sandbox(
+        tmp_path: Path, gemini_server: GeminiServer, gemini_model: GeminiModel) -> None:
     loaded = loaded_config(tmp_path, explore=True)
     stores = build_stores(loaded)
-    model = RuleChat(rules)
-    result = await analyze_incident(build_navigator(loaded, model, stores), stores, INCIDENT)
-    assert model.text.count(GAPS) == 1 and model.text.count(CODE) == 1
+    gemini_server.respond_with(rules)
+    result = await analyze_incident(build_navigator(loaded, gemini_model, stores), stores, INCIDENT)
+    assert count(gemini_server, GAPS) == 1 and count(gemini_server, CODE) == 1
     # The second diagnosis saw what the code returned from the sandbox.
     assert result.confidence == 0.7 and result.explanation.endswith("explored")
     assert result.capability_gaps == (GAP,)

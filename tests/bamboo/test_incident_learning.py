@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from hummingbird_agent.bamboo.incident_graph import NodeType
 from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
@@ -22,8 +24,8 @@ from hummingbird_agent.config.loading import (
     WorkflowConfig,
 )
 from hummingbird_agent.data_sources.direct import WorkflowFiles
-from tests.bamboo.fakes import RuleModel, facts_of
-from tests.servers import GitLabServer
+from tests.bamboo.fakes import facts_of
+from tests.servers import GeminiServer, GitLabServer
 
 SHA = "5" * 40
 LOG = "$ pytest -q\nE   ConnectionError: timeout after 30s to 10.0.0.5\nERROR: Job failed: exit code 1\n"
@@ -55,10 +57,14 @@ def answer(system: str, user: str) -> str:
                        "resolutions": [{"name": "mock the upstream api", "cause": "upstream api timeout"}]})
 
 
-def extractor(files: RepoFiles | None = None) -> tuple[KnowledgeGraphExtractor, RuleModel]:
-    model = RuleModel(answer)
-    deps = StrategyDeps(JsonLLM(model), b"salt", files)
-    return KnowledgeGraphExtractor(default_registry().create("gitlab_ci", deps)), model
+@pytest.fixture
+def model(gemini_server: GeminiServer, llm: JsonLLM) -> JsonLLM:
+    gemini_server.respond_with(answer)
+    return llm
+
+
+def extractor(llm: JsonLLM, files: RepoFiles | None = None) -> KnowledgeGraphExtractor:
+    return KnowledgeGraphExtractor(default_registry().create("gitlab_ci", StrategyDeps(llm, b"salt", files)))
 
 
 def workflow_files(tmp_path: Path, server: GitLabServer) -> WorkflowFiles:
@@ -92,17 +98,17 @@ def test_job_definition_is_none_when_it_cannot_be_read() -> None:
     assert definition("a: &a [*a]\nunit: {extends: [unit]}\n") is None  # extends itself
 
 
-async def test_prefetch_hints_give_the_failing_jobs_ci_definition(tmp_path: Path,
-                                                                 gitlab_server: GitLabServer) -> None:
+async def test_prefetch_hints_give_the_failing_jobs_ci_definition(
+        tmp_path: Path, gitlab_server: GitLabServer, gemini_server: GeminiServer, model: JsonLLM) -> None:
     gitlab_server.add_project(1, "group/app")
     gitlab_server.add_file(1, ".gitlab-ci.yml", CI, ref=SHA)
-    ext, model = extractor(workflow_files(tmp_path, gitlab_server))
+    ext = extractor(model, workflow_files(tmp_path, gitlab_server))
     incident = IncidentInput("", TASK, {}, {"unit": LOG})
     hints = await ext.prefetch_hints(incident)
     assert list(hints) == [f"job unit 2/4 in .gitlab-ci.yml at {SHA[:12]}"]
     assert "pytest -q" in hints[f"job unit 2/4 in .gitlab-ci.yml at {SHA[:12]}"]
     await ext.extract(incident, hints)
-    assert "$CI_MERGE_REQUEST_IID" in model.calls[0][1]
+    assert "$CI_MERGE_REQUEST_IID" in gemini_server.prompts[0][1]
     assert all(r.header("PRIVATE-TOKEN") == gitlab_server.read_token for r in gitlab_server.requests)
     # Fail-open: another commit has no CI config, and an incident without a commit reads nothing.
     requests = len(gitlab_server.requests)
@@ -111,22 +117,23 @@ async def test_prefetch_hints_give_the_failing_jobs_ci_definition(tmp_path: Path
     assert len(gitlab_server.requests) == requests + 2  # the project's CI config path, then the file
 
 
-async def test_scalar_exploration_results_are_context_not_task_features() -> None:
-    ext, model = extractor()
+async def test_scalar_exploration_results_are_context_not_task_features(
+        gemini_server: GeminiServer, model: JsonLLM) -> None:
+    ext = extractor(model)
     explored = {"orchestration:failed_count": 3, "orchestration:job": {"id": 7, "runner": "r1"},
                 "tool:get_runner_info": "degraded", "orchestration:empty": []}
     graph = await ext.extract(IncidentInput("", TASK, explored, {"unit": LOG}))
     features = {n.name for n in graph.of_type(NodeType.TASK_FEATURE)}
     assert features == {"project=group/app", "stage=test", "failure_reason=script_failure", "status=failed",
                         "job=unit", "command=pytest -q"}
-    prompt = model.calls[0][1]
+    [(_, prompt)] = gemini_server.prompts
     assert '[explored orchestration:job] {"id": 7, "runner": "r1"}' in prompt
     assert "[explored orchestration:failed_count] 3" in prompt
     assert "[explored tool:get_runner_info] degraded" in prompt and "orchestration:empty" not in prompt
 
 
-async def test_the_fix_is_the_evidence_of_the_incidents_resolutions() -> None:
-    ext, _ = extractor()
+async def test_the_fix_is_the_evidence_of_the_incidents_resolutions(model: JsonLLM) -> None:
+    ext = extractor(model)
     graph = await ext.extract(IncidentInput("", TASK, {}, {"unit": LOG}, fix=FIX))
     [resolution] = graph.of_type(NodeType.RESOLUTION)
     assert resolution.prop("evidence_commits") == "555555555555..666666666666"

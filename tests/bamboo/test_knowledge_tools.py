@@ -7,12 +7,13 @@ from collections.abc import AsyncIterator
 import pytest
 
 from hummingbird_agent.bamboo.diagnose import knowledge_tools as knowledge
+from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.tools.base import ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
 from hummingbird_agent.tools.spill import Spiller
-from tests.bamboo.fakes import RuleModel
 from tests.bamboo.kb import CAUSE_A, FIX_A, INCIDENT_A, INCIDENT_B, open_stores, parts, rules
+from tests.servers import GeminiServer
 
 
 @pytest.fixture
@@ -21,8 +22,14 @@ async def stores() -> AsyncIterator[Stores]:
         yield s
 
 
-async def registry_with_knowledge(stores: Stores) -> tuple[ToolRegistry, str]:
-    accumulator, _ = parts(RuleModel(rules), stores)
+@pytest.fixture
+def learning(gemini_server: GeminiServer, llm: JsonLLM) -> JsonLLM:
+    gemini_server.respond_with(rules)
+    return llm
+
+
+async def registry_with_knowledge(llm: JsonLLM, stores: Stores) -> tuple[ToolRegistry, str]:
+    accumulator, _ = parts(llm, stores)
     a = await accumulator.process(INCIDENT_A)
     await accumulator.process(INCIDENT_B)
     registry = ToolRegistry(Spiller(None))  # type: ignore[arg-type]  # call() never spills
@@ -30,8 +37,8 @@ async def registry_with_knowledge(stores: Stores) -> tuple[ToolRegistry, str]:
     return registry, a.knowledge.incident_id
 
 
-async def test_candidate_causes_rank_a_first_and_cite_its_incident(stores: Stores) -> None:
-    registry, a_id = await registry_with_knowledge(stores)
+async def test_candidate_causes_rank_a_first_and_cite_its_incident(learning: JsonLLM, stores: Stores) -> None:
+    registry, a_id = await registry_with_knowledge(learning, stores)
     assert {"knowledge_similar_incidents", "knowledge_candidate_causes",
             "knowledge_known_procedures"} <= set(registry.data_source_tools())
     assert "cite the incident ids" in registry.notes()
@@ -44,8 +51,8 @@ async def test_candidate_causes_rank_a_first_and_cite_its_incident(stores: Store
     assert similar["incidents"][0]["incident_id"] == a_id and similar["incidents"][0]["summary"]
 
 
-async def test_unknown_failures_and_causes_say_so(stores: Stores) -> None:
-    registry, _ = await registry_with_knowledge(stores)
+async def test_unknown_failures_and_causes_say_so(learning: JsonLLM, stores: Stores) -> None:
+    registry, _ = await registry_with_knowledge(learning, stores)
     out = await registry.call("knowledge_candidate_causes", {"error_lines": ["Segmentation fault (core dumped)"]})
     assert out["candidates"] == [] and out["note"].startswith("Nothing similar is known")
     assert out["novel_leads"] == ["Segmentation fault (core dumped)"]

@@ -7,10 +7,14 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
+from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.retrieval.log_vector import LOG_SECTION, log_scores, log_text
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
-from tests.bamboo.fakes import EXTRACT, SUMMARY, RuleModel, approving, facts_of
+from tests.bamboo.fakes import EXTRACT, SUMMARY, approving, facts_of
 from tests.bamboo.kb import open_stores, parts
+from tests.servers import GeminiServer
 
 # Both causes end their job the same way; what differs is what the job did before (all "info" lines,
 # which no excerpt keeps).
@@ -22,21 +26,25 @@ ASSETS = "".join(f"info: bundled asset chunk {name}.js in {i}0 ms\n"
 TASK = {"project": "g/app", "job": "check", "status": "failed"}
 
 
-def _model() -> RuleModel:
-    def rule(system: str, user: str) -> str:
-        if system.startswith(EXTRACT):
-            said = re.search(r"Cause: (.+)", user)
-            if said is None:  # a diagnosis's clue extraction: no discussion, no cause
-                return "{}"
-            return json.dumps({"causes": [{"name": said.group(1), "description": said.group(1), "confidence": 0.8,
-                                           "symptoms": facts_of(user, "Symptom"),
-                                           "features": facts_of(user, "Task_Feature")}],
-                               "procedures": [{"name": "read the job log", "tools": ["get_job_log"],
-                                               "cause": said.group(1)}]})
-        if system.startswith(SUMMARY):
-            return "A summary."
-        return approving(system, user)
-    return RuleModel(rule)
+def rule(system: str, user: str) -> str:
+    if system.startswith(EXTRACT):
+        said = re.search(r"Cause: (.+)", user)
+        if said is None:  # a diagnosis's clue extraction: no discussion, no cause
+            return "{}"
+        return json.dumps({"causes": [{"name": said.group(1), "description": said.group(1), "confidence": 0.8,
+                                       "symptoms": facts_of(user, "Symptom"),
+                                       "features": facts_of(user, "Task_Feature")}],
+                           "procedures": [{"name": "read the job log", "tools": ["get_job_log"],
+                                           "cause": said.group(1)}]})
+    if system.startswith(SUMMARY):
+        return "A summary."
+    return approving(system, user)
+
+
+@pytest.fixture
+def model(gemini_server: GeminiServer, llm: JsonLLM) -> JsonLLM:
+    gemini_server.respond_with(rule)
+    return llm
 
 
 def _learned(name: str, cause: str, before: str) -> IncidentInput:
@@ -51,9 +59,9 @@ def test_the_log_text_keeps_distinct_normalised_lines_newest_first_within_its_ca
     assert log_text({"job": "a" * 80 + "\n" + "b" * 80}, limit=100) == "b" * 80
 
 
-async def test_the_cause_whose_whole_log_is_alike_ranks_first() -> None:
+async def test_the_cause_whose_whole_log_is_alike_ranks_first(model: JsonLLM) -> None:
     async for stores in open_stores():
-        accumulator, navigator = parts(_model(), stores)
+        accumulator, navigator = parts(model, stores)
         await accumulator.process(_learned("past-migrations", "broken database migration", MIGRATIONS))
         await accumulator.process(_learned("past-assets", "bundle size budget exceeded", ASSETS))
         [stored] = await stores.vectors.by_incident("past-assets", LOG_SECTION)
@@ -65,11 +73,11 @@ async def test_the_cause_whose_whole_log_is_alike_ranks_first() -> None:
                                                          "broken database migration"]
 
 
-async def test_an_incident_learned_from_an_excerpt_alone_barely_counts_against_a_whole_log() -> None:
+async def test_an_incident_learned_from_an_excerpt_alone_barely_counts_against_a_whole_log(model: JsonLLM) -> None:
     # Every line of the excerpt is in the new log, so their raw cosine is high; but a few lines set
     # against a whole log say nothing about the two jobs running alike.
     async for stores in open_stores():
-        accumulator, _ = parts(_model(), stores)
+        accumulator, _ = parts(model, stores)
         await accumulator.process(_learned("past-assets", "bundle size budget exceeded", ASSETS))
         await accumulator.process(IncidentInput("Cause: broken database migration", TASK,
                                                 task_logs={"check": ENDING}, incident_id="excerpt-only"))

@@ -7,10 +7,11 @@ from collections.abc import AsyncIterator
 import pytest
 
 from hummingbird_agent.bamboo.analysis import NO_EXPLORER, NOTHING_SIMILAR, CandidateCause
+from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex
 from hummingbird_agent.bamboo.retrieval.log_vector import log_scores
-from tests.bamboo.fakes import RuleModel
+from tests.bamboo.fakes import count
 from tests.bamboo.kb import (
     CAUSE_A,
     CAUSE_B,
@@ -24,6 +25,7 @@ from tests.bamboo.kb import (
     parts,
     rules,
 )
+from tests.servers import GeminiServer
 
 
 @pytest.fixture
@@ -32,8 +34,14 @@ async def stores() -> AsyncIterator[Stores]:
         yield s
 
 
-async def test_a_failure_like_a_ranks_a_first_with_its_resolution_and_cites_a(stores: Stores) -> None:
-    model = RuleModel(rules)
+@pytest.fixture
+def model(gemini_server: GeminiServer, llm: JsonLLM) -> JsonLLM:
+    """The knowledge base's model answering by `rules`."""
+    gemini_server.respond_with(rules)
+    return llm
+
+
+async def test_a_failure_like_a_ranks_a_first_with_its_resolution_and_cites_a(model: JsonLLM, stores: Stores) -> None:
     accumulator, navigator = parts(model, stores)
     a = await accumulator.process(INCIDENT_A)
     b = await accumulator.process(INCIDENT_B)
@@ -54,8 +62,8 @@ async def test_a_failure_like_a_ranks_a_first_with_its_resolution_and_cites_a(st
 
 
 async def test_the_diagnosis_reads_only_what_its_clues_reach_and_ranks_as_over_the_whole_graph(
-        stores: Stores) -> None:
-    accumulator, navigator = parts(RuleModel(rules), stores)
+        model: JsonLLM, stores: Stores) -> None:
+    accumulator, navigator = parts(model, stores)
     for incident in (INCIDENT_A, INCIDENT_B):
         await accumulator.process(incident)
     evidence, index = await navigator.gather(LIKE_A)
@@ -75,8 +83,8 @@ async def test_the_diagnosis_reads_only_what_its_clues_reach_and_ranks_as_over_t
     assert not nothing.causes and nothing.known_causes == len(whole.causes)
 
 
-async def test_a_failure_like_neither_returns_novel_leads_and_says_nothing_similar(stores: Stores) -> None:
-    model = RuleModel(rules)
+async def test_a_failure_like_neither_returns_novel_leads_and_says_nothing_similar(
+        model: JsonLLM, stores: Stores) -> None:
     accumulator, navigator = parts(model, stores)
     await accumulator.process(INCIDENT_A)
     await accumulator.process(INCIDENT_B)
@@ -91,17 +99,17 @@ async def test_a_failure_like_neither_returns_novel_leads_and_says_nothing_simil
     assert "Nothing similar is known" in result.render()
 
 
-async def test_the_diagnosis_call_always_runs_even_on_an_empty_knowledge_base(stores: Stores) -> None:
-    model = RuleModel(rules)
+async def test_the_diagnosis_call_always_runs_even_on_an_empty_knowledge_base(
+        gemini_server: GeminiServer, model: JsonLLM, stores: Stores) -> None:
     _, navigator = parts(model, stores)
     result = await navigator.analyze(LIKE_A)
-    assert model.count(DIAGNOSE) == 1
+    assert count(gemini_server, DIAGNOSE) == 1
     assert not result.candidates and not result.known
     assert result.explanation.startswith(NOTHING_SIMILAR)
 
 
-async def test_analysis_is_read_only_toward_the_stores(stores: Stores) -> None:
-    accumulator, navigator = parts(RuleModel(rules), stores)
+async def test_analysis_is_read_only_toward_the_stores(model: JsonLLM, stores: Stores) -> None:
+    accumulator, navigator = parts(model, stores)
     await accumulator.process(INCIDENT_A)
     before = (await stores.graph.counts(), await stores.vectors.count())
     await navigator.analyze(LIKE_A)

@@ -14,10 +14,12 @@ import pytest
 from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.config.loading import load_config
-from tests.bamboo.fakes import EXTRACT, REVIEW, causal_answer
+from hummingbird_agent.models.gemini import GeminiModel
+from tests.bamboo.fakes import EXTRACT, REVIEW, causal_answer, users
 from tests.bamboo.mcp_servers import SERVER
 from tests.bamboo.panda_fixtures import TOKEN, VO, panda, task
-from tests.bamboo.test_explorer_wiring import CODE, GAPS, RuleChat
+from tests.bamboo.test_explorer_wiring import CODE, GAPS
+from tests.servers import GeminiServer
 from tests.servers.panda import PandaServer
 
 __all__ = ["panda"]
@@ -52,7 +54,8 @@ def rules(system: str, user: str) -> str:
 
 
 @pytest.mark.timeout(300)
-async def test_panda_exploration_chains_tools_in_the_sandbox(panda: PandaServer, tmp_path: Path) -> None:
+async def test_panda_exploration_chains_tools_in_the_sandbox(
+        panda: PandaServer, tmp_path: Path, gemini_server: GeminiServer, gemini_model: GeminiModel) -> None:
     marker = tmp_path / "restarted.txt"
     (tmp_path / "mcp.json").write_text(json.dumps({"servers": [
         {"name": "ci", "command": sys.executable, "args": [str(SERVER), "stdio"],
@@ -68,21 +71,21 @@ async def test_panda_exploration_chains_tools_in_the_sandbox(panda: PandaServer,
     (tmp_path / "turns.json").write_text(json.dumps({"turns": [{"text": "{}"}]}))
     (tmp_path / "config.yaml").write_text(json.dumps(config))
     loaded = load_config(tmp_path / "config.yaml", environ={"PANDA_ID_TOKEN": TOKEN})
-    model = RuleChat(rules)
-    accumulator = build_accumulator(loaded, model, build_stores(loaded))
+    gemini_server.respond_with(rules)
+    accumulator = build_accumulator(loaded, gemini_model, build_stores(loaded))
     incident = IncidentInput("Task 1001 went exhausted.", task(panda), incident_id="panda-1001")
 
     result = await accumulator.process(incident, dry_run=True)
 
     assert result.approved and result.attempts == 2
     assert "payload killed during rawtoesd" in {n.name for n in result.knowledge.graph.nodes}
-    retry = next(user for system, user in model.text.calls if system.startswith(EXTRACT) and "RAWtoESD" in user)
+    retry = next(user for user in users(gemini_server, EXTRACT) if "RAWtoESD" in user)
     assert "[explored orchestration:reference_task] 900" in retry
     assert "[explored orchestration:suspected_step] 2026-11-20 09:01:00 INFO Running step RAWtoESD" in retry
     # The state-changing tool was refused at the call and never ran.
     assert "[explored orchestration:guard] refused: restart_runner: not an allowed (read-only) tool" in retry
     assert not marker.exists()
-    # The chain went to PanDA with the token; the token reached neither the sandbox nor any prompt.
+    # The chain went to PanDA with the token; the token reached neither the sandbox nor any request to the model.
     assert panda.requests_to("get_tasks_modified_since") and panda.requests_to("/logs/6001/payload.stdout")
     assert all(r.header("Authorization") == f"Bearer {TOKEN}" for r in panda.requests)
-    assert not any(TOKEN in system + user for system, user in model.text.calls)
+    assert gemini_server.requests and not any(TOKEN.encode() in r.body for r in gemini_server.requests)

@@ -9,7 +9,6 @@ import pytest
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.factory import build_panda_support
-from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.panda.index import PandaIndex, terms
 from hummingbird_agent.bamboo.panda.tools import PandaSupport
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
@@ -17,7 +16,7 @@ from hummingbird_agent.bamboo.strategies.panda import PandaStrategy
 from hummingbird_agent.cli import main
 from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.errors import ConfigError
-from tests.bamboo.fakes import RuleModel
+from tests.bamboo.fakes import uncalled_llm
 from tests.bamboo.panda_fixtures import DOCS, SOURCE, indexes, write_tree
 
 ERROR = IncidentInput("", {"jediTaskID": 7, "status": "exhausted",
@@ -25,7 +24,7 @@ ERROR = IncidentInput("", {"jediTaskID": 7, "status": "exhausted",
 
 
 def strategy(panda: PandaSupport | None) -> PandaStrategy:
-    return PandaStrategy(StrategyDeps(JsonLLM(RuleModel(lambda system, user: "{}")), panda=panda))
+    return PandaStrategy(StrategyDeps(uncalled_llm(), panda=panda))
 
 
 def test_terms_split_identifiers() -> None:

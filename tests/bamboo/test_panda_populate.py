@@ -19,8 +19,9 @@ from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
 from hummingbird_agent.bamboo.strategies.causal import cause_name
 from hummingbird_agent.cli import main
-from tests.bamboo.fakes import EXTRACT, REVIEW, RuleModel, causal_answer
+from tests.bamboo.fakes import EXTRACT, REVIEW, causal_answer
 from tests.bamboo.test_commands import state, stores
+from tests.servers import GeminiServer
 
 SAMPLE = Path(__file__).parents[1] / "fixtures" / "panda" / "incidents.jsonl"
 CAUSES = {"panda-41001": "jobs request more memory than the candidate sites allow",
@@ -39,8 +40,9 @@ def rule(system: str, user: str) -> str:
     return "A summary."
 
 
-async def test_populate_panda_sample_stores_stated_causes_and_field_features(tmp_path: Path) -> None:
-    llm = JsonLLM(RuleModel(rule))
+async def test_populate_panda_sample_stores_stated_causes_and_field_features(
+        tmp_path: Path, gemini_server: GeminiServer, llm: JsonLLM) -> None:
+    gemini_server.respond_with(rule)
     strategy = default_registry().create("panda", StrategyDeps(llm, b"salt"))
     s = stores(tmp_path)
     out = io.StringIO()

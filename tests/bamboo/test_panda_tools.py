@@ -138,16 +138,15 @@ async def test_credentials_never_reach_results_errors_or_logs(panda: PandaServer
 
 def test_the_reviewer_sees_the_panda_tools_before_any_exploration(panda: PandaServer, tmp_path: Path) -> None:
     from hummingbird_agent.bamboo.factory import build_explorer, build_panda_support, build_stores
-    from hummingbird_agent.bamboo.json_llm import JsonLLM
     from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
     from hummingbird_agent.config.loading import load_config
-    from tests.bamboo.fakes import RuleModel
+    from tests.bamboo.fakes import uncalled_llm
 
     (tmp_path / "config.yaml").write_text(json.dumps({
         "workflows": {}, "bamboo": {"enabled": True, "explore": True, "extraction_strategy": "panda",
                                     "embeddings": {"dimensions": 32}, "panda": {"url": panda.api_url}}}))
     loaded = load_config(tmp_path / "config.yaml", environ={})
-    llm = JsonLLM(RuleModel(lambda system, user: "{}"))
+    llm = uncalled_llm()
     strategy = default_registry().create("panda", StrategyDeps(llm, panda=build_panda_support(loaded)))
     explorer = build_explorer(loaded, llm, build_stores(loaded), "bamboo-accumulate", strategy.task_summary,
                               strategy.builtin_clients)  # type: ignore[attr-defined]

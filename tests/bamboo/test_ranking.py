@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from hummingbird_agent.bamboo.analysis import PastIncident
 from hummingbird_agent.bamboo.incident_graph import NodeType
-from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex
 from hummingbird_agent.bamboo.stores.base import NodeRow
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.bamboo.strategies.gitlab_ci import GitLabCIStrategy
-from tests.bamboo.fakes import RuleModel
+from tests.bamboo.fakes import uncalled_llm
 
 SIZE_LOG = ("\x1b[31mPackage size limit has exceeded by 934 B\x1b[39m\n  Package size: 103.91 KB\n"
             "  Size limit:   103 KB\n")
@@ -25,7 +24,7 @@ def index(links: dict[tuple[str, str], tuple[str, ...]], causes: list[NodeRow]) 
 
 
 def strategy() -> GitLabCIStrategy:
-    return GitLabCIStrategy(StrategyDeps(JsonLLM(RuleModel(lambda system, user: "{}"))))
+    return GitLabCIStrategy(StrategyDeps(uncalled_llm()))
 
 
 def test_a_log_without_a_strong_error_line_still_gives_its_headline_as_symptom() -> None:

@@ -13,7 +13,8 @@ from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.bamboo.strategies.gitlab_ci import log_symptoms
 from hummingbird_agent.bamboo.strategies.panda import PandaStrategy
 from hummingbird_agent.errors import ConfigError
-from tests.bamboo.fakes import RuleModel, facts_of
+from tests.bamboo.fakes import facts_of, uncalled_llm
+from tests.servers import GeminiServer
 
 LOG_A = ("Running tests\n2024-01-02T03:04:05Z collected 12 items\nE   ConnectionError: timeout after 30s to 10.0.0.5\n"
          "FAILED tests/test_api.py::test_get - ConnectionError\n")
@@ -37,9 +38,14 @@ def cause_rule(system: str, user: str) -> str:
                        "components": [{"name": "requests", "version": "2.31", "cause": "upstream api timeout"}]})
 
 
-def extractor(name: str = "gitlab_ci") -> tuple[KnowledgeGraphExtractor, RuleModel]:
-    model = RuleModel(cause_rule)
-    return KnowledgeGraphExtractor(default_registry().create(name, StrategyDeps(JsonLLM(model), b"salt"))), model
+@pytest.fixture
+def model(gemini_server: GeminiServer, llm: JsonLLM) -> JsonLLM:
+    gemini_server.respond_with(cause_rule)
+    return llm
+
+
+def extractor(llm: JsonLLM, name: str = "gitlab_ci") -> KnowledgeGraphExtractor:
+    return KnowledgeGraphExtractor(default_registry().create(name, StrategyDeps(llm, b"salt")))
 
 
 def test_same_failure_in_two_pipelines_gives_the_same_symptom_names() -> None:
@@ -49,8 +55,8 @@ def test_same_failure_in_two_pipelines_gives_the_same_symptom_names() -> None:
     assert a[0].name == "E ConnectionError: timeout after <DUR> to <N>.<N>.<N>.<N>"
 
 
-async def test_gitlab_ci_graph() -> None:
-    ext, model = extractor()
+async def test_gitlab_ci_graph(gemini_server: GeminiServer, model: JsonLLM) -> None:
+    ext = extractor(model)
     graph = await ext.extract(IncidentInput("fixed by mocking", TASK, {}, {"test": LOG_A}))
     features = {n.name for n in graph.of_type(NodeType.TASK_FEATURE)}
     assert features == {"project=group/app", "stage=test", "failure_reason=script_failure", "status=failed",
@@ -65,17 +71,18 @@ async def test_gitlab_ci_graph() -> None:
     assert (RelType.DEPENDS_ON, "diff with green run", "read job log") in kinds
     assert (RelType.ORIGINATED_FROM, "requests", cause.name) in kinds
     assert all(e.allowed for e in graph.edges)
-    assert "ConnectionError" in model.calls[0][1] and "fixed by mocking" in model.calls[0][1]
+    [(_, user)] = gemini_server.prompts
+    assert "ConnectionError" in user and "fixed by mocking" in user
 
 
-async def test_gitlab_ci_without_logs_falls_back_to_the_failure_reason() -> None:
-    ext, _ = extractor()
+async def test_gitlab_ci_without_logs_falls_back_to_the_failure_reason(model: JsonLLM) -> None:
+    ext = extractor(model)
     graph = await ext.extract(IncidentInput("", {"project": "p", "failure_reason": "stuck_or_timeout_failure"}))
     assert [s.name for s in graph.of_type(NodeType.SYMPTOM)] == ["job failed: stuck_or_timeout_failure"]
 
 
-async def test_panda_routing() -> None:
-    ext, _ = extractor("panda")
+async def test_panda_routing(model: JsonLLM) -> None:
+    ext = extractor(model, "panda")
     task = {"jediTaskID": 42, "status": "exhausted", "ramCount": 3000, "walltime": "abc", "coreCount": 8,
             "splitRule": "nG=1,t1=5", "userName": "alice", "taskName": "user.alice.test",
             "errorDialog": "<a href='x'>log</a> scout_ramCount 4000 MB exceeds",
@@ -90,10 +97,10 @@ async def test_panda_routing() -> None:
                                                                   "log scout_ramCount <SIZE> exceeds"}
     assert [c.name for c in graph.of_type(NodeType.COMPONENT)] == ["prun", "requests"]
     assert {n.name for n in graph.of_type(NodeType.TASK_CONTEXT)} == {"taskName", "task_creation_arguments:exec"}
-    ids = PandaStrategy(StrategyDeps(JsonLLM(RuleModel(cause_rule)))).incident_id(IncidentInput("", task))
+    ids = PandaStrategy(StrategyDeps(uncalled_llm())).incident_id(IncidentInput("", task))
     assert ids == ext.incident_id(IncidentInput("", dict(task)))
 
 
 def test_unknown_strategy_lists_the_registered_ones() -> None:
     with pytest.raises(ConfigError, match=r"'jira' is not registered \(registered: gitlab_ci, panda\)"):
-        default_registry().create("jira", StrategyDeps(JsonLLM(RuleModel(cause_rule))))
+        default_registry().create("jira", StrategyDeps(uncalled_llm()))

@@ -1,4 +1,5 @@
-"""Tool-list bounding: budgeted rendering, the full-schema cap and two-source retrieval (local Qdrant)."""
+"""Tool-list bounding: budgeted rendering, the full-schema cap and two-source retrieval (local Qdrant), and a
+Qdrant server gone away (a server-mode store opened on the fake Qdrant, which then stops)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from hummingbird_agent.bamboo.explore.tool_selection import (
 )
 from hummingbird_agent.bamboo.mcp import McpTool
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
-from hummingbird_agent.errors import TransientError
+from tests.servers.qdrant import QdrantServer
 
 SYSTEM = "You write Python orchestration code. " * 20
 USER = "## Gaps\n- the failing job's npm registry timeout\n## Tools\n"
@@ -92,19 +93,16 @@ async def test_namespaces_do_not_mix(selector: ToolSelector) -> None:
     assert ranked[0] != "tool_217" and "tool_217" in await selector.rank("npm registry timeout", catalogue(300))
 
 
-class DownStore:
-    """A vector store whose server is unreachable."""
-
-    async def replace_incident(self, *a: object) -> None:
-        raise TransientError("qdrant replace: ConnectError")
-
-    async def search(self, *a: object, **k: object) -> list:
-        raise TransientError("qdrant search: ConnectError")
-
-
 async def test_retrieval_unavailable_degrades_to_a_compact_budgeted_list(caplog: pytest.LogCaptureFixture) -> None:
     tools = catalogue()
-    selector = ToolSelector(DownStore(), HashingEmbedder(64), namespace="x")  # type: ignore[arg-type]
-    block, omitted = await render_tool_block(tools, "npm", 2000, selector)
+    with QdrantServer() as qdrant:
+        store = QdrantVectorStore("tools", 64, url=qdrant.url)
+        await store.open()
+    assert set(qdrant.collections["tools"]["indexes"]) == {"section", "incident_id"}
+    try:  # the server has gone away: the selector's first write meets a refused connection
+        selector = ToolSelector(store, HashingEmbedder(64), namespace="x")
+        block, omitted = await render_tool_block(tools, "npm", 2000, selector)
+    finally:
+        await store.aclose()
     assert estimate_tokens(block) <= 2000 and omitted and "schema:" not in block
-    assert "tool retrieval unavailable" in caplog.text
+    assert "tool retrieval unavailable" in caplog.text and "qdrant replace: ConnectError" in caplog.text

@@ -165,6 +165,16 @@ async def test_knowledge_base_json_call(provider: Provider) -> None:
     assert "responseJsonSchema" not in provider.calls[1].body["generationConfig"]
 
 
+async def test_a_rule_answers_every_call_the_script_does_not_cover(provider: Provider) -> None:
+    # How the knowledge-base tests answer: by prompt, in whatever order the calls come.
+    provider.server.script(text_turn('{"n": 0}'))
+    provider.server.respond_with(lambda system, user: json.dumps({"system": system[:7], "user": user}))
+    llm = JsonLLM(ModelText(provider.model, "test-model"))
+    assert await llm.complete_json("Extract.", "first") == {"n": 0}
+    assert await llm.complete_json("Extract.", "second") == {"system": "Extract", "user": "second"}
+    assert [user for _, user in provider.server.prompts] == ["first", "second"]
+
+
 async def test_temperature_is_sent_only_when_asked(provider: Provider) -> None:
     provider.server.script(text_turn("a"), text_turn("b"))
     await provider.model.generate(ModelRequest("test-model", "SYSTEM", [user_text("hi")], temperature=0.3))

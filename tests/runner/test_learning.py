@@ -32,8 +32,8 @@ from hummingbird_agent.runner.job_facts import LogFacts
 from hummingbird_agent.runner.mr_incident import gather_failure, still_failing
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.tools.registry import ToolRegistry
-from tests.bamboo.fakes import EXTRACT, RuleModel, approving
-from tests.servers import GitLabServer
+from tests.bamboo.fakes import EXTRACT, approving, users
+from tests.servers import GeminiServer, GitLabServer
 
 SESSION = "33333333-3333-4333-8333-333333333333"
 SHA, PASSING = "a1" * 20, "b2" * 20
@@ -147,8 +147,8 @@ def knowledge(system: str, user: str) -> str:
     return approving(system, user)
 
 
-async def test_learn_command_reads_the_analysed_commit_and_the_changes_since(tmp_path: Path,
-                                                                              gitlab_server: GitLabServer) -> None:
+async def test_learn_command_reads_the_analysed_commit_and_the_changes_since(
+        tmp_path: Path, gitlab_server: GitLabServer, gemini_server: GeminiServer, llm: JsonLLM) -> None:
     gl = gitlab_server
     gl.add_project(1, "group/app")
     gl.add_mr(1, 7, sha=PASSING)
@@ -161,8 +161,7 @@ async def test_learn_command_reads_the_analysed_commit_and_the_changes_since(tmp
     workflow = WorkflowConfig(description="d", prompt="p.md", engine="bamboo-accumulate", data_sources=sources)
     loaded = LoadedConfig(Config(gitlab=GitLabConfig(url=gl.url), workflows={"bamboo-accumulate": workflow}),
                           tmp_path / "config.yaml", {"READ": gl.read_token})
-    model = RuleModel(knowledge)
-    llm = JsonLLM(model)
+    gemini_server.respond_with(knowledge)
     strategy = default_registry().create("gitlab_ci", StrategyDeps(llm))
     accumulator = KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, None)
     client = GitLabClient(gl.url, gl.bot_token)
@@ -186,8 +185,7 @@ async def test_learn_command_reads_the_analysed_commit_and_the_changes_since(tmp
     unread, read = notes
     assert f"Not available: the fix (changes {SHA[:12]}..{PASSING[:12]})" in unread and "HTTP 404" in unread
     assert f"Fix read from `{SHA[:12]}..{PASSING[:12]}`: 1 changed file(s)" in read
-    system, prompt = model.calls[-3]  # extraction, review, summary of the second run
-    assert system.startswith(EXTRACT)
+    prompt = users(gemini_server, EXTRACT)[-1]  # the second run's extraction
     assert "ConnectionError" in prompt  # the analysed commit's failing job, not the MR head's
     assert "## Changes since the analysed commit\nNot yet confirmed by a passing pipeline" in prompt
     assert "+TIMEOUT = 90" in prompt

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.servers.base import FakeHTTPServer, HTTPError, Request, Response, json_response
+from tests.servers.model_common import Rule, next_turn_of, prompt_texts, rule_turn
 from tests.servers.model_history import gemini_error
 
 Turn = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
@@ -120,6 +121,15 @@ class GeminiServer(FakeHTTPServer):
         """Append model turns: response dicts (see model_turn) or callables(request_body) -> dict."""
         self.turns.extend(turns)
 
+    def respond_with(self, rule: Rule) -> None:
+        """Answer every call the scripted turns do not cover from its prompt: `rule(system, user)`."""
+        self.responder = rule_turn(rule)
+
+    @property
+    def prompts(self) -> list[tuple[str, str]]:
+        """(system, user) of every generation call, in the order received."""
+        return [prompt_texts(c.body) for c in self.generate_calls]
+
     @property
     def generate_calls(self) -> list[GeminiCall]:
         """generateContent and streamGenerateContent calls, in order."""
@@ -163,13 +173,11 @@ class GeminiServer(FakeHTTPServer):
         return resp
 
     def _next_turn(self, body: dict[str, Any], req: Request) -> dict[str, Any]:
-        if not self.turns and self.responder is not None:
-            self.turns.append(self.responder)
-        if not self.turns:
+        turn = next_turn_of(self.turns, self.responder)
+        if turn is None:
             message = f"scripted gemini server: no model turns left ({self.served} served)"
             self.errors.append(message)
             raise HTTPError(500, message)
-        turn = self.turns.popleft()
         self.served += 1
         reply = turn(body) if callable(turn) else json.loads(json.dumps(turn))
         reply.setdefault("responseId", f"fake-{self.served}")

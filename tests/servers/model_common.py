@@ -13,6 +13,8 @@ from typing import Any
 from tests.servers.base import FakeHTTPServer, HTTPError
 
 Turn = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
+Rule = Callable[[str, str], str]
+"""`rule(system_text, user_text) -> answer text`: a model answering from the prompt alone, in any order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,22 @@ def parse_response(text: Any) -> Any:
         return text
 
 
+def prompt_texts(body: dict[str, Any]) -> tuple[str, str]:
+    """(system text, user text) of a Gemini-shaped generation request."""
+    system = "".join(p.get("text", "") for p in (body.get("systemInstruction") or {}).get("parts", []))
+    user = "".join(str(p.get("text", "")) for c in body.get("contents") or [] for p in c.get("parts", []))
+    return system, user
+
+
+def rule_turn(rule: Rule) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """A scripted turn answering any request with the text `rule` gives for its prompt."""
+    def turn(body: dict[str, Any]) -> dict[str, Any]:
+        text = rule(*prompt_texts(body))
+        return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP",
+                                "index": 0}]}
+    return turn
+
+
 class ScriptedModelServer(FakeHTTPServer):
     """Base of the Anthropic and OpenAI fakes: a queue of turns, a record of generation calls."""
 
@@ -63,6 +81,7 @@ class ScriptedModelServer(FakeHTTPServer):
         self.latency_s = latency_s
         self.turns: deque[Turn] = deque()
         self.generate_calls: list[ModelCall] = []
+        self.responder: Turn | None = None  # answers every call once the scripted turns are used up
         self.served = 0
         self.refuses_temperature: frozenset[str] = frozenset()
         """Models that refuse a temperature with a 400, as this provider's newer models do."""
@@ -72,14 +91,31 @@ class ScriptedModelServer(FakeHTTPServer):
         own response dicts, or callables(gemini_view_of_the_request) -> either."""
         self.turns.extend(turns)
 
+    def respond_with(self, rule: Rule) -> None:
+        """Answer every call the scripted turns do not cover from its prompt: `rule(system, user)`."""
+        self.responder = rule_turn(rule)
+
+    @property
+    def prompts(self) -> list[tuple[str, str]]:
+        """(system, user) of every generation call, in the order received."""
+        return [prompt_texts(c.body) for c in self.generate_calls]
+
     def next_turn(self, view: dict[str, Any]) -> dict[str, Any]:
-        if not self.turns:
+        turn = next_turn_of(self.turns, self.responder)
+        if turn is None:
             message = f"scripted {self.name} server: no model turns left ({self.served} served)"
             self.errors.append(message)
             raise HTTPError(500, message)
-        turn = self.turns.popleft()
         self.served += 1
         return turn(view) if callable(turn) else json.loads(json.dumps(turn))
+
+
+def next_turn_of(turns: deque[Turn], responder: Turn | None) -> Turn | None:
+    """The next scripted turn, else the responder; safe when the server's threads ask at once."""
+    try:
+        return turns.popleft()
+    except IndexError:
+        return responder
 
 
 PROVIDERS = ("gemini", "anthropic", "openai")
