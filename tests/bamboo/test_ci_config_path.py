@@ -13,6 +13,7 @@ import yaml
 
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.bamboo.strategies.ci_config import job_definition, own_config_path, parse_config
+from tests.bamboo.fakes import uncalled_llm
 from tests.bamboo.test_ci_includes import requested_files
 from tests.bamboo.test_incident_learning import SHA, TASK, extractor, workflow_files
 from tests.servers import GitLabServer
@@ -60,7 +61,7 @@ async def test_the_hint_reads_the_file_the_project_settings_name(tmp_path: Path,
     gitlab_server.add_file(1, ".gitlab-ci.yml", "unit: {script: [make]}\n", ref=SHA)  # not the project's config
     gitlab_server.add_file(1, "ci/pipeline.yml", PIPELINE, ref=SHA)
     gitlab_server.add_file(1, "ci/jobs.yml", JOBS, ref=SHA)
-    ext, _ = extractor(workflow_files(tmp_path, gitlab_server))
+    ext = extractor(uncalled_llm(), workflow_files(tmp_path, gitlab_server))
     hints = await ext.prefetch_hints(IncidentInput("", TASK))
     assert list(hints) == [hint_key("ci/pipeline.yml")]
     assert yaml.safe_load(hints[hint_key("ci/pipeline.yml")]) == {"stage": "test", "script": ["pytest -q"],
@@ -79,7 +80,7 @@ async def test_a_config_outside_the_repository_gives_no_hint_and_no_file_read(
         tmp_path: Path, gitlab_server: GitLabServer, elsewhere: str) -> None:
     gitlab_server.add_project(1, "group/app", ci_config_path=elsewhere)
     gitlab_server.add_file(1, ".gitlab-ci.yml", "unit: {script: [make]}\n", ref=SHA)
-    ext, _ = extractor(workflow_files(tmp_path, gitlab_server))
+    ext = extractor(uncalled_llm(), workflow_files(tmp_path, gitlab_server))
     assert await ext.prefetch_hints(IncidentInput("", TASK)) == {}
     assert requested_files(gitlab_server) == []
 
@@ -89,7 +90,7 @@ async def test_an_unreadable_setting_falls_back_to_gitlab_ci_yml(
     gitlab_server.add_project(1, "group/app", ci_config_path="ci/pipeline.yml")
     gitlab_server.add_file(1, ".gitlab-ci.yml", "unit: {script: [make]}\n", ref=SHA)
     gitlab_server.fail_next(status=403, path=r"/projects/group/app$", method="GET")
-    ext, _ = extractor(workflow_files(tmp_path, gitlab_server))
+    ext = extractor(uncalled_llm(), workflow_files(tmp_path, gitlab_server))
     with caplog.at_level(logging.INFO):
         hints = await ext.prefetch_hints(IncidentInput("", TASK))
     assert hints == {hint_key(".gitlab-ci.yml"): "script:\n- make"}
@@ -115,7 +116,7 @@ async def test_the_hint_reads_config_files_that_declare_inputs(tmp_path: Path,
     # The root config may declare inputs too (pipeline inputs).
     gitlab_server.add_file(1, ".gitlab-ci.yml", "spec: {inputs: {timeout: {default: 30m}}}\n---\n" + root, ref=SHA)
     gitlab_server.add_file(1, "ci/unit.yml", WITH_INPUTS, ref=SHA)
-    ext, _ = extractor(workflow_files(tmp_path, gitlab_server))
+    ext = extractor(uncalled_llm(), workflow_files(tmp_path, gitlab_server))
     hints = await ext.prefetch_hints(IncidentInput("", TASK))
     assert yaml.safe_load(hints[hint_key(".gitlab-ci.yml")]) == {
         "stage": "$[[ inputs.stage ]]", "tags": ["$[[ inputs.runner ]]"],

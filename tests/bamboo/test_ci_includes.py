@@ -12,6 +12,7 @@ import yaml
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.bamboo.strategies.ci_config import job_definition, local_includes, parse_config, with_includes
+from tests.bamboo.fakes import uncalled_llm
 from tests.bamboo.test_incident_learning import SHA, TASK, extractor, workflow_files
 from tests.servers import GitLabServer
 
@@ -99,7 +100,7 @@ async def test_the_hint_reads_nested_local_includes_once_and_nothing_elsewhere(
     files = {".gitlab-ci.yml": MAIN, "ci/base.yml": BASE, "ci/jobs.yml": JOBS, "ci/broken.yml": "unit: [unclosed\n"}
     for path, text in files.items():
         gitlab_server.add_file(1, path, text, ref=SHA)
-    ext, _ = extractor(workflow_files(tmp_path, gitlab_server))
+    ext = extractor(uncalled_llm(), workflow_files(tmp_path, gitlab_server))
     hints = await ext.prefetch_hints(IncidentInput("", TASK))
     assert list(hints) == [HINT]
     assert yaml.safe_load(hints[HINT]) == {"stage": "test", "image": "python:3.12", "tags": ["docker"],
@@ -120,7 +121,7 @@ async def test_the_hint_reads_at_most_the_budgeted_files(tmp_path: Path, gitlab_
     for path, child in zip(chain, chain[1:], strict=False):
         gitlab_server.add_file(1, path, f"include: {child}\n", ref=SHA)
     gitlab_server.add_file(1, chain[-1], "unit: {script: [make]}\n", ref=SHA)
-    ext, _ = extractor(workflow_files(tmp_path, gitlab_server))
+    ext = extractor(uncalled_llm(), workflow_files(tmp_path, gitlab_server))
     assert await ext.prefetch_hints(IncidentInput("", TASK)) == {}  # the job's file is one too many
     assert requested_files(gitlab_server) == chain[:-1]
     gitlab_server.add_file(1, chain[-2], "unit: {script: [make]}\n", ref=SHA)
@@ -139,7 +140,7 @@ async def test_the_hint_parses_at_most_the_budgeted_characters(tmp_path: Path,
     unit = "unit: {script: [make]}\n#"
     gitlab_server.add_file(1, ".gitlab-ci.yml", main, ref=SHA)
     gitlab_server.add_file(1, "ci/unit.yml", unit.ljust(room + 1, "x"), ref=SHA)
-    ext, _ = extractor(workflow_files(tmp_path, gitlab_server))
+    ext = extractor(uncalled_llm(), workflow_files(tmp_path, gitlab_server))
     assert await ext.prefetch_hints(IncidentInput("", TASK)) == {}  # read, but over the total
     gitlab_server.add_file(1, "ci/unit.yml", unit.ljust(room, "x"), ref=SHA)
     assert await ext.prefetch_hints(IncidentInput("", TASK)) == {HINT: "script:\n- make"}

@@ -7,6 +7,7 @@ closes, so it never outlives the test process."""
 
 from __future__ import annotations
 
+import importlib.util
 import select
 import subprocess
 import sys
@@ -28,9 +29,9 @@ CONTEXT_TOKENS = 32_768
 
 def missing() -> str | None:
     """Why the tier cannot run here (None when it can)."""
-    try:
-        import xllamacpp  # noqa: F401
-    except ImportError:
+    # Looked up, never imported here: loading llama.cpp's native library into a test process that already holds
+    # other extension modules aborted the whole pytest run; only the child server process imports it.
+    if importlib.util.find_spec("xllamacpp") is None:
         return f"xllamacpp is not installed: {INSTALL_HINT}"
     if not MODEL.is_file() or MODEL.stat().st_size != MODEL_BYTES:
         return f"the model file {MODEL.relative_to(REPO)} is missing: {INSTALL_HINT}"
