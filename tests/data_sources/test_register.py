@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hummingbird_agent.config import loading as cfg
 from hummingbird_agent.config.loading import (
     Config,
     DataSourcesConfig,
@@ -13,6 +12,7 @@ from hummingbird_agent.config.loading import (
     LoadedConfig,
     WorkflowConfig,
 )
+from hummingbird_agent.config.loading import loading as cfg
 from hummingbird_agent.data_sources import register_selected
 from hummingbird_agent.tools.registry import ToolRegistry
 from hummingbird_agent.tools.spill import Spiller

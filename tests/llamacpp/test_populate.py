@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hummingbird_agent.bamboo.prompt_echo import NAMED_BY_MODEL, prompt_phrases, words
+from hummingbird_agent.bamboo.learn.prompt_echo import NAMED_BY_MODEL, prompt_phrases, words
 from hummingbird_agent.bamboo.prompts import load_prompt
 from tests.servers.llamacpp import MODEL_NAME, LlamaCppServer
 
