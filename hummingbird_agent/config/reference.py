@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from hummingbird_agent.config.loading import knowledge, providers, schema
+from hummingbird_agent.config import knowledge, providers, schema
 from hummingbird_agent.config.schema import Config
 
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"

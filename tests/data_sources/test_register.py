@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hummingbird_agent.config import loading as cfg
 from hummingbird_agent.config.loading import (
     Config,
     DataSourcesConfig,
@@ -12,7 +13,6 @@ from hummingbird_agent.config.loading import (
     LoadedConfig,
     WorkflowConfig,
 )
-from hummingbird_agent.config.loading import loading as cfg
 from hummingbird_agent.data_sources import register_selected
 from hummingbird_agent.tools.registry import ToolRegistry
 from hummingbird_agent.tools.spill import Spiller
