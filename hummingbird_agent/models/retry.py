@@ -30,7 +30,7 @@ class RetryPolicy:
             return None
         if isinstance(exc, ModelRateLimited) and exc.retry_after_s is not None:
             return exc.retry_after_s if exc.retry_after_s <= self.max_retry_after_s else None
-        return min(self.base_s * 2**attempt, self.max_delay_s)
+        return min(self.base_s * 2.0**attempt, self.max_delay_s)
 
 
 async def with_retries(provider: str, policy: RetryPolicy, call: Callable[[], Awaitable[T]]) -> T:

@@ -13,8 +13,9 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from hummingbird_agent import budgets
-from hummingbird_agent.aws import AwsClient, ClientState, map_aws_errors
+from hummingbird_agent.aws import AwsClient, map_aws_errors
 from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.lifecycle import ClientState
 from hummingbird_agent.sessions.base import (
     ARCHIVE_FILE,
     CONTEXT_FILE,
