@@ -25,6 +25,11 @@ BAMBOO_REVIEW_SOURCE_CHARS = 2000
 # refused. Two-word runs of the prompts ("compare runs", "task summary") are ordinary names too; three-word runs
 # ("one or two sentences", "read a log") are what a small model copies.
 BAMBOO_PROMPT_ECHO_MIN_WORDS = 3
+# A name that merely contains this many consecutive words of our prompts or of our own feedback to the model (a
+# small model copied a rejection message into a Resolution name) is refused too, whatever else it holds; so is one
+# containing a quoted placeholder of two or more words ("short label", "software component"). Six words of prompt
+# text inside a name from the sources would be a coincidence.
+BAMBOO_PROMPT_ECHO_CONTAINED_WORDS = 6
 # Learning: the reviewer's `approved: true` counts only with a stated confidence (0-1) of at least this; a
 # small model answers `approved: true, confidence: 0.0` (the prompt's template), which is no approval. Below
 # it the answer is a rejection whose issues say why (shown to the re-extraction).

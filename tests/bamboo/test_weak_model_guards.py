@@ -86,6 +86,17 @@ def test_the_refused_phrases_come_from_the_prompt_text() -> None:
     assert not shipped.echoed("runner disk full") and not shipped.echoed("compare runs")
 
 
+def test_a_name_holding_our_feedback_or_a_template_placeholder_is_refused() -> None:
+    # A small model on llama.cpp copied the guard's own rejection into a Resolution name.
+    shipped = prompt_phrases()
+    copied = ("fix: Task_Context name 'short label' is text of the prompt (a placeholder, an example or its own "
+              "words), not a name from")
+    assert shipped.echoed(copied) and shipped.echoed("software component of the npm step")
+    assert not shipped.echoed("docker build failed on arm64")  # a reviewer's example, not the answer template
+    assert not shipped.echoed("job depends on a missing artifact")  # a template key, not a placeholder value
+    assert not shipped.echoed("set the time zone in the test script")
+
+
 @pytest.mark.parametrize(("review", "stated"), [
     ({"approved": True, "confidence": 0.0}, "confidence 0.00"),
     ({"approved": True, "confidence": 0.3}, "confidence 0.30"),
