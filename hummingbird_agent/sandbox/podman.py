@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+import tempfile
 import uuid
 
 from hummingbird_agent import budgets
@@ -88,9 +89,13 @@ class PodmanSandbox(SandboxBase):
         suffix = uuid.uuid4().hex[:12]
         super().__init__(f"hb-sandbox-{session_id[:8]}-{suffix}" if session_id else f"hb-sandbox-{suffix}")
         self._config = config
+        # The working directory of the podman calls: conmon writes a file named `oom` into it when a command
+        # is OOM-killed, which must not land in the service's (or a developer's) current directory.
+        self._scratch: str | None = None
 
     async def _create(self) -> None:
-        code, _, err = await _podman(run_argv(self._config, self.name))
+        self._scratch = tempfile.mkdtemp(prefix=f"{self.name}-")
+        code, _, err = await _podman(run_argv(self._config, self.name), self._scratch)
         if code != 0:
             raise SandboxError(f"podman run failed for {self.name}: {_first_line(err)}")
 
@@ -102,6 +107,7 @@ class PodmanSandbox(SandboxBase):
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             limit=_PIPE_LIMIT_BYTES,
+            cwd=self._scratch,
         )
         if proc.stdin is not None:
             # Let a few chunks queue before drain() waits, so the feeder is not woken per 64 KB write.
@@ -114,22 +120,27 @@ class PodmanSandbox(SandboxBase):
         # the exec itself failed: right after a fork bomb the pids limit can refuse it.
         err = b""
         for _ in range(budgets.SANDBOX_SWEEP_ATTEMPTS):
-            code, _, err = await _podman([self._config.podman_binary, "exec", self.name, "kill", "-KILL", "-1"])
+            code, _, err = await _podman([self._config.podman_binary, "exec", self.name, "kill", "-KILL", "-1"],
+                                         self._scratch)
             if code in (0, 1):  # 1: there was nothing left to kill
                 return
             await asyncio.sleep(budgets.SANDBOX_SWEEP_RETRY_S)
         log.warning("sandbox sweep failed name=%s error=%s", self.name, _first_line(err))
 
     async def _destroy(self) -> None:
-        code, _, err = await _podman([self._config.podman_binary, "rm", "--force", "--time=0", self.name])
+        code, _, err = await _podman([self._config.podman_binary, "rm", "--force", "--time=0", self.name],
+                                     self._scratch)
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
         if code != 0 and b"no such container" not in err:
             raise SandboxError(f"podman rm failed for {self.name}: {_first_line(err)}")
 
 
-async def _podman(argv: list[str]) -> tuple[int, bytes, bytes]:
+async def _podman(argv: list[str], cwd: str | None = None) -> tuple[int, bytes, bytes]:
     """Run one short podman CLI call to completion (killed if the caller is cancelled)."""
     proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        cwd=cwd,
     )
     try:
         out, err = await proc.communicate()

@@ -8,6 +8,7 @@ import os
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -140,10 +141,15 @@ async def test_a_command_is_not_swept_while_another_runs(sbx: PodmanSandbox) -> 
     assert result.ok and result.stdout == b"slow-done\n"
 
 
-async def test_memory_hog_is_killed_by_the_memory_limit(sbx: PodmanSandbox) -> None:
-    result = await sbx.exec("python3 -c \"b = b'x' * (2 * 1024 ** 3)\"", 60)
-    assert result.exit_code == 137 and not result.timed_out
-    assert await sh(sbx, "echo alive") == "alive\n"
+async def test_memory_hog_is_killed_by_the_memory_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A sandbox of its own, started from tmp_path: conmon marks an OOM kill with a file `oom` in the directory the
+    # container was started from, which must never be the service's (or a developer's) current directory.
+    monkeypatch.chdir(tmp_path)
+    async with PodmanSandbox(CONFIG) as box:
+        result = await box.exec("python3 -c \"b = b'x' * (2 * 1024 ** 3)\"", 60)
+        assert result.exit_code == 137 and not result.timed_out
+        assert await sh(box, "echo alive") == "alive\n"
+    assert list(tmp_path.iterdir()) == []
 
 
 def random_chunks(total: int, digest: hashlib._Hash) -> Iterator[bytes]:
