@@ -19,6 +19,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("tools and transport", ("tools", "events"),
      "the tool registry and sandbox tools; the event transport: webhook, queues, router, worker loop"),
     ("data sources", ("data_sources",), "read-only tools over GitLab, Konflux, Testing Farm and PanDA"),
+    ("triage", ("triage",),
+     "verdicts on each failed check before the model: pre-existing, flaky, infrastructure, known, new"),
     ("agent", ("agent",), "the provider-blind agent loop, prompts, transcripts and one workflow run"),
     ("knowledge vocabulary", ("bamboo", "bamboo.incident_graph", "bamboo.json_llm", "bamboo.analysis",
                               "bamboo.prompts", "bamboo.workflow_names"),

@@ -9,47 +9,32 @@ import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 import gitlab
 import gitlab.exceptions as glexc
 
 from hummingbird_agent import budgets
+from hummingbird_agent.data_sources.gitlab_api import call as _call
+from hummingbird_agent.data_sources.gitlab_api import project_of as _project
 from hummingbird_agent.data_sources.gitlab_discussions import REDACTED_DESCRIPTION, filter_discussions
+from hummingbird_agent.data_sources.gitlab_pipelines import JOB_KEYS as _JOB_KEYS
+from hummingbird_agent.data_sources.gitlab_pipelines import TOOL_DEFS as PIPELINE_TOOL_DEFS
 from hummingbird_agent.data_sources.log_preview import LogTail
-from hummingbird_agent.errors import AgentError, TransientError
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS
 from hummingbird_agent.gitlab.error_map import map_gitlab_errors
 from hummingbird_agent.tools.base import StreamingResponse, ToolDef, ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
 
-T = TypeVar("T")
 SOURCE = "gitlab"
 # CSI (colours, `\e[0K`), terminated OSC (titles, links), and two-byte escapes other than `\e[` / `\e]`.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\^_=>])")
 _STATUS_KEYS = ("id", "name", "status", "stage", "ref", "sha", "target_url", "allow_failure", "description",
                 "created_at", "started_at", "finished_at")
-_JOB_KEYS = ("id", "name", "stage", "status", "failure_reason", "tag_list", "allow_failure", "ref", "web_url",
-             "created_at", "started_at", "finished_at", "duration")
 _PROJECT_KEYS = ("id", "path_with_namespace", "default_branch", "ci_config_path", "visibility", "archived",
                  "web_url")
 _MR_KEYS = ("iid", "title", "description", "state", "draft", "sha", "source_branch", "target_branch", "labels",
             "web_url", "created_at", "updated_at", "merge_status", "diff_refs")
-
-
-def _call(context: str, fn: Callable[[], T]) -> T | ToolResult:
-    """Run a python-gitlab call; its errors become a one-line error result (typed by map_gitlab_errors)."""
-    try:
-        with map_gitlab_errors(context):
-            return fn()
-    except TransientError as exc:
-        return ToolResult.error("unavailable", str(exc))
-    except AgentError as exc:
-        return ToolResult.error("not_found" if "HTTP 404" in str(exc) else "gitlab_error", str(exc))
-
-
-def _project(gl: gitlab.Gitlab, project: str | int) -> Any:
-    return gl.projects.get(project, lazy=True)
 
 
 def _member_check(proj: Any) -> Callable[[int], bool]:
@@ -223,6 +208,7 @@ TOOL_DEFS = (
     ToolDef("gitlab_get_mr_discussions", "MR discussion threads. Comments by non-members are withheld as "
             "'[redacted: non-member comment]'; agent notes are reduced to their review text.",
             _schema(project=_PROJECT, mr_iid=_IID), get_mr_discussions),
+    *PIPELINE_TOOL_DEFS,
 )
 
 TOOL_NOTES = """\

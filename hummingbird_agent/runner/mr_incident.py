@@ -5,10 +5,9 @@ discussion read with the bot client and filtered by access level."""
 from __future__ import annotations
 
 import asyncio
-import codecs
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +16,7 @@ from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.data_sources.gitlab_discussions import REDACTED, filter_discussions
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS, GitLabClient
 from hummingbird_agent.logs import excerpt_lines
+from hummingbird_agent.logs.decode import iter_lines
 from hummingbird_agent.runner.job_facts import JobLog, LogFacts, external_references, job_fields
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.tools.base import StreamingResponse
@@ -59,18 +59,6 @@ def still_failing(failed: Iterable[str], statuses: Iterable[Mapping[str, Any]]) 
     """Which of the `failed` job names do not pass in `statuses` (failed again, skipped, or gone)."""
     latest = latest_statuses(statuses)
     return [name for name in failed if (latest.get(name) or {}).get("status") != "success"]
-
-
-def iter_lines(chunks: Iterable[bytes]) -> Iterator[str]:
-    """Text lines of a byte stream (invalid UTF-8 replaced), one chunk in memory at a time."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    rest = ""
-    for chunk in chunks:
-        *lines, rest = (rest + decoder.decode(chunk)).split("\n")
-        yield from lines
-    tail = rest + decoder.decode(b"", final=True)
-    if tail:
-        yield tail
 
 
 def read_job_log(chunks: Iterable[bytes]) -> JobLog:

@@ -15,8 +15,9 @@ from hummingbird_agent.bamboo.diagnose.citations import (
 from hummingbird_agent.config.loading import Config
 from hummingbird_agent.data_sources.gitlab_discussions import filter_discussions
 from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
+from hummingbird_agent.logs.decode import iter_lines
 from hummingbird_agent.runner.agent_threads import last_analysis, learned_in_thread
-from hummingbird_agent.runner.mr_incident import discussion_text, failing_jobs, iter_lines
+from hummingbird_agent.runner.mr_incident import discussion_text, failing_jobs
 from hummingbird_agent.runner.rules import enabled_for, engine_workflows
 from hummingbird_agent.tools.base import ToolDef
 

@@ -89,7 +89,9 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         r("GET", _P + r"/repository/commits/(?P<sha>[^/]+)/statuses", self._statuses)
         r("GET", _P + r"/jobs/(?P<job>\d+)", lambda req, pid, job: json_response(self.job(pid, job)))
         r("GET", _P + r"/jobs/(?P<job>\d+)/trace", self._trace)
+        r("GET", _P + r"/pipelines", self._pipelines)
         r("GET", _P + r"/pipelines/(?P<pipeline>\d+)/jobs", self._pipeline_jobs)
+        r("POST", _P + r"/statuses/(?P<sha>[0-9a-f]+)", self._post_status)
         r("GET", _P + r"/repository/compare", self._compare)
         r("GET", _P + r"/repository/archive(?:\.(?P<fmt>[a-z0-9.]+))?", self._archive)
         r("GET", _P + r"/repository/files/(?P<path>[^/]+)/raw", self._raw_file)
@@ -280,11 +282,18 @@ class GitLabServer(FakeHTTPServer, GitLabState):
             raise not_found("Not found")
         return Response(200, _stream(trace), {"Content-Type": "text/plain; charset=utf-8"})
 
+    def _pipelines(self, req: Request, pid: str) -> Response:
+        return self.paginate(req, self.list_pipelines(self.project(pid)["id"], req))
+
     def _pipeline_jobs(self, req: Request, pid: str, pipeline: str) -> Response:
-        project_id = self.project(pid)["id"]
-        jobs = [j for (p, _), j in sorted(self.jobs.items())
-                if p == project_id and j["pipeline"]["id"] == int(pipeline)]
+        jobs = self.pipeline_jobs(self.project(pid)["id"], int(pipeline), _truthy(req.arg("include_retried", False)))
         return self.paginate(req, jobs)
+
+    def _post_status(self, req: Request, pid: str, sha: str) -> Response:
+        project_id = self.project(pid)["id"]
+        author = self.users[self.caller(req)]
+        keys = ("id", "username", "name", "state", "avatar_url", "web_url")
+        return json_response(self.post_status(project_id, sha, req, {k: author.get(k) for k in keys}), 201)
 
     # --- repository ---------------------------------------------------------------------------
     def _compare(self, req: Request, pid: str) -> Response:

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.servers import samples
+from tests.servers.gitlab_ci import GitLabCIState
 
 Trace = bytes | str | Callable[[], Iterable[bytes]] | None
 _EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -27,7 +28,7 @@ def _user_ref(user: Mapping[str, Any]) -> dict[str, Any]:
     return {k: user.get(k) for k in keys}
 
 
-class GitLabState:
+class GitLabState(GitLabCIState):
     """In-memory GitLab data plus the builder methods tests call to seed it."""
 
     def __init__(self, *, bot_user_id: int = 9001, bot_username: str = "hummingbird-bot",
@@ -45,6 +46,7 @@ class GitLabState:
         self.files: dict[tuple[int, str, str], bytes] = {}
         self.compares: dict[tuple[int, str, str], dict[str, Any]] = {}
         self.tokens: dict[str, tuple[int, str]] = {}
+        self.init_ci()
         self._ids = itertools.count(100_001)
         self._ticks = itertools.count(1)
         self.bot_user = self.add_user(bot_user_id, bot_username, bot=True)
@@ -227,6 +229,7 @@ class GitLabState:
         job["pipeline"].update(id=pipeline_id, project_id=project_id, ref=ref, sha=sha)
         self.jobs[(project_id, job_id)] = job
         self.traces[(project_id, job_id)] = trace
+        self.ensure_pipeline(project_id, pipeline_id, sha, ref)
         return job
 
     # --- repository -------------------------------------------------------------------------

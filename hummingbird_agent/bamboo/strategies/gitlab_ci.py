@@ -23,6 +23,7 @@ from hummingbird_agent.bamboo.strategies.ci_includes import ci_config_file, read
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.logs import excerpt_lines, signature
 from hummingbird_agent.logs.cues import cue_score
+from hummingbird_agent.logs.fingerprint import strong_lines
 
 log = logging.getLogger(__name__)
 DOMAIN = ("GitLab CI merge-request pipelines: jobs run in containers on runners; Konflux builds "
@@ -30,7 +31,6 @@ DOMAIN = ("GitLab CI merge-request pipelines: jobs run in containers on runners;
 _PARALLEL = re.compile(r"\s+\d+/\d+$")  # `test 2/4`: parallel jobs share one identity
 _DIGEST = re.compile(r"@sha256:[0-9a-f]+$")
 _SCALARS = ("project", "stage", "failure_reason", "status")
-_STRONG_CUE = 3.0
 
 
 def _outcomes(value: Any) -> Iterator[tuple[str, str]]:
@@ -64,11 +64,9 @@ def log_symptoms(source: str, text: str) -> tuple[list[Node], str]:
     """The first distinct strong error signatures of one log, and its excerpt for the prompt."""
     excerpt = excerpt_lines(text.splitlines(), max_lines=budgets.BAMBOO_LOG_EXCERPT_LINES)
     seen: dict[str, Node] = {}
-    for _, line in excerpt.lines:
-        if cue_score(line) < _STRONG_CUE:
-            continue
-        name = signature(line)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS]
-        if name and name not in seen and len(seen) < budgets.BAMBOO_MAX_SYMPTOMS_PER_LOG:
+    for name, line in strong_lines(line for _, line in excerpt.lines):
+        name = name[: budgets.BAMBOO_SYMPTOM_MAX_CHARS]
+        if name not in seen and len(seen) < budgets.BAMBOO_MAX_SYMPTOMS_PER_LOG:
             seen[name] = make_node(NodeType.SYMPTOM, name, line.strip(), log_source=source)
     rendered = "\n".join(f"{n:>6} {line}" for n, line in excerpt.lines)
     return list(seen.values()), rendered

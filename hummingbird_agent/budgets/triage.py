@@ -1,0 +1,61 @@
+"""Limits of the failure triage that runs before the model (re-exported by `hummingbird_agent.budgets`).
+
+The triage reads GitLab with the workflow's read token; these bound what one MR may cost, whatever its
+pipeline looks like (an MR with 200 failed jobs stays within them and says what it left out).
+"""
+
+# --- GitLab reads -------------------------------------------------------------------------------------
+# API calls of one triage (MR, pipeline lists, job lists, logs). A typical MR needs 1 + 2 + (pipelines) +
+# 1-3 per failed job; 120 covers ~35 failed jobs with their base and passing logs, then the rest is
+# classified from the job lists alone (which cost nothing more) and the gap is stated.
+TRIAGE_MAX_CALLS = 120
+# Bytes of job logs one triage reads in total, and of one log. Reading stops at the cap (the excerpt then
+# rests on what was read, and the note says so); 64 MiB is ~30 s of GitLab bandwidth at worst.
+TRIAGE_MAX_LOG_BYTES = 64 * 1024 * 1024
+TRIAGE_MAX_ONE_LOG_BYTES = 16 * 1024 * 1024
+# Failed checks one triage lists and classifies; beyond it the note says how many were left out.
+TRIAGE_MAX_CHECKS = 60
+# Pipelines of one SHA (the analysed one, or the merge base) looked at: retries of a whole pipeline.
+TRIAGE_SHA_PIPELINES = 5
+# Jobs read per pipeline (one page of 100 is one call); parallel matrices rarely exceed 300.
+TRIAGE_MAX_JOBS_PER_PIPELINE = 300
+# Finished pipelines whose job lists are kept between triages (their jobs no longer change; a retry adds
+# a job, which is why the analysed pipeline itself is always read afresh).
+TRIAGE_CACHE_PIPELINES = 256
+# Fingerprints of finished job logs kept between triages (a finished log never changes).
+TRIAGE_CACHE_LOGS = 1024
+
+# --- look-back (defaults of the workflow's `triage` settings) ---------------------------------------
+# Recent target-branch pipelines searched when the merge base's pipeline does not decide; the window keeps
+# an old failure (since fixed) from calling today's failure pre-existing.
+TRIAGE_LOOKBACK_PIPELINES = 10
+TRIAGE_LOOKBACK_DAYS = 7
+
+# --- fingerprints --------------------------------------------------------------------------------------
+# Strong failure lines (normalised) a fingerprint keeps: enough to tell two failures apart, few enough that
+# a long test report does not dilute a match.
+TRIAGE_FINGERPRINT_LINES = 12
+# Share of the MR failure's lines the other failure must also show to count as the same failure. Measured
+# against the MR's lines (not the union): an MR that adds a new failure to a pre-existing one is not
+# covered, so it is never told the whole failure is not its own.
+TRIAGE_FINGERPRINT_MIN_COVERAGE = 0.75
+
+# --- what reaches the model and the note -------------------------------------------------------------
+# Excerpt lines per check in the first message and in the note's table details.
+TRIAGE_EXCERPT_LINES = 12
+# The triage's share of the model's first message; checks beyond it are listed by name and verdict only.
+TRIAGE_PROMPT_MAX_CHARS = 24_000
+# Characters of one excerpt line in the note (a minified bundle line would fill the table).
+TRIAGE_LINE_MAX_CHARS = 300
+
+# --- outage guard (defaults of the workflow's `triage.outage` settings) ------------------------------
+# MRs of one project failing with the same fingerprint within the window: from the min_mrs-th on, an MR
+# gets a short note pointing to the first diagnosis instead of a model run.
+TRIAGE_OUTAGE_MIN_MRS = 2
+TRIAGE_OUTAGE_WINDOW_S = 30 * 60
+# Fingerprints remembered per process for the guard (oldest dropped first).
+TRIAGE_OUTAGE_MAX_ENTRIES = 2048
+# Failed runs of the same job (merge base first, then the target branch, newest first) whose logs are compared
+# with the MR's failure: enough to find a pre-existing failure, bounded so 200 failed jobs cost 200 x 3 reads
+# at most before the call budget stops them.
+TRIAGE_COMPARE_LOGS_PER_CHECK = 3

@@ -1,0 +1,67 @@
+"""GitLab pipelines and their jobs (read token): which pipelines ran a commit or a branch, and every attempt of
+their jobs, retried ones included (a retry that passed is how a flaky job shows)."""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Any
+
+import gitlab
+
+from hummingbird_agent import budgets
+from hummingbird_agent.data_sources.gitlab_api import call, project_of
+from hummingbird_agent.tools.base import ToolDef, ToolResult
+
+_PIPELINE_KEYS = ("id", "sha", "ref", "status", "source", "created_at", "updated_at", "web_url")
+JOB_KEYS = ("id", "name", "stage", "status", "failure_reason", "tag_list", "allow_failure", "ref", "web_url",
+            "created_at", "started_at", "finished_at", "duration")
+_PROJECT = {"type": "string", "minLength": 1, "maxLength": 255,
+            "description": "Project path (group/name) or numeric id."}
+
+
+def list_pipelines(gl: gitlab.Gitlab, project: str, sha: str = "", ref: str = "", updated_after: str = "",
+                   limit: int = 20) -> list[dict[str, Any]] | ToolResult:
+    """Pipelines of a commit or a branch, newest first (one page)."""
+    filters = {k: v for k, v in (("sha", sha), ("ref", ref), ("updated_after", updated_after)) if v}
+
+    def fetch() -> list[dict[str, Any]]:
+        found = project_of(gl, project).pipelines.list(order_by="id", sort="desc", per_page=min(limit, 100),
+                                                       get_all=False, **filters)
+        return [{k: p.asdict().get(k) for k in _PIPELINE_KEYS} for p in found]
+
+    return call(f"pipelines of {project}", fetch)
+
+
+def get_pipeline_jobs(gl: gitlab.Gitlab, project: str, pipeline_id: int,
+                      include_retried: bool = True) -> list[dict[str, Any]] | ToolResult:
+    """Every job of a pipeline (retried attempts included unless told otherwise), oldest first."""
+    def fetch() -> list[dict[str, Any]]:
+        jobs = project_of(gl, project).pipelines.get(pipeline_id, lazy=True).jobs.list(
+            include_retried=include_retried, iterator=True, per_page=100)
+        out = []
+        for job in islice(jobs, budgets.TRIAGE_MAX_JOBS_PER_PIPELINE):
+            attrs = job.asdict()
+            out.append({k: attrs.get(k) for k in JOB_KEYS} | {"pipeline_id": pipeline_id})
+        return sorted(out, key=lambda j: int(j.get("id") or 0))
+
+    return call(f"jobs of pipeline {pipeline_id} in {project}", fetch)
+
+
+TOOL_DEFS = (
+    ToolDef("gitlab_list_pipelines", "Pipelines of a commit (sha) or a branch (ref), newest first: id, sha, ref, "
+            "status, source, web_url. updated_after takes an ISO 8601 time.",
+            {"type": "object", "additionalProperties": False, "required": ["project"], "properties": {
+                "project": _PROJECT,
+                "sha": {"type": "string", "pattern": "^[0-9a-f]{7,64}$"},
+                "ref": {"type": "string", "minLength": 1, "maxLength": 255},
+                "updated_after": {"type": "string", "maxLength": 40},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100}}},
+            list_pipelines),
+    ToolDef("gitlab_get_pipeline_jobs", "Every job of a pipeline, retried attempts included (a job name that "
+            "appears twice was retried; the later id is the retry): name, stage, status, failure_reason, "
+            "allow_failure, web_url.",
+            {"type": "object", "additionalProperties": False, "required": ["project", "pipeline_id"], "properties": {
+                "project": _PROJECT, "pipeline_id": {"type": "integer", "minimum": 1},
+                "include_retried": {"type": "boolean"}}},
+            get_pipeline_jobs),
+)

@@ -1,0 +1,129 @@
+"""The verdict of each failed check, from the job lists (`evidence.Sources`) and the logs the reader fetches.
+
+Order of the questions: does GitLab blame the platform (infrastructure); did the same job pass on the same
+commit (flaky); did it fail the same way on the merge base or on recent target-branch pipelines
+(pre-existing); does the knowledge base know the failure (known); did the job run on the base at all (new,
+else unclassified). A failure is called not the MR's only on evidence that names another run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from hummingbird_agent import budgets
+from hummingbird_agent.logs.fingerprint import strong_lines
+from hummingbird_agent.triage.evidence import INFRASTRUCTURE_REASONS, Runs, Sources, failed_attempts, passed
+from hummingbird_agent.triage.model import CheckResult, KnownCause, KnownCauses, Verdict
+from hummingbird_agent.triage.reader import Job, LogEvidence, TriageReader
+
+
+class Classifier:
+    """Verdicts for one triage; `target` loads the target branch's runs when first needed."""
+
+    def __init__(self, reader: TriageReader, sources: Sources, target: Callable[[], Awaitable[Runs]],
+                 known: KnownCauses | None, project: str, branch: str) -> None:
+        self._reader, self._src, self._target = reader, sources, target
+        self._known, self._project, self._branch = known, project, branch or "the target branch"
+
+    async def job(self, name: str, attempts: Sequence[Job]) -> CheckResult:
+        failed = failed_attempts(attempts)[-1]
+        base = CheckResult(name, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
+                           stage=str(failed.get("stage") or ""))
+        reason = str(failed.get("failure_reason") or "")
+        later = attempts[attempts.index(failed) + 1:]
+        if (retry := passed(later)) is not None:
+            return _result(base, verdict=Verdict.FLAKY, reason="failed, then passed on a retry in this "
+                               "pipeline", evidence_url=str(retry.get("web_url") or ""))
+        if (other := self._src.same_sha.first_pass(name)) is not None:
+            return _result(base, verdict=Verdict.FLAKY, reason="passed on the same commit in another "
+                               "pipeline", evidence_url=str(other.get("web_url") or ""))
+        if reason in INFRASTRUCTURE_REASONS:
+            log = await self._reader.log(failed) if not self._reader.exhausted else None
+            return _result(base, verdict=Verdict.INFRASTRUCTURE, reason=f"GitLab reports `{reason}`",
+                               log=log)
+        if self._reader.exhausted:
+            return _result(base, verdict=Verdict.UNCLASSIFIED,
+                               reason="not examined: the triage's read budget ran out")
+        log = await self._reader.log(failed, await self._passing(name))
+        if log is None:
+            if self._reader.exhausted:
+                return _result(base, verdict=Verdict.UNCLASSIFIED,
+                                   reason="not examined: the triage's read budget ran out")
+            return _result(base, verdict=Verdict.INFRASTRUCTURE, reason="the job left no readable log")
+        return await self._from_log(base, name, log)
+
+    async def _from_log(self, base: CheckResult, name: str, log: LogEvidence) -> CheckResult:
+        found = await self._same_failure(name, log)
+        if found is None and self._reader.exhausted:
+            return _result(base, Verdict.UNCLASSIFIED, "not compared with other runs: the triage's read budget "
+                           "ran out", log=log)
+        if found is not None:
+            where, job = found
+            return _result(base, verdict=Verdict.PRE_EXISTING, reason=f"failed the same way {where}",
+                               evidence_url=str(job.get("web_url") or ""), log=log)
+        if self._known is not None and (cause := await self._known_cause(log)) is not None:
+            return _result(base, verdict=Verdict.KNOWN, reason=f"the knowledge base knows it: {cause.name}",
+                               known=cause, log=log)
+        if log.fingerprint.generic and self._src.base.failures(name):
+            return _result(base, Verdict.UNCLASSIFIED, "failed on the merge base too, but both logs are too "
+                           "generic to tell whether it is the same failure", log=log)
+        ran_on_base = self._src.base.ran(name)
+        runs = self._src.base if ran_on_base else await self._target()
+        if runs.ran(name):
+            where = "the merge base's pipeline" if ran_on_base else f"recent `{self._branch}` pipelines"
+            ok = runs.first_pass(name)
+            text = f"passes on {where}" if ok is not None else f"fails differently on {where}"
+            evidence = ok if ok is not None else runs.attempts(name)[0][1][-1]
+            return _result(base, verdict=Verdict.NEW, reason=text,
+                               evidence_url=str(evidence.get("web_url") or ""), log=log)
+        return _result(base, verdict=Verdict.UNCLASSIFIED, reason=f"did not run on the merge base or on recent "
+                           f"`{self._branch}` pipelines", log=log)
+
+    async def _same_failure(self, name: str, log: LogEvidence) -> tuple[str, Job] | None:
+        """The first failed run of this job, on the merge base then the target branch, whose failure shows
+        this one's fingerprint; logs compared are bounded per check."""
+        if log.fingerprint.generic:
+            return None
+        compared = 0
+        for where, runs in (("on the merge base's pipeline", self._src.base), (None, None)):
+            runs = runs if runs is not None else await self._target()
+            for job in runs.failures(name):
+                if compared >= budgets.TRIAGE_COMPARE_LOGS_PER_CHECK or self._reader.exhausted:
+                    return None
+                compared += 1
+                other = await self._reader.log(job)
+                if other is not None and log.fingerprint.covered_by(other.fingerprint):
+                    return where or f"on `{self._branch}` (pipeline {job.get('pipeline_id')})", job
+        return None
+
+    async def _passing(self, name: str) -> Job | None:
+        """The job's last passing run on the merge base, else on the target branch: the excerpt's reference."""
+        return self._src.base.first_pass(name) or (await self._target()).first_pass(name)
+
+    async def _known_cause(self, log: LogEvidence) -> KnownCause | None:
+        lines = [line for _, line in strong_lines(log.excerpt)] or list(log.excerpt)
+        if not lines or self._known is None:
+            return None
+        cause = await self._known.match(self._project, lines[: budgets.BAMBOO_VECTOR_QUERIES])
+        return cause if cause is not None and cause.fit >= budgets.BAMBOO_KNOWN_MIN_FIT else None
+
+
+def _result(head: CheckResult, verdict: Verdict, reason: str, evidence_url: str = "",
+            log: LogEvidence | None = None, known: KnownCause | None = None) -> CheckResult:
+    fields: dict[str, Any] = {"excerpt": log.excerpt, "fingerprint": log.fingerprint} if log is not None else {}
+    return replace(head, verdict=verdict, reason=reason, evidence_url=evidence_url, known=known, **fields)
+
+
+def external_check(status: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> CheckResult:
+    """A failed external status (Konflux, another CI): flaky when the same check passed on this commit;
+    otherwise its log is not in GitLab, so nothing else decides."""
+    base = CheckResult(str(status.get("name")), Verdict.UNCLASSIFIED, "", url=str(status.get("target_url") or ""),
+                       stage=str(status.get("stage") or ""))
+    ok = next((s for s in history if s.get("name") == status.get("name") and s.get("status") == "success"), None)
+    if ok is not None:
+        return _result(base, verdict=Verdict.FLAKY, reason="passed on this commit in another run",
+                           evidence_url=str(ok.get("target_url") or ""))
+    return _result(base, verdict=Verdict.UNCLASSIFIED,
+                       reason="an external check: its log is not in GitLab to compare")

@@ -1,0 +1,72 @@
+"""The job lists the verdicts are decided from: attempts of each job in the analysed pipeline, in the other
+pipelines of the same commit, on the merge base and on recent target-branch pipelines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hummingbird_agent.triage.reader import Job
+
+# GitLab failure reasons that say the platform failed, not the job's script: no runner, a runner or
+# scheduler fault, a job stuck or timed out waiting, an API or data-integrity failure, expired dependencies.
+# `job_execution_timeout` (the script itself ran too long) is not among them: a hang can be the change's.
+INFRASTRUCTURE_REASONS = frozenset({
+    "runner_system_failure", "stuck_or_timeout_failure", "scheduler_failure", "api_failure",
+    "data_integrity_failure", "runner_unsupported", "no_matching_runner", "archived_failure",
+    "missing_dependency_failure", "stale_schedule", "ci_quota_exceeded", "unmet_prerequisites",
+    "trace_size_exceeded", "ip_restriction_failure",
+})
+
+
+def by_name(jobs: Iterable[Job]) -> dict[str, list[Job]]:
+    """Attempts of each job name, oldest first."""
+    out: dict[str, list[Job]] = {}
+    for job in sorted(jobs, key=lambda j: int(j.get("id") or 0)):
+        out.setdefault(str(job.get("name")), []).append(job)
+    return out
+
+
+def failed_attempts(attempts: Sequence[Job]) -> list[Job]:
+    return [a for a in attempts if a.get("status") == "failed" and not a.get("allow_failure")]
+
+
+def passed(attempts: Sequence[Job]) -> Job | None:
+    return next((a for a in reversed(attempts) if a.get("status") == "success"), None)
+
+
+@dataclass(slots=True)
+class Runs:
+    """Job attempts by name in a set of pipelines, newest pipeline first."""
+
+    pipelines: list[tuple[Mapping[str, Any], dict[str, list[Job]]]] = field(default_factory=list)
+
+    def add(self, pipeline: Mapping[str, Any], jobs: Iterable[Job]) -> None:
+        self.pipelines.append((pipeline, by_name(jobs)))
+
+    def attempts(self, name: str) -> list[tuple[Mapping[str, Any], list[Job]]]:
+        """(pipeline, attempts) of every pipeline in which the job `name` ran, newest first."""
+        return [(p, jobs[name]) for p, jobs in self.pipelines if jobs.get(name)]
+
+    def ran(self, name: str) -> bool:
+        return bool(self.attempts(name))
+
+    def first_pass(self, name: str) -> Job | None:
+        return next((job for _, attempts in self.attempts(name) if (job := passed(attempts))), None)
+
+    def failures(self, name: str) -> list[Job]:
+        """The last failed attempt of `name` in each pipeline where its latest attempt failed, newest first."""
+        return [attempts[-1] for _, attempts in self.attempts(name) if failed_attempts(attempts[-1:])]
+
+
+@dataclass(slots=True)
+class Sources:
+    """Everything the verdicts compare against, read once per triage."""
+
+    analysed: dict[str, list[Job]] = field(default_factory=dict)
+    same_sha: Runs = field(default_factory=Runs)
+    """The commit's other pipelines (a retried pipeline, a branch pipeline beside the MR's)."""
+    base: Runs = field(default_factory=Runs)
+    target: Runs = field(default_factory=Runs)
+    """Recent pipelines of the target branch within the look-back window."""

@@ -1,0 +1,81 @@
+"""What the triage found: a verdict per failed check with its evidence, and what it could not read."""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from hummingbird_agent.logs.fingerprint import Fingerprint
+
+
+class Verdict(enum.StrEnum):
+    """Most decisive first; the order is the note table's order."""
+
+    NEW = "new"
+    UNCLASSIFIED = "unclassified"
+    KNOWN = "known"
+    PRE_EXISTING = "pre-existing"
+    FLAKY = "flaky"
+    INFRASTRUCTURE = "infrastructure"
+
+
+# Verdicts that say a failure is not the MR's own: the commit status passes only when every failure has one.
+NOT_YOURS = frozenset({Verdict.PRE_EXISTING, Verdict.FLAKY, Verdict.INFRASTRUCTURE})
+
+
+@dataclass(frozen=True, slots=True)
+class KnownCause:
+    """A learned cause that fits the failure above the knowledge base's known-fit bar."""
+
+    name: str
+    fit: float
+    resolution: str = ""
+    incidents: tuple[str, ...] = ()
+
+
+class KnownCauses(Protocol):
+    """The knowledge base as the triage asks it: the learned cause of these failure lines, if one fits."""
+
+    async def match(self, project: str, lines: Sequence[str]) -> KnownCause | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One failed check (a GitLab job or an external status) and why it got its verdict."""
+
+    name: str
+    verdict: Verdict
+    reason: str
+    """One sentence of evidence, e.g. "failed the same way on the merge base's pipeline"."""
+    url: str = ""
+    evidence_url: str = ""
+    stage: str = ""
+    excerpt: tuple[str, ...] = ()
+    fingerprint: Fingerprint = field(default_factory=Fingerprint)
+    known: KnownCause | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Triage:
+    sha: str
+    target_branch: str = ""
+    base_sha: str = ""
+    checks: tuple[CheckResult, ...] = ()
+    gaps: tuple[str, ...] = ()
+    omitted: int = 0
+    """Failed checks beyond the budget's count, not listed."""
+    calls: int = 0
+    log_bytes: int = 0
+
+    def counts(self) -> Counter[Verdict]:
+        return Counter(c.verdict for c in self.checks)
+
+    @property
+    def all_not_yours(self) -> bool:
+        return bool(self.checks) and not self.omitted and all(c.verdict in NOT_YOURS for c in self.checks)
+
+    def fingerprints(self) -> tuple[Fingerprint, ...]:
+        return tuple(c.fingerprint for c in self.checks)

@@ -1,0 +1,111 @@
+"""One triage of an MR's failed pipeline: read the sources, classify each failed check, state the gaps."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from hummingbird_agent import budgets
+from hummingbird_agent.triage.classify import Classifier, external_check
+from hummingbird_agent.triage.evidence import Runs, Sources, by_name, failed_attempts
+from hummingbird_agent.triage.model import CheckResult, KnownCauses, Triage
+from hummingbird_agent.triage.reader import TriageReader
+
+_JOB_URL = re.compile(r"/-/jobs/\d+(?:[/?#]|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class TriageRequest:
+    project: str
+    mr_iid: int
+    now: datetime
+    sha: str = ""
+    pipeline_id: int | None = None
+    lookback_pipelines: int = budgets.TRIAGE_LOOKBACK_PIPELINES
+    lookback_days: int = budgets.TRIAGE_LOOKBACK_DAYS
+    ignore_statuses: frozenset[str] = frozenset()
+    """Commit-status names never triaged (the service's own status)."""
+
+
+async def triage(reader: TriageReader, request: TriageRequest, known: KnownCauses | None = None) -> Triage:
+    mr = await reader.mr(request.mr_iid)
+    sha = request.sha or str(mr.get("sha") or "")
+    base_sha = str((mr.get("diff_refs") or {}).get("base_sha") or "")
+    branch = str(mr.get("target_branch") or "")
+    if not sha:
+        return Triage(sha="", gaps=("the analysed commit is not known", *reader.gaps), calls=reader.calls)
+    sources = Sources()
+    await _load_commit(reader, request, sha, sources)
+    await _load_base(reader, base_sha, branch, sources)
+    target: list[Runs] = []
+
+    async def target_runs() -> Runs:
+        if not target:
+            target.append(await _load_target(reader, request, branch))
+        return target[0]
+
+    classifier = Classifier(reader, sources, target_runs, known, request.project, branch)
+    failed = [(n, a) for n, a in sources.analysed.items() if failed_attempts(a)]
+    statuses = await reader.statuses(sha) if not reader.exhausted else []
+    external = _failed_external(statuses, request.ignore_statuses, set(sources.analysed))
+    listed = failed[: budgets.TRIAGE_MAX_CHECKS]
+    checks: list[CheckResult] = [await classifier.job(name, attempts) for name, attempts in listed]
+    room = budgets.TRIAGE_MAX_CHECKS - len(checks)
+    checks += [external_check(s, statuses) for s in external[:room]]
+    omitted = len(failed) + len(external) - len(checks)
+    return Triage(sha=sha, target_branch=branch, base_sha=base_sha, checks=tuple(checks), gaps=tuple(reader.gaps),
+                  omitted=omitted, calls=reader.calls, log_bytes=reader.log_bytes)
+
+
+async def _load_commit(reader: TriageReader, request: TriageRequest, sha: str, sources: Sources) -> None:
+    """The analysed pipeline's attempts (read afresh) and the commit's other pipelines."""
+    pipelines = await reader.pipelines(sha=sha, limit=budgets.TRIAGE_SHA_PIPELINES)
+    analysed = next((p for p in pipelines if p.get("id") == request.pipeline_id), None) or (
+        {"id": request.pipeline_id, "status": "failed"} if request.pipeline_id else None) or (
+        pipelines[0] if pipelines else None)
+    if analysed is None:
+        reader.gaps.append(f"no pipeline found for commit {sha[:12]}")
+        return
+    sources.analysed = by_name(await reader.jobs(analysed, fresh=True))
+    for pipeline in pipelines:
+        if pipeline.get("id") != analysed.get("id"):
+            sources.same_sha.add(pipeline, await reader.jobs(pipeline))
+
+
+async def _load_base(reader: TriageReader, base_sha: str, branch: str, sources: Sources) -> None:
+    """The merge base's pipelines, those of the target branch first (the base as it was merged)."""
+    if not base_sha:
+        reader.gaps.append("the merge base of the MR is not known")
+        return
+    pipelines = await reader.pipelines(sha=base_sha, limit=budgets.TRIAGE_SHA_PIPELINES)
+    if not pipelines:
+        reader.gaps.append(f"no pipeline ran on the merge base {base_sha[:12]}")
+    for pipeline in sorted(pipelines, key=lambda p: p.get("ref") != branch):
+        sources.base.add(pipeline, await reader.jobs(pipeline))
+
+
+async def _load_target(reader: TriageReader, request: TriageRequest, branch: str) -> Runs:
+    """Recent pipelines of the target branch within the look-back window, newest first."""
+    runs = Runs()
+    if not branch:
+        return runs
+    since = (request.now - timedelta(days=request.lookback_days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    pipelines = await reader.pipelines(ref=branch, updated_after=since, limit=request.lookback_pipelines)
+    for pipeline in pipelines:
+        if pipeline.get("status") in ("success", "failed"):
+            runs.add(pipeline, await reader.jobs(pipeline))
+    return runs
+
+
+def _failed_external(statuses: Sequence[Mapping[str, Any]], ignore: frozenset[str],
+                     jobs: set[str]) -> list[Mapping[str, Any]]:
+    """Failed statuses that are not GitLab jobs (those come from the pipeline), latest per name."""
+    latest: dict[str, Mapping[str, Any]] = {}
+    for status in sorted(statuses, key=lambda s: int(s.get("id") or 0)):
+        latest[str(status.get("name"))] = status
+    return [s for name, s in latest.items()
+            if s.get("status") == "failed" and not s.get("allow_failure") and name not in ignore
+            and name not in jobs and not _JOB_URL.search(str(s.get("target_url") or ""))]

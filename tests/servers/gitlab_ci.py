@@ -1,0 +1,96 @@
+"""The fake GitLab's pipelines: listing by commit or branch, jobs with or without their retried attempts,
+and commit statuses posted by a client, with GitLab's rules for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.servers import samples
+from tests.servers.base import HTTPError, Request
+
+# States a client may post (POST /projects/:id/statuses/:sha); anything else is a 400 like GitLab's.
+STATUS_STATES = ("pending", "running", "success", "failed", "canceled", "skipped")
+# GitLab's state machine from an open (pending/running) status; finished ones are never reopened: a post
+# with the same name then creates a new status (GenericCommitStatus.running_or_pending.find_or_initialize_by).
+_OPEN_TRANSITIONS = {"pending": {"running", "success", "failed", "canceled", "skipped"},
+                     "running": {"success", "failed", "canceled"}}
+
+
+class GitLabCIState:
+    """Pipelines (id -> pipeline) per project; mixed into GitLabState, which owns jobs and statuses."""
+
+    projects: dict[int, dict[str, Any]]
+    jobs: dict[tuple[int, int], dict[str, Any]]
+    statuses: dict[tuple[int, str], list[dict[str, Any]]]
+
+    def init_ci(self) -> None:
+        self.pipelines: dict[tuple[int, int], dict[str, Any]] = {}
+        self.posted_statuses: list[dict[str, Any]] = []
+
+    def next_id(self) -> int:
+        raise NotImplementedError
+
+    def now(self) -> str:
+        raise NotImplementedError
+
+    def add_pipeline(self, project_id: int, pipeline_id: int, *, sha: str, ref: str = "main",
+                     status: str = "failed", source: str = "push", updated_at: str | None = None) -> dict[str, Any]:
+        now = self.now()
+        pipeline = {"id": pipeline_id, "iid": pipeline_id, "project_id": project_id, "sha": sha, "ref": ref,
+                    "status": status, "source": source, "created_at": now, "updated_at": updated_at or now,
+                    "web_url": f"{self.projects[project_id]['web_url']}/-/pipelines/{pipeline_id}"}
+        self.pipelines[(project_id, pipeline_id)] = pipeline
+        return pipeline
+
+    def ensure_pipeline(self, project_id: int, pipeline_id: int, sha: str, ref: str) -> None:
+        if (project_id, pipeline_id) not in self.pipelines:
+            self.add_pipeline(project_id, pipeline_id, sha=sha, ref=ref)
+
+    def list_pipelines(self, project_id: int, req: Request) -> list[dict[str, Any]]:
+        found = [p for (proj, _), p in self.pipelines.items() if proj == project_id]
+        for field in ("sha", "ref", "status", "source"):
+            wanted = req.arg(field)
+            found = [p for p in found if wanted is None or p[field] == wanted]
+        if (after := req.arg("updated_after")) is not None:
+            found = [p for p in found if p["updated_at"] > _normalised(after)]
+        if req.arg("order_by", "id") not in ("id", "status", "ref", "updated_at", "user_id"):
+            raise HTTPError(400, "order_by does not have a valid value")
+        key = req.arg("order_by", "id")
+        return sorted(found, key=lambda p: (p.get(key) or "", p["id"]), reverse=req.arg("sort", "desc") == "desc")
+
+    def pipeline_jobs(self, project_id: int, pipeline_id: int, include_retried: bool) -> list[dict[str, Any]]:
+        """The pipeline's jobs; without include_retried, only each name's latest attempt (GitLab's default)."""
+        if (project_id, pipeline_id) not in self.pipelines:
+            raise HTTPError(404, "404 Not found")
+        jobs = [j for (p, _), j in sorted(self.jobs.items()) if p == project_id and j["pipeline"]["id"] == pipeline_id]
+        if include_retried:
+            return jobs
+        latest = {j["name"]: j for j in jobs}
+        return [j for j in jobs if latest[j["name"]] is j]
+
+    def post_status(self, project_id: int, sha: str, req: Request, author: dict[str, Any]) -> dict[str, Any]:
+        state = req.arg("state")
+        if state not in STATUS_STATES:
+            raise HTTPError(400, "state does not have a valid value")
+        name = req.arg("name") or req.arg("context") or "default"
+        ref = req.arg("ref")
+        open_one = next((s for s in reversed(self.statuses.get((project_id, sha), []))
+                         if s["name"] == name and s.get("ref") == ref and s["status"] in _OPEN_TRANSITIONS), None)
+        if open_one is not None:
+            if state not in _OPEN_TRANSITIONS[open_one["status"]]:
+                raise HTTPError(400, f"Cannot transition status from {open_one['status']} to {state}")
+            open_one.update(status=state, finished_at=self.now())
+            return open_one
+        entry = samples.load("gitlab/api/commit_status_post_response.json")
+        entry.update(id=self.next_id(), sha=sha, name=name, status=state, ref=ref, author=author,
+                     target_url=req.arg("target_url"), description=req.arg("description"), created_at=self.now(),
+                     coverage=None, allow_failure=False)
+        self.statuses.setdefault((project_id, sha), []).append(entry)
+        self.posted_statuses.append(entry)
+        return entry
+
+
+def _normalised(moment: str) -> str:
+    """An ISO 8601 time in the fake's stored format (…Z, milliseconds), so strings compare in time order."""
+    head = moment.replace("+00:00", "Z").rstrip("Z")
+    return head[:19] + ".000Z" if len(head) >= 19 else head
