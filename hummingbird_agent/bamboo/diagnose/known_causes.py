@@ -1,0 +1,27 @@
+"""The knowledge base as the triage asks it: the learned cause that fits a failure's lines above the
+known-fit bar, with its resolution (no model call: the same ranking the knowledge tools use)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.diagnose.knowledge_tools import candidate_causes
+from hummingbird_agent.bamboo.stores.base import Stores
+from hummingbird_agent.triage.model import KnownCause
+
+
+class StoredCauses:
+    """`KnownCauses` over open stores."""
+
+    def __init__(self, stores: Stores) -> None:
+        self._stores = stores
+
+    async def match(self, project: str, lines: Sequence[str]) -> KnownCause | None:
+        found = await candidate_causes(self._stores, list(lines), project)
+        best = next(iter(found["candidates"]), None)
+        if best is None or float(best["score"]) < budgets.BAMBOO_KNOWN_MIN_FIT:
+            return None
+        fixes = best.get("resolutions") or []
+        resolution = (fixes[0].get("description") or fixes[0].get("name") or "") if fixes else ""
+        return KnownCause(str(best["name"]), float(best["score"]), str(resolution), tuple(best["incidents"]))
