@@ -55,6 +55,8 @@ class RunRequest:
     message: str | None = None
     session_id: str | None = None
     extra: Mapping[str, object] = field(default_factory=dict)
+    evidence: bool = False
+    """`extra` carries data read for the model (the triage): an answer from it is not an answer from no data."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,8 @@ class RunDeps:
     redact: Callable[[str], str] = str
     answer_suffix: Callable[[], str] = lambda: ""
     """Appended to the model's answer, before the audit trail (e.g. the knowledge base's citations)."""
+    answer_prefix: str = ""
+    """Put before the model's answer (the triage's verdicts); kept when the model fails."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +132,8 @@ async def run_workflow(request: RunRequest, deps: RunDeps) -> RunOutcome:
             prompt = SystemPrompt(base_system_prompt(), _tool_notes(registry, gaps), body, continuation)
             budget = Budget(workflow.max_iterations, deps.loaded.config.model.context_limit_tokens)
             model_name = workflow_target(deps.loaded.config, request.workflow).name
-            data_tools = frozenset(registry.data_source_tools()) if workflow.require_data else None
+            needs_data = workflow.require_data and not request.evidence
+            data_tools = frozenset(registry.data_source_tools()) if needs_data else None
             loop = AgentLoop(deps.model, model_name, registry, prompt, budget, deps.on_step, data_tools)
             result = await loop.run(contents)
             answer, unlinked = unlink_unseen(final_note(request.workflow, result),
@@ -136,6 +141,7 @@ async def run_workflow(request: RunRequest, deps: RunDeps) -> RunOutcome:
             audit = run_audit(deps, request, workflow, session_id, result, gaps, time.monotonic() - started,
                               unlinked)
             answer = answer + deps.answer_suffix() if answer else answer
+            answer = "\n\n".join(part for part in (deps.answer_prefix, answer) if part)
             limit = budgets.NOTE_MAX_CHARS - budgets.NOTE_TAIL_RESERVE_CHARS
             note = deps.redact(audited_note(answer, audit, limit))
             log.info("run finished status=%s stop=%s correlation_id=%s iterations=%d tool_calls=%d",

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from hummingbird_agent.config import knowledge, providers, schema
+from hummingbird_agent.config import knowledge, providers, schema, triage
 from hummingbird_agent.config.schema import Config
 
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
@@ -23,7 +23,7 @@ START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
 
 def field_docs() -> dict[tuple[str, str], str]:
     """(class name, field name) -> the docstring written under the field in the schema's modules."""
-    trees = [ast.parse(inspect.getsource(module)) for module in (schema, providers, knowledge)]
+    trees = [ast.parse(inspect.getsource(module)) for module in (schema, providers, knowledge, triage)]
     docs: dict[tuple[str, str], str] = {}
     for cls in (n for tree in trees for n in tree.body if isinstance(n, ast.ClassDef)):
         for field, doc in zip(cls.body, cls.body[1:], strict=False):

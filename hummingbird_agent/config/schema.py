@@ -22,6 +22,7 @@ from hummingbird_agent.config.fields import (
 )
 from hummingbird_agent.config.knowledge import BambooConfig
 from hummingbird_agent.config.providers import ModelConfig, WorkflowModel
+from hummingbird_agent.config.triage import TriageConfig
 
 _MiB = 1024 * 1024
 _GiB = 1024 * _MiB
@@ -133,6 +134,15 @@ class WorkflowConfig(StrictModel):
     engine: Literal["agent", "bamboo-accumulate", "bamboo-diagnose"] = "agent"
     """What runs the workflow: the agent loop in a sandbox, or the knowledge base (learn / diagnose an MR's
     failure; these need `bamboo.enabled`)."""
+    triage: TriageConfig = TriageConfig()
+    """Verdicts on each failed check before the model runs (agent workflows with the GitLab data source)."""
+
+    @model_validator(mode="after")
+    def _triage_reads_gitlab(self) -> WorkflowConfig:
+        if self.triage.enabled and (self.engine != "agent" or self.data_sources.gitlab is None):
+            raise ValueError("triage.enabled needs engine: agent and the gitlab data source (it reads pipelines, "
+                             "jobs and logs with the read token)")
+        return self
 
 
 class QueuesConfig(StrictModel):

@@ -266,6 +266,14 @@ class GitLabClient:
 
         return await self._call(f"GET /projects/{project_id}/repository/commits/{sha[:12]}/statuses", fetch)
 
+    async def post_commit_status(self, project_id: int | str, sha: str, fields: Mapping[str, str]) -> None:
+        """POST /statuses/:sha once (it creates a status; see gitlab/statuses.py for the repeat rule)."""
+        def post(gl: gitlab.Gitlab) -> None:
+            gl.projects.get(project_id, lazy=True).commits.get(sha, lazy=True).statuses.create(
+                {k: self._redact(v) for k, v in fields.items()}, **_ONCE)
+
+        await self._call(f"POST /projects/{project_id}/statuses/{sha[:12]}", post, retry=False)
+
     async def compare(self, project_id: int | str, from_sha: str, to_sha: str) -> dict[str, Any]:
         """GET /repository/compare: the commits and file diffs from `from_sha` to `to_sha`."""
         context = f"GET /projects/{project_id}/repository/compare {from_sha[:12]}...{to_sha[:12]}"

@@ -39,6 +39,10 @@ class Metrics:
         self.time_to_placeholder = Histogram("hummingbird_time_to_placeholder_seconds", "From the worker accepting "
                                              "an event to its placeholder note.", ["workflow"],
                                              buckets=PLACEHOLDER_BUCKETS_S, registry=r)
+        self.triage_checks = Counter("hummingbird_triage_checks", "Failed checks triaged before the model, by "
+                                     "verdict.", ["workflow", "verdict"], registry=r)
+        self.outage_guard = Counter("hummingbird_outage_guard", "MRs pointed to an earlier diagnosis of the same "
+                                    "failure instead of a model run.", ["workflow"], registry=r)
         self.model_calls = Counter("hummingbird_model_calls", "Model calls by provider, model and outcome (ok or the "
                                    "error class).", ["provider", "model", "outcome"], registry=r)
         self.model_tokens = Counter("hummingbird_model_tokens", "Tokens by provider, model and kind (input, output, "

@@ -11,9 +11,11 @@ from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.models.base import Model
 from hummingbird_agent.runner.executor import Publish, SaveSession
+from hummingbird_agent.runner.triage_step import TriageService
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.sandbox.base import Sandbox
 from hummingbird_agent.sessions.base import StoredSession
+from hummingbird_agent.triage.render import for_model, section
 
 
 class AgentExecutor:
@@ -23,24 +25,28 @@ class AgentExecutor:
         self, loaded: LoadedConfig, model: Model, sandbox_factory: Callable[[str], Sandbox],
         register_sources: SourceRegistrar, redact: Callable[[str], str] = str,
         answer_suffix: Callable[[], str] = lambda: "", metrics: Metrics | None = None,
+        triage: TriageService | None = None,
     ) -> None:
         self._loaded, self._model, self._sandboxes = loaded, model, sandbox_factory
         self._register_sources, self._redact, self._suffix = register_sources, redact, answer_suffix
         self._metrics = metrics if metrics is not None else Metrics()
+        self._triage = triage
 
     async def run(self, order: WorkOrder, resume: StoredSession | None, publish: Publish, save: SaveSession) -> None:
         async def deliver(note: str, result: LoopResult) -> None:
             await publish(result.status == "completed", note)
 
+        found = await self._triage.for_order(order) if self._triage is not None and resume is None else None
+        facts = self._task_facts(order) | ({"triage": for_model(found)} if found is not None else {})
         request = RunRequest(
             workflow=order.workflow, project=order.project, mr_iid=order.mr_iid, pipeline_id=order.pipeline_id,
             resume=resume, message=order.message if resume is not None else None, session_id=order.session_id,
-            extra=self._task_facts(order),
+            extra=facts, evidence=found is not None and bool(found.checks),
         )
         deps = RunDeps(
             loaded=self._loaded, model=self._model, sandbox_factory=self._sandboxes,
             register_sources=self._register_sources, publish=deliver, save=save, redact=self._redact,
-            answer_suffix=self._suffix,
+            answer_suffix=self._suffix, answer_prefix=section(found) if found is not None else "",
         )
         started = time.monotonic()
         outcome = await run_workflow(request, deps)

@@ -8,6 +8,7 @@ from hummingbird_agent.config.loading import Config, LoadedConfig
 from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.runner.executor import Executor
+from hummingbird_agent.runner.triage_step import TriageService
 from hummingbird_agent.sessions import SessionStore
 
 
@@ -21,6 +22,9 @@ class Deps:
     """Runs one workflow in a sandbox and returns its outcome."""
     metrics: Metrics = field(default_factory=Metrics)
     """Where the runner records placeholders and runs that could not start (the service's registry)."""
+    triage: TriageService | None = None
+    """Verdicts on the failed checks before the model (workflows with `triage.enabled`), the outage guard and
+    the commit status; the agent engine reads the same triage for its first message."""
 
     @property
     def config(self) -> Config:

@@ -16,6 +16,7 @@ from hummingbird_agent.models.base import Model
 from hummingbird_agent.runner.agent_executor import AgentExecutor
 from hummingbird_agent.runner.executor import Executor, Publish, SaveSession
 from hummingbird_agent.runner.rules import project_settings
+from hummingbird_agent.runner.triage_step import TriageService
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.sandbox.base import Sandbox
 from hummingbird_agent.sessions.base import StoredSession
@@ -44,10 +45,11 @@ class KnowledgeAgentExecutor:
 
     def __init__(self, loaded: LoadedConfig, model: Model, sandbox_factory: Callable[[str], Sandbox],
                  register_sources: SourceRegistrar, redact: Callable[[str], str] = str,
-                 stores: Stores | None = None, metrics: Metrics | None = None) -> None:
+                 stores: Stores | None = None, metrics: Metrics | None = None,
+                 triage: TriageService | None = None) -> None:
         self._loaded, self._model, self._sandboxes = loaded, model, sandbox_factory
         self._register_sources, self._redact, self._stores = register_sources, redact, stores
-        self._metrics = metrics
+        self._metrics, self._triage = metrics, triage
 
     def _enabled(self, order: WorkOrder) -> bool:
         workflow = self._loaded.config.workflows.get(order.workflow)
@@ -57,7 +59,7 @@ class KnowledgeAgentExecutor:
     async def run(self, order: WorkOrder, resume: StoredSession | None, publish: Publish, save: SaveSession) -> None:
         if not self._enabled(order) or self._stores is None:
             agent = AgentExecutor(self._loaded, self._model, self._sandboxes, self._register_sources, self._redact,
-                                  metrics=self._metrics)
+                                  metrics=self._metrics, triage=self._triage)
             await agent.run(order, resume, publish, save)
             return
         stores, citations = self._stores, Citations(self._loaded.config.gitlab.url)
@@ -68,5 +70,5 @@ class KnowledgeAgentExecutor:
             return tuple(gaps or ())
 
         agent = AgentExecutor(self._loaded, self._model, self._sandboxes, sources, self._redact, citations.footer,
-                              self._metrics)
+                              self._metrics, self._triage)
         await agent.run(order, resume, publish, save)

@@ -26,6 +26,8 @@ from hummingbird_agent.runner.posting import post_in_thread, requires_internal
 from hummingbird_agent.runner.rules import project_settings
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.sessions.base import StoredSession
+from hummingbird_agent.triage.model import Triage
+from hummingbird_agent.triage.render import pointer, section
 
 log = logging.getLogger(__name__)
 
@@ -140,8 +142,26 @@ async def _run_without_note(deps: Deps, order: WorkOrder, resume: StoredSession 
     await deps.executor.run(order, resume, publish, _saver(deps, order, None))
 
 
+def note_url(deps: Deps, order: WorkOrder, note: PostedNote) -> str:
+    return f"{deps.config.gitlab.url.rstrip('/')}/{order.project}/-/merge_requests/{order.mr_iid}#note_{note.note_id}"
+
+
 async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: PostedNote,
                resume: StoredSession | None) -> None:
+    found = await deps.triage.for_order(order) if deps.triage is not None else None
+    link = note_url(deps, order, note)
+    if deps.triage is not None and found is not None and (first := deps.triage.earlier_diagnosis(order, found, link)):
+        body = note_text.result_body(pointer(found, first), marker, reply_prompt=False)
+        await deps.gitlab.update_note(order.project_id, order.mr_iid, note.discussion_id, note.note_id, body)
+        log.info("outage guard: pointed to the earlier diagnosis %s instead of running the model", first)
+        return
+    await _run_engine(deps, order, marker, note, resume, found)
+    if deps.triage is not None and found is not None:
+        await deps.triage.publish_status(deps.gitlab, order, found, link)
+
+
+async def _run_engine(deps: Deps, order: WorkOrder, marker: SessionMarker, note: PostedNote,
+                      resume: StoredSession | None, found: Triage | None) -> None:
     # Only agent sessions can be continued by a reply; the knowledge-base engines keep no conversation.
     conversational = order.kind == "new_session" and deps.config.workflows[order.workflow].engine == "agent"
 
@@ -172,7 +192,8 @@ async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: Posted
         correlation_id = uuid.uuid4().hex[:12]
         log.error("run could not start correlation_id=%s error=%s", correlation_id, exc)
         deps.metrics.runs.labels(order.workflow, "not_started").inc()
-        await publish(False, failure_text(type(exc).__name__, correlation_id))
+        evidence = f"{section(found)}\n\n" if found is not None else ""
+        await publish(False, evidence + failure_text(type(exc).__name__, correlation_id))
 
 
 def _saver(deps: Deps, order: WorkOrder, on_failure: Callable[[], Awaitable[None]] | None) -> SaveSession:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from functools import partial
 
 from hummingbird_agent.agent.run import SourceRegistrar
+from hummingbird_agent.bamboo.diagnose.known_causes import StoredCauses
 from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
 from hummingbird_agent.bamboo.service import build_navigator
 from hummingbird_agent.bamboo.stores.base import opened
@@ -26,6 +27,7 @@ from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.engines import EngineExecutor, KnowledgeAgentExecutor
 from hummingbird_agent.runner.executor import Executor
 from hummingbird_agent.runner.handlers import handle_event
+from hummingbird_agent.runner.triage_step import TriageService
 from hummingbird_agent.sandbox.base import Sandbox
 from hummingbird_agent.sandbox.factory import SandboxFactory
 from hummingbird_agent.sessions.base import SessionStore
@@ -78,14 +80,17 @@ async def open_deps(
         stack.push_async_callback(model.aclose)
         sessions = await stack.enter_async_context(open_sessions(loaded))
         stores = await stack.enter_async_context(opened(build_stores(loaded))) if cfg.bamboo.enabled else None
+        triage = TriageService(loaded, StoredCauses(stores) if stores is not None else None, metrics)
         engines: dict[str, Executor] = {
-            "agent": KnowledgeAgentExecutor(loaded, model, new_sandbox, register_sources, redact, stores, metrics)}
+            "agent": KnowledgeAgentExecutor(loaded, model, new_sandbox, register_sources, redact, stores, metrics,
+                                            triage)}
         if stores is not None:
             engines["bamboo-accumulate"] = BambooAccumulateExecutor(
                 loaded, gitlab, build_accumulator(loaded, model, stores))
             engines["bamboo-diagnose"] = BambooDiagnoseExecutor(loaded, build_navigator(loaded, model, stores))
         executor = EngineExecutor(loaded, engines)
-        yield Deps(loaded=loaded, gitlab=gitlab, sessions=sessions, executor=executor, metrics=metrics)
+        yield Deps(loaded=loaded, gitlab=gitlab, sessions=sessions, executor=executor, metrics=metrics,
+                   triage=triage)
 
 
 def build_handler(deps: Deps) -> Handler:

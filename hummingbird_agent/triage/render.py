@@ -95,7 +95,8 @@ def for_model(triage: Triage) -> dict[str, Any]:
     used = len(json.dumps(out))
     for check in triage.checks:
         full: dict[str, Any] = {"check": check.name, "verdict": check.verdict.value, "evidence": check.reason,
-                                "evidence_url": check.evidence_url, "job_url": check.url, "excerpt": list(check.excerpt)}
+                                "evidence_url": check.evidence_url, "job_url": check.url,
+                                "excerpt": list(check.excerpt)}
         if check.known is not None:
             full["known_cause"] = {"name": check.known.name, "resolution": check.known.resolution,
                                    "incidents": list(check.known.incidents)}
@@ -106,3 +107,10 @@ def for_model(triage: Triage) -> dict[str, Any]:
         used += size
         out["checks"].append(full)
     return out
+
+
+def pointer(triage: Triage, first: str) -> str:
+    """The outage guard's note: the verdicts, and where the same failure was already diagnosed."""
+    return (f"{section(triage)}\n\nThe same failure was diagnosed moments ago on another merge request: "
+            f"[see that diagnosis]({first}). No new analysis was run for this one; "
+            "`/hummingbird <workflow>` runs one anyway.")

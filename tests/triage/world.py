@@ -36,15 +36,16 @@ class CiWorld:
             gl.add_project(project_id, path, default_branch=branch)
         self._ids = itertools.count(first_id)
 
-    def mr(self, iid: int, *, base_sha: str, sha: str | None = None, author_id: int = 2) -> dict[str, Any]:
+    def mr(self, iid: int, *, base_sha: str, sha: str | None = None, author_id: int = 2,
+           **overrides: Any) -> dict[str, Any]:
         sha = sha or sha_of(self.path, "mr", iid)
         return self.gl.add_mr(self.project_id, iid, sha=sha, target_branch=self.branch, author_id=author_id,
-                              diff_refs={"base_sha": base_sha, "head_sha": sha, "start_sha": base_sha})
+                              diff_refs={"base_sha": base_sha, "head_sha": sha, "start_sha": base_sha}, **overrides)
 
     def pipeline(self, sha: str, attempts: Sequence[Attempt], *, ref: str | None = None,
-                 source: str = "push", updated_at: str | None = None) -> int:
+                 source: str = "push", updated_at: str | None = None, pipeline_id: int | None = None) -> int:
         """A finished pipeline of `sha` on `ref` (the target branch by default) with these job attempts in order."""
-        pipeline_id = next(self._ids)
+        pipeline_id = pipeline_id or next(self._ids)
         ref = ref or self.branch
         failed = any(a.status == "failed" and not a.allow_failure for a in _latest(attempts))
         self.gl.add_pipeline(self.project_id, pipeline_id, sha=sha, ref=ref, source=source,

@@ -1,0 +1,33 @@
+"""A workflow's `triage` section: the verdicts on each failed check computed before the model runs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from hummingbird_agent import budgets
+from hummingbird_agent.config.fields import StrictModel, whole
+
+
+class OutageConfig(StrictModel):
+    enabled: bool = True
+    """Point later MRs failing the same way to the first diagnosis instead of running the model again."""
+    min_mrs: Annotated[int, whole(2, 1000, "MRs")] = budgets.TRIAGE_OUTAGE_MIN_MRS
+    """MRs of one project with the same failure fingerprint (within the window) from which the guard answers."""
+    window_minutes: Annotated[int, whole(1, 7 * 24 * 60, "minutes")] = budgets.TRIAGE_OUTAGE_WINDOW_S // 60
+    """How long a diagnosed fingerprint stays the one later MRs are pointed to."""
+
+
+class TriageConfig(StrictModel):
+    enabled: bool = False
+    """Classify each failed check (pre-existing, flaky, infrastructure, known, new, unclassified) before the
+    model runs; the note starts with the verdicts. Needs the GitLab data source."""
+    lookback_pipelines: Annotated[int, whole(0, 100, "pipelines")] = budgets.TRIAGE_LOOKBACK_PIPELINES
+    """Recent target-branch pipelines searched for the same failure when the merge base's pipeline does not
+    decide."""
+    lookback_days: Annotated[int, whole(1, 90, "days")] = budgets.TRIAGE_LOOKBACK_DAYS
+    """Age of the oldest target-branch pipeline searched."""
+    commit_status: str | None = None
+    """Name of a commit status set on the analysed commit (success when every failure is pre-existing, flaky or
+    infrastructure; failed otherwise), for merge rules; unset: no status."""
+    outage: OutageConfig = OutageConfig()
+    """The outage guard: many MRs failing the same way get one model run."""

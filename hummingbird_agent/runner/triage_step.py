@@ -1,0 +1,101 @@
+"""The triage in the service: computed once per analysed pipeline (the runner's outage guard and the agent's
+first message share it), the outage guard's answer, and the commit status merge rules read."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from hummingbird_agent.config.loading import LoadedConfig
+from hummingbird_agent.config.triage import TriageConfig
+from hummingbird_agent.data_sources.direct import ReadTools
+from hummingbird_agent.errors import AgentError
+from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.gitlab.statuses import set_status
+from hummingbird_agent.metrics import Metrics
+from hummingbird_agent.runner.outage import OutageGuard
+from hummingbird_agent.runner.work_order import WorkOrder
+from hummingbird_agent.triage.model import KnownCauses, Triage
+from hummingbird_agent.triage.reader import TriageCache, TriageReader
+from hummingbird_agent.triage.render import headline
+from hummingbird_agent.triage.run import TriageRequest, triage
+
+log = logging.getLogger(__name__)
+# Triages kept for the orders being run (the runner computes one, the agent's first message reads it back).
+_MEMO_SIZE = 64
+
+
+class TriageService:
+    """One per service: the caches, the outage guard's memory and the knowledge base's matcher."""
+
+    def __init__(self, loaded: LoadedConfig, known: KnownCauses | None = None, metrics: Metrics | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self._loaded, self._known, self._clock = loaded, known, clock
+        self._metrics = metrics if metrics is not None else Metrics()
+        self._cache, self._guard = TriageCache(), OutageGuard()
+        self._memo: OrderedDict[str, Triage] = OrderedDict()
+
+    def settings(self, order: WorkOrder) -> TriageConfig | None:
+        """The workflow's triage settings when this order is triaged: a new run of an enabled workflow."""
+        workflow = self._loaded.config.workflows.get(order.workflow)
+        if workflow is None or not workflow.triage.enabled or order.kind != "new_session":
+            return None
+        return workflow.triage
+
+    async def for_order(self, order: WorkOrder) -> Triage | None:
+        """The order's triage (computed on first use), or None when its workflow has none or it failed."""
+        settings = self.settings(order)
+        if settings is None:
+            return None
+        if (found := self._memo.get(order.session_id)) is not None:
+            return found
+        tools = ReadTools.declared(self._loaded, order.workflow, order.project)
+        reader = TriageReader(tools, order.project, self._cache)
+        request = TriageRequest(order.project, order.mr_iid, datetime.fromtimestamp(self._clock(), UTC),
+                                sha=order.sha or "", pipeline_id=order.pipeline_id,
+                                lookback_pipelines=settings.lookback_pipelines, lookback_days=settings.lookback_days,
+                                ignore_statuses=frozenset({settings.commit_status} if settings.commit_status else ()))
+        try:
+            found = await triage(reader, request, self._known)
+        except AgentError as exc:
+            log.warning("triage failed; the model runs without it: %s", exc)
+            return None
+        for check in found.checks:
+            self._metrics.triage_checks.labels(order.workflow, check.verdict.value).inc()
+        log.info("triage: %s (%d GitLab calls, %d log bytes)", headline(found), found.calls, found.log_bytes)
+        self._memo[order.session_id] = found
+        while len(self._memo) > _MEMO_SIZE:
+            self._memo.popitem(last=False)
+        return found
+
+    def earlier_diagnosis(self, order: WorkOrder, found: Triage, link: str) -> str | None:
+        """The link of the first diagnosis of this failure when the outage guard answers this order."""
+        settings = self.settings(order)
+        if settings is None or not settings.outage.enabled or not order.automatic:
+            return None
+        key = self._guard.key(order.project, found)
+        if key is None:
+            return None
+        first = self._guard.claim(key, order.mr_iid, link, self._clock(), settings.outage.min_mrs,
+                                  settings.outage.window_minutes * 60)
+        if first is not None:
+            self._metrics.outage_guard.labels(order.workflow).inc()
+        return first
+
+    async def publish_status(self, gitlab: GitLabClient, order: WorkOrder, found: Triage, link: str) -> None:
+        """The workflow's commit status on the analysed commit, when it names one (failures are logged: the
+        note is already posted and says everything the status would)."""
+        settings = self.settings(order)
+        if settings is None or not settings.commit_status or not found.sha or not found.checks:
+            return
+        state = "success" if found.all_not_yours else "failed"
+        counts = found.counts()
+        summary = ", ".join(f"{n} {verdict.value}" for verdict, n in counts.items())
+        try:
+            await set_status(gitlab, order.project_id, found.sha, name=settings.commit_status, state=state,
+                             target_url=link, description=f"Hummingbird triage: {summary}")
+        except AgentError as exc:
+            log.warning("commit status %s not set: %s", settings.commit_status, exc)
