@@ -13,6 +13,7 @@ from hummingbird_agent.config.loading import (
     required_env_names,
 )
 from hummingbird_agent.config.model_targets import all_targets, knowledge_target, workflow_target
+from hummingbird_agent.config.triage import TriageConfig
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.observability import Redactor, setup_logging, setup_sentry
 
@@ -52,6 +53,8 @@ def render_summary(loaded: LoadedConfig) -> str:
                   else f"engine {wf.engine}, {model}")
         lines.append(f"  {name}: {wf.description} [{engine}]")
         lines.append(f"    triggers: {triggers}; data sources: {sources}")
+        if wf.triage.enabled:
+            lines.append(f"    triage: {triage_summary(wf.triage)}")
         projects = ", ".join(wf.projects) or "none (no project may run it)"
         lines.append(f"    projects: {projects}")
     lines.append(f"queues: {cfg.queues.backend}; sessions: {cfg.sessions.backend}; sandbox: {cfg.sandbox.backend}")
@@ -60,6 +63,13 @@ def render_summary(loaded: LoadedConfig) -> str:
     missing = [name for name in required_env_names(cfg) if not loaded.secret(name)]
     lines.append("missing env vars: " + (", ".join(missing) if missing else "none"))
     return "\n".join(lines)
+
+
+def triage_summary(triage: TriageConfig) -> str:
+    status = f"commit status {triage.commit_status}" if triage.commit_status else "no commit status"
+    guard = (f"outage guard from {triage.outage.min_mrs} MRs in {triage.outage.window_minutes} min"
+             if triage.outage.enabled else "no outage guard")
+    return f"on, look-back {triage.lookback_pipelines} pipelines / {triage.lookback_days} days, {status}, {guard}"
 
 
 def model_lines(loaded: LoadedConfig) -> list[str]:

@@ -63,6 +63,7 @@ def configure(tmp_path: Path) -> Any:
         workflows = config["workflows"]
         analysis = workflows["analyze-failures"]
         analysis["projects"] = {PROJECT: {**analysis["projects"][PROJECT], "knowledge_tools": True}}
+        analysis["triage"] = {"enabled": True}
         for engine in ("bamboo-accumulate", "bamboo-diagnose"):
             workflows[engine] = {"description": f"{engine} test", "prompt": str(REPO / "workflows" / f"{engine}.md"),
                                  "engine": engine, "data_sources": analysis["data_sources"],
@@ -81,11 +82,12 @@ async def service(request: pytest.FixtureRequest, tmp_path: Path, gitlab_server:
     assert not model.errors, model.errors
 
 
-def fail_build(gitlab: GitLabServer, sha: str, job_id: int, line: str) -> None:
-    """A failed `build` job (with its log) and a passing `lint` on `sha`, as commit statuses."""
+def fail_build(gitlab: GitLabServer, sha: str, job_id: int, line: str, pipeline: int) -> None:
+    """A failed `build` job (with its log) and a passing `lint` on `sha` in the MR's pipeline, as commit statuses."""
     gitlab.add_commit_status(PROJECT_ID, sha, "lint", "success", stage="test")
     gitlab.add_commit_status(PROJECT_ID, sha, "build", "failed", stage="build", id=job_id)
-    gitlab.add_job(PROJECT_ID, job_id, name="build", stage="build", sha=sha, trace=build_log(line))
+    gitlab.add_job(PROJECT_ID, job_id, name="build", stage="build", sha=sha, trace=build_log(line), ref="feature",
+                   pipeline_id=pipeline)
 
 
 def knowledge_model(body: dict[str, Any]) -> dict[str, Any]:
@@ -129,9 +131,10 @@ async def analyse(service: Service, pipeline: int, sha: str, line: str, answer: 
 
 
 async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: Service) -> None:
-    fail_build(service.gitlab, SHA, 801, FIRST_LINE)
+    fail_build(service.gitlab, SHA, 801, FIRST_LINE, 501)
     first = await analyse(service, 501, SHA, FIRST_LINE, FIRST_ANALYSIS, 1)
     assert FOOTER_TITLE not in first["body"]  # nothing known yet, nothing cited
+    assert first["body"].startswith("**Triage:** 1 failed check") and "⚪ unclassified" in first["body"]
     assert tool_result(service, 1)["candidates"] == []
     [analysis_marker] = service.markers()
     service.gitlab.add_discussion(PROJECT_ID, IID, EXPLANATION, MEMBER)
@@ -172,12 +175,14 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
     await service.settle()
     assert len(service.model.generate_calls) == calls + 3
 
-    fail_build(service.gitlab, "c" * 40, 802, SECOND_LINE)
+    fail_build(service.gitlab, "c" * 40, 802, SECOND_LINE, 504)
     second = await analyse(service, 504, "c" * 40, SECOND_LINE, SECOND_ANALYSIS, 3)
     [candidate] = tool_result(service, calls + 4)["candidates"]
     assert candidate["name"] == CAUSE and candidate["incidents"] == [incident]
     body = second["body"]
-    assert body.startswith(SECOND_ANALYSIS) and FOOTER_TITLE in body
+    assert body.startswith("**Triage:** 1 failed check, 0 of 1 not caused by this MR: 1 known from the knowledge base")
+    assert "🟣 known" in body and f"the knowledge base knows it: {CAUSE}" in body and f"fix: {FIX}" in body
+    assert SECOND_ANALYSIS in body and FOOTER_TITLE in body
     assert f"`{incident}` ([!{IID}]({service.gitlab.url}/{PROJECT}/-/merge_requests/{IID}))" in body
 
     service.model.script(knowledge_model, knowledge_model, knowledge_model)
@@ -204,7 +209,7 @@ async def test_an_analysis_without_its_commit_is_not_learned_on_success(service:
     marker = SessionMarker(id="55555555-5555-4555-8555-555555555555", wf="analyze-failures")
     service.gitlab.add_discussion(PROJECT_ID, IID, f"{FIRST_ANALYSIS}\n\n{format_marker(marker)}",
                                   service.gitlab.bot_user["id"])
-    fail_build(service.gitlab, SHA, 803, FIRST_LINE)
+    fail_build(service.gitlab, SHA, 803, FIRST_LINE, 501)
     service.gitlab.add_commit_status(PROJECT_ID, "b" * 40, "build", "success", stage="build")
     service.publish(pipeline_event("success", 506, "b" * 40))
     await service.wait_for(lambda: service.discussions()[0]["notes"][0]["resolved"], "the thread resolved")
