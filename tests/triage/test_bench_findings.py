@@ -1,0 +1,44 @@
+"""Defects the triage benchmark (bench/triage.py) found on the development logs, each reduced to a small CI
+history; marked xfail until the triage handles them (strict: a fix makes them fail, so the mark is removed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hummingbird_agent.triage.model import NOT_YOURS, Verdict
+from tests.triage.conftest import GENERIC_LOG, run_triage
+from tests.triage.world import Attempt, CiWorld, sha_of
+
+BASE = sha_of("base")
+# What every Travis job prints while it sets up (`sudo -V`): benign lines with a weaker failure word in them.
+SETUP = "\n".join(["$ sudo -V", "Sudo version 1.8.16",
+                   "Allow some information gathering to give useful error messages",
+                   "Authentication timestamp timeout: 15.0 minutes", "Password prompt timeout: 0.0 minutes",
+                   "Number of tries to enter a password: 3"])
+HANG = "ERROR: Job failed: execution took longer than 1h0m0s seconds"
+
+
+def _mr(world: CiWorld, *attempts: Attempt) -> int:
+    mr = world.mr(1, base_sha=BASE)
+    return world.pipeline(mr["sha"], attempts, ref="feature", source="merge_request_event")
+
+
+@pytest.mark.xfail(strict=True, reason="the fingerprint falls back to weaker cue lines, and the set-up output every "
+                   "run of the job prints ('... useful error messages', '... timeout: 15.0 minutes') then makes two "
+                   "context-less failures the same failure")
+async def test_set_up_lines_every_run_prints_do_not_make_two_hangs_the_same_failure(world: CiWorld) -> None:
+    world.pipeline(BASE, [Attempt("unit-tests", trace=f"{SETUP}\nResolving dependencies of project.clj\n{HANG}",
+                                  failure_reason="job_execution_timeout")])
+    _mr(world, Attempt("unit-tests", trace=f"{SETUP}\nReading package lists... Done\n{HANG}",
+                       failure_reason="job_execution_timeout"))
+    (check,) = (await run_triage(world.gl, 1))[0].checks
+    assert check.verdict not in NOT_YOURS
+
+
+@pytest.mark.xfail(strict=True, reason="a generic failure is called 'fails differently' when the job failed on the "
+                   "target branch (no base pipeline): the too-generic guard looks at the merge base's runs only")
+async def test_a_generic_failure_on_the_target_branch_is_not_called_different(world: CiWorld) -> None:
+    world.pipeline(sha_of("later"), [Attempt("lint", trace=GENERIC_LOG)], updated_at="2026-01-05T08:00:00.000Z")
+    _mr(world, Attempt("lint", trace=GENERIC_LOG))
+    (check,) = (await run_triage(world.gl, 1))[0].checks
+    assert check.verdict == Verdict.UNCLASSIFIED
