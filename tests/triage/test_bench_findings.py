@@ -42,3 +42,35 @@ async def test_a_generic_failure_on_the_target_branch_is_not_called_different(wo
     _mr(world, Attempt("lint", trace=GENERIC_LOG))
     (check,) = (await run_triage(world.gl, 1))[0].checks
     assert check.verdict == Verdict.UNCLASSIFIED
+
+
+def _proofer(*links: str) -> str:
+    lines = ["$ bundle exec htmlproofer ./_site --check-html", "Running [LinkCheck] on ./_site on *.html...",
+             "Ran on 812 files!"]
+    for link in links:
+        lines += ["- ./_site/patterns/index.html", f"  *  External link {link} failed: 404 No error"]
+    return "\n".join([*lines, f"htmlproofer 3.0.6 | Error:  HTML-Proofer found {len(links)} failures!",
+                      'The command "htmlproofer" exited with 1.'])
+
+
+@pytest.mark.xfail(strict=True, reason="a tool's summary count ('HTML-Proofer found <N> failures!') is the whole "
+                   "fingerprint, so an MR that adds a broken link matches the base's other broken links")
+async def test_a_summary_count_does_not_make_an_added_failure_pre_existing(world: CiWorld) -> None:
+    world.pipeline(BASE, [Attempt("pages", trace=_proofer("http://a.example/x.pdf", "http://b.example/y"))])
+    _mr(world, Attempt("pages", trace=_proofer("http://a.example/x.pdf", "http://b.example/y",
+                                               "http://mr.example/new-link")))
+    (check,) = (await run_triage(world.gl, 1))[0].checks
+    assert check.verdict != Verdict.PRE_EXISTING
+
+
+@pytest.mark.xfail(strict=True, reason="the base's log is compared by its own excerpt's fingerprint only: when the "
+                   "base shows the MR's failure and then a later one, the MR's failure is not found there")
+async def test_the_mr_failure_shown_on_the_base_before_a_later_failure_is_pre_existing(world: CiWorld) -> None:
+    failure = "$ make test\ntext-objects/lexer                                FAIL\nmake: *** [test] Error 1"
+    later = ("$ wget http://www.inf.puc-rio.br/lpeg.tar.gz\nResolving www.inf.puc-rio.br... failed: Name or service "
+             "not known.\nwget: unable to resolve host address 'www.inf.puc-rio.br'\nmake: *** [deps] Error 4")
+    between = "\n".join(f"CC src/module{n}.c" for n in range(200))
+    world.pipeline(BASE, [Attempt("test", trace=f"{failure}\n{between}\n{later}\n")])
+    _mr(world, Attempt("test", trace=f"{failure}\n"))
+    (check,) = (await run_triage(world.gl, 1))[0].checks
+    assert check.verdict == Verdict.PRE_EXISTING
