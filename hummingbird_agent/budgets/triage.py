@@ -35,6 +35,9 @@ TRIAGE_LOOKBACK_DAYS = 7
 # Strong failure lines (normalised) a fingerprint keeps: enough to tell two failures apart, few enough that
 # a long test report does not dilute a match.
 TRIAGE_FINGERPRINT_LINES = 12
+# Specific failure lines kept from anywhere in a log (another failure is looked for among them, not only in that
+# log's excerpt, which may show a later failure); a log with more is a report of thousands of failures.
+TRIAGE_LOG_SIGNATURES = 4096
 # Share of the MR failure's lines the other failure must also show to count as the same failure. Measured
 # against the MR's lines (not the union): an MR that adds a new failure to a pre-existing one is not
 # covered, so it is never told the whole failure is not its own.

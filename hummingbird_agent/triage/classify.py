@@ -30,7 +30,7 @@ class Classifier:
     async def job(self, name: str, attempts: Sequence[Job]) -> CheckResult:
         failed = failed_attempts(attempts)[-1]
         base = CheckResult(name, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
-                           stage=str(failed.get("stage") or ""))
+                           stage=str(failed.get("stage") or ""), failure_reason=str(failed.get("failure_reason") or ""))
         reason = str(failed.get("failure_reason") or "")
         later = attempts[attempts.index(failed) + 1:]
         if (retry := passed(later)) is not None:
@@ -61,25 +61,28 @@ class Classifier:
                            "ran out", log=log)
         if found is not None:
             where, job = found
-            return _result(base, verdict=Verdict.PRE_EXISTING, reason=f"failed the same way {where}",
-                               evidence_url=str(job.get("web_url") or ""), log=log)
-        if self._known is not None and (cause := await self._known_cause(log)) is not None:
-            return _result(base, verdict=Verdict.KNOWN, reason=f"the knowledge base knows it: {cause.name}",
-                               known=cause, log=log)
-        if log.fingerprint.generic and self._src.base.failures(name):
-            return _result(base, Verdict.UNCLASSIFIED, "failed on the merge base too, but both logs are too "
-                           "generic to tell whether it is the same failure", log=log)
+            return _result(base, Verdict.PRE_EXISTING, f"failed the same way {where}",
+                           evidence_url=str(job.get("web_url") or ""), log=log)
+        if self._known is not None and (cause := await self._known_cause(base, log)) is not None:
+            return _result(base, Verdict.KNOWN, f"the knowledge base knows it: {cause.name}", known=cause, log=log)
+        return await self._on_the_base(base, name, log)
+
+    async def _on_the_base(self, base: CheckResult, name: str, log: LogEvidence) -> CheckResult:
+        """New when the job ran on the base (or the target branch) and passes there or fails differently;
+        unclassified when it did not run there or its failure is too generic to compare."""
+        if log.fingerprint.generic and (self._src.base.failures(name) or (await self._target()).failures(name)):
+            return _result(base, Verdict.UNCLASSIFIED, f"failed on the merge base or `{self._branch}` too, but its "
+                           "log is too generic to tell whether it is the same failure", log=log)
         ran_on_base = self._src.base.ran(name)
         runs = self._src.base if ran_on_base else await self._target()
-        if runs.ran(name):
-            where = "the merge base's pipeline" if ran_on_base else f"recent `{self._branch}` pipelines"
-            ok = runs.first_pass(name)
-            text = f"passes on {where}" if ok is not None else f"fails differently on {where}"
-            evidence = ok if ok is not None else runs.attempts(name)[0][1][-1]
-            return _result(base, verdict=Verdict.NEW, reason=text,
-                               evidence_url=str(evidence.get("web_url") or ""), log=log)
-        return _result(base, verdict=Verdict.UNCLASSIFIED, reason=f"did not run on the merge base or on recent "
+        if not runs.ran(name):
+            return _result(base, Verdict.UNCLASSIFIED, f"did not run on the merge base or on recent "
                            f"`{self._branch}` pipelines", log=log)
+        where = "the merge base's pipeline" if ran_on_base else f"recent `{self._branch}` pipelines"
+        ok = runs.first_pass(name)
+        text = f"passes on {where}" if ok is not None else f"fails differently on {where}"
+        evidence = ok if ok is not None else runs.attempts(name)[0][1][-1]
+        return _result(base, Verdict.NEW, text, evidence_url=str(evidence.get("web_url") or ""), log=log)
 
     async def _same_failure(self, name: str, log: LogEvidence) -> tuple[str, Job] | None:
         """The first failed run of this job, on the merge base then the target branch, whose failure shows
@@ -102,11 +105,13 @@ class Classifier:
         """The job's last passing run on the merge base, else on the target branch: the excerpt's reference."""
         return self._src.base.first_pass(name) or (await self._target()).first_pass(name)
 
-    async def _known_cause(self, log: LogEvidence) -> KnownCause | None:
-        lines = [line for _, line in strong_lines(log.excerpt)] or list(log.excerpt)
-        if not lines or self._known is None:
+    async def _known_cause(self, check: CheckResult, log: LogEvidence) -> KnownCause | None:
+        # Only a failure that names itself is matched: the knowledge base would rank a bare "exit code 1" too.
+        lines = [line for _, line in strong_lines(log.excerpt)]
+        if log.fingerprint.generic or not lines or self._known is None:
             return None
-        cause = await self._known.match(self._project, lines[: budgets.BAMBOO_VECTOR_QUERIES])
+        features = {"job": check.name, "stage": check.stage, "failure_reason": check.failure_reason}
+        cause = await self._known.match(self._project, lines[: budgets.BAMBOO_VECTOR_QUERIES], features)
         return cause if cause is not None and cause.fit >= budgets.BAMBOO_KNOWN_MIN_FIT else None
 
 

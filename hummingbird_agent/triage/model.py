@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -37,9 +37,10 @@ class KnownCause:
 
 
 class KnownCauses(Protocol):
-    """The knowledge base as the triage asks it: the learned cause of these failure lines, if one fits."""
+    """The knowledge base as the triage asks it: the learned cause of these failure lines, if one fits;
+    `features` are the job's facts the knowledge base learns as task features (job, stage, failure_reason)."""
 
-    async def match(self, project: str, lines: Sequence[str]) -> KnownCause | None: ...
+    async def match(self, project: str, lines: Sequence[str], features: Mapping[str, str]) -> KnownCause | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,7 @@ class CheckResult:
     url: str = ""
     evidence_url: str = ""
     stage: str = ""
+    failure_reason: str = ""
     excerpt: tuple[str, ...] = ()
     fingerprint: Fingerprint = field(default_factory=Fingerprint)
     known: KnownCause | None = None

@@ -4,6 +4,7 @@ finished pipelines' job lists and finished logs' excerpts cached across triages.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import tempfile
 from collections import OrderedDict
@@ -15,7 +16,8 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.logs import excerpt_lines
-from hummingbird_agent.logs.fingerprint import Fingerprint, fingerprint
+from hummingbird_agent.logs.cues import CUE_LITERALS
+from hummingbird_agent.logs.fingerprint import Fingerprint, fingerprint, specific_lines
 from hummingbird_agent.tools.base import StreamingResponse
 
 Job = Mapping[str, Any]
@@ -178,8 +180,21 @@ def _write(chunks: Iterable[bytes], path: Path) -> None:
 
 
 def _evidence(failing: Path, passing: Path | None) -> LogEvidence:
-    """Blocking: the fingerprint from the log alone, the shown excerpt against the passing log when given."""
+    """Blocking: the fingerprint from the log alone (its excerpt, and its failure lines anywhere), the shown
+    excerpt against the passing log when given."""
     alone = tuple(line for _, line in excerpt_lines(failing, max_lines=budgets.TRIAGE_EXCERPT_LINES).lines)
     shown = alone if passing is None else tuple(
         line for _, line in excerpt_lines(failing, passing=passing, max_lines=budgets.TRIAGE_EXCERPT_LINES).lines)
-    return LogEvidence(shown, fingerprint(alone))
+    return LogEvidence(shown, fingerprint(alone, _anywhere(failing)))
+
+
+def _anywhere(path: Path) -> frozenset[str]:
+    """The specific failure lines of the whole log (lines without a failure word are skipped unread)."""
+    def candidates() -> Iterator[str]:
+        with path.open("rb") as handle:
+            for raw in handle:
+                low = raw.lower()
+                if any(literal in low for literal in CUE_LITERALS):
+                    yield raw.decode("utf-8", "replace")[: budgets.EXCERPT_MAX_LINE_CHARS]
+
+    return frozenset(itertools.islice(specific_lines(candidates()), budgets.TRIAGE_LOG_SIGNATURES))

@@ -1,9 +1,7 @@
 """Defects the triage benchmark (bench/triage.py) found on the development logs, each reduced to a small CI
-history; marked xfail until the triage handles them (strict: a fix makes them fail, so the mark is removed)."""
+history (each failed before its fix)."""
 
 from __future__ import annotations
-
-import pytest
 
 from hummingbird_agent.triage.model import NOT_YOURS, Verdict
 from tests.triage.conftest import GENERIC_LOG, run_triage
@@ -23,9 +21,6 @@ def _mr(world: CiWorld, *attempts: Attempt) -> int:
     return world.pipeline(mr["sha"], attempts, ref="feature", source="merge_request_event")
 
 
-@pytest.mark.xfail(strict=True, reason="the fingerprint falls back to weaker cue lines, and the set-up output every "
-                   "run of the job prints ('... useful error messages', '... timeout: 15.0 minutes') then makes two "
-                   "context-less failures the same failure")
 async def test_set_up_lines_every_run_prints_do_not_make_two_hangs_the_same_failure(world: CiWorld) -> None:
     world.pipeline(BASE, [Attempt("unit-tests", trace=f"{SETUP}\nResolving dependencies of project.clj\n{HANG}",
                                   failure_reason="job_execution_timeout")])
@@ -35,8 +30,6 @@ async def test_set_up_lines_every_run_prints_do_not_make_two_hangs_the_same_fail
     assert check.verdict not in NOT_YOURS
 
 
-@pytest.mark.xfail(strict=True, reason="a generic failure is called 'fails differently' when the job failed on the "
-                   "target branch (no base pipeline): the too-generic guard looks at the merge base's runs only")
 async def test_a_generic_failure_on_the_target_branch_is_not_called_different(world: CiWorld) -> None:
     world.pipeline(sha_of("later"), [Attempt("lint", trace=GENERIC_LOG)], updated_at="2026-01-05T08:00:00.000Z")
     _mr(world, Attempt("lint", trace=GENERIC_LOG))
@@ -53,8 +46,6 @@ def _proofer(*links: str) -> str:
                       'The command "htmlproofer" exited with 1.'])
 
 
-@pytest.mark.xfail(strict=True, reason="a tool's summary count ('HTML-Proofer found <N> failures!') is the whole "
-                   "fingerprint, so an MR that adds a broken link matches the base's other broken links")
 async def test_a_summary_count_does_not_make_an_added_failure_pre_existing(world: CiWorld) -> None:
     world.pipeline(BASE, [Attempt("pages", trace=_proofer("http://a.example/x.pdf", "http://b.example/y"))])
     _mr(world, Attempt("pages", trace=_proofer("http://a.example/x.pdf", "http://b.example/y",
@@ -63,8 +54,6 @@ async def test_a_summary_count_does_not_make_an_added_failure_pre_existing(world
     assert check.verdict != Verdict.PRE_EXISTING
 
 
-@pytest.mark.xfail(strict=True, reason="the base's log is compared by its own excerpt's fingerprint only: when the "
-                   "base shows the MR's failure and then a later one, the MR's failure is not found there")
 async def test_the_mr_failure_shown_on_the_base_before_a_later_failure_is_pre_existing(world: CiWorld) -> None:
     failure = "$ make test\ntext-objects/lexer                                FAIL\nmake: *** [test] Error 1"
     later = ("$ wget http://www.inf.puc-rio.br/lpeg.tar.gz\nResolving www.inf.puc-rio.br... failed: Name or service "

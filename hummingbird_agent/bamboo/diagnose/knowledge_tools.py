@@ -29,9 +29,11 @@ async def similar_past_incidents(stores: Stores, error_lines: list[str]) -> dict
             "note": "" if found else "No similar past incident is known."}
 
 
-async def candidate_causes(stores: Stores, error_lines: list[str], project: str = "") -> dict[str, Any]:
+async def candidate_causes(stores: Stores, error_lines: list[str], project: str = "",
+                           features: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Known causes for these error lines; `features` adds task features (`job=build`, ...) as clues."""
     symptoms = [signature(line)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS] for line in error_lines]
-    clues = {"symptom": tuple(symptoms), "task_feature": (f"project={project}",) if project else ()}
+    clues = {"symptom": tuple(symptoms), "task_feature": ((f"project={project}",) if project else ()) + features}
     scores = await incident_scores(stores.vectors, stores.embedder, error_lines)
     similar = await similar_incidents(stores.vectors, scores)
     index = await (await GraphIndex.reached(stores.graph, clues)).including(stores.graph, scores)

@@ -3,7 +3,7 @@ known-fit bar, with its resolution (no model call: the same ranking the knowledg
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.diagnose.knowledge_tools import candidate_causes
@@ -17,8 +17,9 @@ class StoredCauses:
     def __init__(self, stores: Stores) -> None:
         self._stores = stores
 
-    async def match(self, project: str, lines: Sequence[str]) -> KnownCause | None:
-        found = await candidate_causes(self._stores, list(lines), project)
+    async def match(self, project: str, lines: Sequence[str], features: Mapping[str, str]) -> KnownCause | None:
+        clues = tuple(f"{name}={value}" for name, value in sorted(features.items()) if value)
+        found = await candidate_causes(self._stores, list(lines), project, clues)
         best = next(iter(found["candidates"]), None)
         if best is None or float(best["score"]) < budgets.BAMBOO_KNOWN_MIN_FIT:
             return None
