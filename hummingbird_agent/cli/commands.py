@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from hummingbird_agent.config.credentials import project_credentials
 from hummingbird_agent.config.loading import (
     LoadedConfig,
     check_role,
@@ -54,12 +55,24 @@ def render_summary(loaded: LoadedConfig) -> str:
         lines.append(f"    triggers: {triggers}; data sources: {sources}")
         projects = ", ".join(wf.projects) or "none (no project may run it)"
         lines.append(f"    projects: {projects}")
+        lines += credential_lines(loaded, name)
     lines.append(f"queues: {cfg.queues.backend}; sessions: {cfg.sessions.backend}; sandbox: {cfg.sandbox.backend}")
     lines.append(f"bamboo: {'enabled' if cfg.bamboo.enabled else 'disabled'}")
     lines += model_lines(loaded)
     missing = [name for name in required_env_names(cfg) if not loaded.secret(name)]
     lines.append("missing env vars: " + (", ".join(missing) if missing else "none"))
     return "\n".join(lines)
+
+
+def credential_lines(loaded: LoadedConfig, workflow: str) -> list[str]:
+    """One line per allowlisted project: the variable each data source reads with (names only, never values)."""
+    lines = []
+    for name, project, envs in project_credentials(loaded.config):
+        if name == workflow:
+            used = ", ".join(f"{e.source} {e.env} ({'own' if e.own else 'workflow'}"
+                             f"{'' if loaded.secret(e.env) else ', unset'})" for e in envs)
+            lines.append(f"    credentials of {project}: {used}")
+    return lines
 
 
 def model_lines(loaded: LoadedConfig) -> list[str]:

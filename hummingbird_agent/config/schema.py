@@ -76,6 +76,11 @@ class ProjectConfig(StrictModel):
     """Bamboo: learn an incident automatically when a failed MR pipeline later succeeds."""
     knowledge_tools: bool = False
     """Bamboo: expose the knowledge base as tools to this project's analyses."""
+    gitlab_token_env: str | None = None
+    """Env var holding this project's GitLab read token; unset uses the workflow's `data_sources.gitlab.token_env`."""
+    konflux_kubeconfig_env: str | None = None
+    """Env var holding the path of this project's Konflux kubeconfig; unset uses the workflow's
+    `data_sources.konflux.kubeconfig_env`."""
 
 
 class GitLabSourceConfig(StrictModel):
@@ -133,6 +138,14 @@ class WorkflowConfig(StrictModel):
     engine: Literal["agent", "bamboo-accumulate", "bamboo-diagnose"] = "agent"
     """What runs the workflow: the agent loop in a sandbox, or the knowledge base (learn / diagnose an MR's
     failure; these need `bamboo.enabled`)."""
+
+    @model_validator(mode="after")
+    def _project_credentials_have_a_source(self) -> WorkflowConfig:
+        for path, project in self.projects.items():
+            for source, key in (("gitlab", "gitlab_token_env"), ("konflux", "konflux_kubeconfig_env")):
+                if getattr(project, key) and getattr(self.data_sources, source) is None:
+                    raise ValueError(f"projects.{path}.{key}: the workflow declares no {source} data source")
+        return self
 
 
 class QueuesConfig(StrictModel):

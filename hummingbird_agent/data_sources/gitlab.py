@@ -25,6 +25,9 @@ from hummingbird_agent.tools.registry import ToolRegistry
 
 T = TypeVar("T")
 SOURCE = "gitlab"
+# The error kind of a call on a project the read token cannot see; GitLab's message for it is fixed.
+NO_ACCESS = "no_access"
+_PROJECT_HIDDEN = "HTTP 404: 404 Project Not Found"
 # CSI (colours, `\e[0K`), terminated OSC (titles, links), and two-byte escapes other than `\e[` / `\e]`.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\^_=>])")
 _STATUS_KEYS = ("id", "name", "status", "stage", "ref", "sha", "target_url", "allow_failure", "description",
@@ -233,8 +236,20 @@ were written by users without Developer access: their content is withheld on pur
 
 
 def register(registry: ToolRegistry, gitlab_url: str, token: str,
-             timeout_s: float = budgets.DATA_SOURCE_HTTP_TIMEOUT_S) -> None:
-    """Register the GitLab tools with a read-token client bound in (no request is made here)."""
+             timeout_s: float = budgets.DATA_SOURCE_HTTP_TIMEOUT_S, reader: str = "the GitLab read token") -> None:
+    """Register the GitLab tools with a read-token client bound in (no request is made here). `reader` names
+    the token (never its value) in the one line a project it cannot read becomes."""
     gl = gitlab.Gitlab(gitlab_url, private_token=token, retry_transient_errors=True, timeout=timeout_s)
-    tools = [dataclasses.replace(t, handler=functools.partial(t.handler, gl)) for t in TOOL_DEFS]
+    tools = [dataclasses.replace(t, handler=functools.partial(_readable, t.handler, gl, reader)) for t in TOOL_DEFS]
     registry.register_data_source(SOURCE, tools, TOOL_NOTES)
+
+
+def _readable(handler: Callable[..., Any], gl: gitlab.Gitlab, reader: str, **args: Any) -> Any:
+    """The handler's output; GitLab's 404 for a project the token may not see (it hides private projects the
+    same way as missing ones) becomes one line naming the project and the token's variable, the same for every
+    tool, so the note states it once."""
+    output = handler(gl, **args)
+    if isinstance(output, ToolResult) and not output.ok and _PROJECT_HIDDEN in str(output.content):
+        return ToolResult.error(NO_ACCESS, f"{reader} cannot read project {args.get('project')} "
+                                           "(HTTP 404: it does not exist or that token may not see it)")
+    return output

@@ -68,7 +68,9 @@ async def test_project_settings_carry_the_ci_config_path_and_no_free_text(regist
     assert (result.content["ci_config_path"], result.content["default_branch"]) == ("ci/pipeline.yml", "main")
     assert "Ignore" not in json.dumps(result.content)
     missing = await registry.execute("gitlab_get_project", {"project": "no/such"})
-    assert missing.error_kind == "not_found" and "\n" not in missing.content
+    # GitLab answers 404 alike for a missing project and one the token may not see: one line saying both.
+    assert missing.error_kind == gitlab_source.NO_ACCESS and "\n" not in missing.content
+    assert missing.content.startswith("the GitLab read token cannot read project no/such (HTTP 404: it does not exist")
 
 
 @async_module
@@ -210,7 +212,7 @@ async def test_discussion_trust_rules(registry: ToolRegistry, gl: GitLabServer) 
 async def test_unknown_project_is_one_line_error(registry: ToolRegistry, gl: GitLabServer) -> None:
     register(registry, gl)
     result = await registry.execute("gitlab_get_mr_details", {"project": "no/such", "mr_iid": 1})
-    assert result.error_kind == "not_found" and "\n" not in result.content
+    assert result.error_kind == gitlab_source.NO_ACCESS and "\n" not in result.content
 
 
 def test_tool_definitions_carry_no_credentials(gitlab_server: GitLabServer) -> None:
