@@ -124,7 +124,7 @@ def run_workflow(args: argparse.Namespace) -> int:
         require_knowledge_base(loaded, f"run {args.workflow}")
         return cli_diagnose.diagnose_command(loaded, args)
     require_agent_workflow(loaded, args.workflow)  # before --post's token is asked for
-    poster = make_poster(loaded, args.workflow) if args.post else None
+    poster = make_poster(loaded, args.workflow, keeps_session=args.save_session is not None) if args.post else None
     return run_command(loaded, args, register_selected, poster, make_mr_check(loaded, args.workflow, args.post))
 
 

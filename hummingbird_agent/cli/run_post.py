@@ -15,9 +15,10 @@ from hummingbird_agent.observability import Redactor
 from hummingbird_agent.runner.posting import requires_internal
 
 
-def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
-    """A poster using the bot token (a knowledge-base note invites no reply); ConfigError now (before the run)
-    when the token is not set or the workflow's `action` is `none` (its results are never posted)."""
+def make_poster(loaded: LoadedConfig, workflow: str, keeps_session: bool = False) -> Poster:
+    """A poster using the bot token; the note invites a reply only when the run keeps its session (a knowledge-base
+    note never does). ConfigError now (before the run) when the token is not set or the workflow's `action` is
+    `none` (its results are never posted)."""
     cfg = loaded.config.gitlab
     spec = loaded.config.workflows.get(workflow)
     if spec is not None and spec.action == "none":
@@ -27,8 +28,8 @@ def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
         raise ConfigError(f"--post needs the bot token in {cfg.token_env}")
     redact = Redactor(loaded.secret_values())  # the note is redacted like the service's notes
 
-    # Only agent sessions can be continued by a reply (as in the service); the knowledge-base engines keep none.
-    conversational = spec is None or spec.engine == "agent"
+    # Only kept agent sessions can be continued by a reply (as in the service); the knowledge-base engines keep none.
+    conversational = (spec is None or spec.engine == "agent") and keeps_session
 
     async def post(request: RunRequest, note: str, ok: bool) -> None:
         marker = SessionMarker(id=request.session_id or "", wf=request.workflow)

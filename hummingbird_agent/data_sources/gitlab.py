@@ -15,7 +15,14 @@ import gitlab
 import gitlab.exceptions as glexc
 
 from hummingbird_agent import budgets
-from hummingbird_agent.data_sources.gitlab_discussions import REDACTED_DESCRIPTION, filter_discussions
+from hummingbird_agent.data_sources.gitlab_discussions import (
+    REDACTED_DESCRIPTION,
+    REDACTED_STATUS_DESCRIPTION,
+    REDACTED_TITLE,
+    filter_discussions,
+    gate_mr_text,
+    gate_status,
+)
 from hummingbird_agent.data_sources.log_preview import LogTail
 from hummingbird_agent.errors import AgentError, TransientError
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS
@@ -86,10 +93,7 @@ def get_mr_details(gl: gitlab.Gitlab, project: str, mr_iid: int) -> dict[str, An
         proj = _project(gl, project)
         mr = proj.mergerequests.get(mr_iid).asdict()
         out = {k: mr.get(k) for k in _MR_KEYS}
-        # The description is free text by whoever opened the MR (forks included): the discussions' gate.
-        author_id = (mr.get("author") or {}).get("id")
-        if out["description"] and not (isinstance(author_id, int) and _member_check(proj)(author_id)):
-            out["description"] = REDACTED_DESCRIPTION
+        gate_mr_text(mr, out, _member_check(proj))  # the discussions' gate
         out["author"] = (mr.get("author") or {}).get("username")
         pipeline = mr.get("head_pipeline") or mr.get("pipeline") or {}
         out["head_pipeline"] = {k: pipeline.get(k) for k in ("id", "status", "web_url")} if pipeline else None
@@ -98,21 +102,24 @@ def get_mr_details(gl: gitlab.Gitlab, project: str, mr_iid: int) -> dict[str, An
     return _call(f"MR !{mr_iid} of {project}", fetch)
 
 
-def _jsonl(objects: Iterable[Any], keys: tuple[str, ...], context: str) -> Iterator[bytes]:
+def _status_lines(statuses: Iterable[Any], is_trusted: Callable[[int], bool], context: str) -> Iterator[bytes]:
     with map_gitlab_errors(context):
-        for obj in objects:
-            attrs = obj.asdict()
-            yield json.dumps({k: attrs.get(k) for k in keys}, ensure_ascii=False).encode() + b"\n"
+        for status in statuses:
+            attrs = status.asdict()
+            shown = {k: attrs.get(k) for k in _STATUS_KEYS}
+            gate_status(attrs, shown, is_trusted)
+            yield json.dumps(shown, ensure_ascii=False).encode() + b"\n"
 
 
 def get_commit_statuses(gl: gitlab.Gitlab, project: str, sha: str) -> StreamingResponse | ToolResult:
     context = f"statuses of {sha[:12]} in {project}"
+    proj = _project(gl, project)
     # The first page is fetched here, so a missing project fails now; later pages stream.
-    pages = _call(context, lambda: _project(gl, project).commits.get(sha, lazy=True).statuses.list(
-        iterator=True, all=True, per_page=100))
+    pages = _call(context, lambda: proj.commits.get(sha, lazy=True).statuses.list(iterator=True, all=True,
+                                                                                  per_page=100))
     if isinstance(pages, ToolResult):
         return pages
-    return StreamingResponse(_jsonl(pages, _STATUS_KEYS, context), suffix=".jsonl")
+    return StreamingResponse(_status_lines(pages, _member_check(proj), context), suffix=".jsonl")
 
 
 def get_mr_diff(gl: gitlab.Gitlab, project: str, mr_iid: int) -> list[dict[str, Any]] | ToolResult:
@@ -204,11 +211,12 @@ TOOL_DEFS = (
             ".gitlab-ci.yml; `path@group/project` or a URL means a file outside this repository), visibility, URL.",
             _schema(project=_PROJECT), get_project),
     ToolDef("gitlab_get_mr_details", "Merge request metadata: title, description, author, head SHA, branches, "
-            "labels, URLs. A description by an author without Developer access is withheld as "
-            f"'{REDACTED_DESCRIPTION}'.",
+            "labels, URLs. The title and description of an author without Developer access are withheld as "
+            f"'{REDACTED_TITLE}' and '{REDACTED_DESCRIPTION}'.",
             _schema(project=_PROJECT, mr_iid=_IID), get_mr_details),
     ToolDef("gitlab_get_commit_statuses", "Every CI status of a commit as JSONL (Konflux external statuses and GitLab "
-            "CI jobs): name, status, target_url (job or PipelineRun page), allow_failure.",
+            "CI jobs): name, status, target_url (job or PipelineRun page), allow_failure. A description posted by a "
+            f"user without Developer access is withheld as '{REDACTED_STATUS_DESCRIPTION}'.",
             _schema(project=_PROJECT, sha={"type": "string", "pattern": "^[0-9a-f]{7,64}$"}), get_commit_statuses),
     ToolDef("gitlab_get_mr_diff", "Changed files of a merge request with their unified diffs.",
             _schema(project=_PROJECT, mr_iid=_IID), get_mr_diff),
@@ -231,8 +239,9 @@ TOOL_DEFS = (
 TOOL_NOTES = """\
 Konflux checks appear as commit statuses whose name contains "Konflux"; only status "failed" matters
 (pending, running, success and canceled are not failures). A status target_url leads to the Konflux
-cluster and namespace, or for GitLab CI to /-/jobs/<job_id>. Comments and MR descriptions marked redacted
-were written by users without Developer access: their content is withheld on purpose; never guess it."""
+cluster and namespace, or for GitLab CI to /-/jobs/<job_id>. Comments, MR titles and descriptions and status
+descriptions marked redacted were written by users without Developer access: their content is withheld on
+purpose; never guess it."""
 
 
 def register(registry: ToolRegistry, gitlab_url: str, token: str,

@@ -87,11 +87,28 @@ def test_a_printed_note_does_not_invite_a_reply_but_a_posted_one_does(
     printed = capsys.readouterr().out
     assert printed.startswith(NOTE) and note_text.FOOTER_UNPOSTED in printed
     assert note_text.FOOTER_CONTINUE not in printed and note_text.REPLY_PROMPT not in printed
-    assert main(run_argv(config, "--post")) == 0
+    assert main(run_argv(config, "--post", "--save-session", str(tmp_path / "session"))) == 0
     printed = capsys.readouterr().out
     assert note_text.FOOTER_CONTINUE in printed and note_text.FOOTER_UNPOSTED not in printed
     [discussion] = gitlab_server.discussions[(PROJECT_ID, IID)]
     assert note_text.REPLY_PROMPT in discussion["notes"][0]["body"]
+
+
+def test_a_posted_note_whose_session_is_not_kept_invites_no_reply(
+    tmp_path: Path, gitlab_server: GitLabServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --save-session nothing could resume the run, so a reply could only get "session expired"."""
+    seed_gitlab(gitlab_server)
+    config = write_config(tmp_path, gitlab_server, [NOTE])
+    monkeypatch.setenv("HB_BOT_TOKEN", gitlab_server.bot_token)
+    assert main(run_argv(config, "--post")) == 0
+    printed = capsys.readouterr().out
+    [discussion] = gitlab_server.discussions[(PROJECT_ID, IID)]
+    posted = discussion["notes"][0]["body"]
+    for body in (printed, posted):
+        assert note_text.FOOTER_UNKEPT in body, body
+        assert note_text.FOOTER_CONTINUE not in body and note_text.REPLY_PROMPT not in body
+    assert posted.startswith(NOTE) and parse_markers(posted)  # still the bot's note with its marker
 
 
 def model_config(tmp_path: Path, gitlab_server: GitLabServer, model: OpenAIServer) -> str:
