@@ -10,12 +10,15 @@ from typing import Any
 
 import pytest
 
+from hummingbird_agent.bamboo.explore.session import read_only_tools
+from hummingbird_agent.bamboo.factory import build_stores
 from hummingbird_agent.cli import main
 from hummingbird_agent.config.credentials import source_env
 from hummingbird_agent.config.loading import load_config, required_env_names
 from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.errors import ConfigError
-from tests.servers import GitLabServer
+from hummingbird_agent.sandbox import PodmanSandbox
+from tests.servers import DEVELOPER, GitLabServer
 from tests.servers.k8s import KubeServer, tekton_object
 
 A, B, SHARED = "team-a/app", "team-b/lib", "shared/tools"
@@ -49,6 +52,7 @@ def seed(gitlab: GitLabServer) -> None:
     for pid, path, title in ((1, A, "A's change"), (2, B, "B's change"), (3, SHARED, "shared change")):
         gitlab.add_project(pid, path)
         gitlab.add_mr(pid, 7, sha=f"{pid}" * 40, title=title, author_id=42)
+        gitlab.add_member(pid, 42, DEVELOPER)  # a trusted author: the title is shown
     gitlab.add_token("glpat-team-a-read", 9101, scope="read_api", projects=[A])
     gitlab.add_token("glpat-team-b-read", 9102, scope="read_api", projects=[B])
 
@@ -132,6 +136,20 @@ async def test_each_project_reads_konflux_with_its_own_kubeconfig(tmp_path: Path
             assert server.requests and all(r.header("Authorization") == f"Bearer {server.token}"
                                            for r in server.requests)
         assert not cluster_a.errors and not cluster_b.errors
+
+
+async def test_an_exploration_of_a_projects_incident_reads_with_its_token(tmp_path: Path,
+                                                                          gitlab_server: GitLabServer) -> None:
+    seed(gitlab_server)
+    own_only = {k: v for k, v in TOKENS.items() if k != "GITLAB_READ_TOKEN"}  # no shared token at all
+    loaded = load_config(write_config(tmp_path, gitlab_server.url), own_only)
+    stores, box = build_stores(loaded), PodmanSandbox(loaded.config.sandbox)  # the box is never opened
+
+    assert not any(t.name.startswith("gitlab_") for t in read_only_tools(loaded, "wf", stores, box))
+    tools = {t.name: t for t in read_only_tools(loaded, "wf", stores, box, B)}
+    details = await tools["gitlab_get_mr_details"].handler(project=B, mr_iid=7)
+    assert details["title"] == "B's change"
+    assert {r.header("PRIVATE-TOKEN") for r in gitlab_server.requests_to("team-b")} == {"glpat-team-b-read"}
 
 
 def test_a_project_variable_for_an_undeclared_source_is_refused(tmp_path: Path) -> None:
