@@ -171,6 +171,28 @@ def test_a_readable_mr_runs_with_the_read_token(
     assert capsys.readouterr().out.startswith(NOTE) and len(openai_server.generate_calls) == 1
 
 
+def test_the_mr_is_read_with_the_projects_own_read_token(
+    tmp_path: Path, gitlab_server: GitLabServer, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The project names its own variable; its token sees another project only, so the run stops naming it."""
+    seed_gitlab(gitlab_server)
+    gitlab_server.add_project(2, "other/app")
+    gitlab_server.add_token("glpat-other-team-only", 9102, scope="read_api", projects=["other/app"])
+    config = model_config(tmp_path, gitlab_server, openai_server)
+    text = json.loads(Path(config).read_text())
+    text["workflows"]["review-mr"]["projects"] = {PROJECT: {"gitlab_token_env": "TEAM_READ_TOKEN"}}
+    Path(config).write_text(json.dumps(text))
+    monkeypatch.setenv("OPENAI_KEY", openai_server.api_key or "")
+    monkeypatch.setenv("HB_BOT_TOKEN", gitlab_server.bot_token)
+    monkeypatch.setenv("GITLAB_READ_TOKEN", gitlab_server.read_token)  # could read it: must not be used
+    monkeypatch.setenv("TEAM_READ_TOKEN", "glpat-other-team-only")
+    assert main(run_argv(config)) == 2
+    assert capsys.readouterr().err == (f"error: cannot run review-mr on {PROJECT} !{IID}: project {PROJECT} not "
+                                       "found, or not visible to the token in TEAM_READ_TOKEN (HTTP 404)\n")
+    assert openai_server.generate_calls == []
+
+
 def test_without_any_gitlab_token_the_mr_is_read_anonymously(
     tmp_path: Path, gitlab_server: GitLabServer, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
