@@ -18,7 +18,11 @@ _SECRET_NAME = re.compile(r"token|secret|passw|auth|cookie|credential|api[_-]?ke
 # Error kinds that mean data the run wanted was not there (a gap), as opposed to a model mistake.
 # A URL: scheme, optional user info, host and path, optional query/fragment.
 _URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?:[^\s/@]*@)?(?P<rest>[^\s?#]*)(?:[?#]\S*)?")
-GAP_ERROR_KINDS = frozenset({"not_found", "unavailable", "forbidden_url", "gitlab_error", "tool_error", "timeout"})
+GAP_ERROR_KINDS = frozenset({"not_found", "unavailable", "forbidden_url", "gitlab_error", "tool_error", "timeout",
+                             "no_access"})
+# Kinds whose message is the same whichever tool met it (a credential that cannot read a project): their gap
+# line names no tool, so the note states it once however many calls met it.
+_TOOL_BLIND_KINDS = frozenset({"no_access"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +74,9 @@ def result_size(result: ToolResult) -> int:
 def call_gaps(tool: str, result: ToolResult) -> tuple[str, ...]:
     """Data the call could not get: a missing or refused resource, a cut output, gaps the source reported."""
     gaps: list[str] = []
-    if not result.ok and result.error_kind in GAP_ERROR_KINDS:
+    if not result.ok and result.error_kind in _TOOL_BLIND_KINDS:
+        gaps.append(short(str(result.content)))
+    elif not result.ok and result.error_kind in GAP_ERROR_KINDS:
         gaps.append(f"{tool}: {short(str(result.content))}")
     if result.truncated:
         gaps.append(f"{tool}: output was cut")

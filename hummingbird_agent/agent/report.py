@@ -47,7 +47,8 @@ class RunAudit:
     """Links to runs the answer named but the run never saw, removed from it (agent/links.py)."""
 
     def gaps(self) -> list[str]:
-        return [*self.source_gaps, *(g for c in self.calls for g in c.gaps)]
+        """Every data gap once, in the order met."""
+        return list(dict.fromkeys([*self.source_gaps, *(g for c in self.calls for g in c.gaps)]))
 
 
 def footer(audit: RunAudit) -> str:

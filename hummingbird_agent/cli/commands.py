@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from hummingbird_agent.config.credentials import project_credentials
 from hummingbird_agent.config.loading import (
     LoadedConfig,
     check_role,
@@ -57,6 +58,7 @@ def render_summary(loaded: LoadedConfig) -> str:
             lines.append(f"    triage: {triage_summary(wf.triage)}")
         projects = ", ".join(wf.projects) or "none (no project may run it)"
         lines.append(f"    projects: {projects}")
+        lines += credential_lines(loaded, name)
     lines.append(f"queues: {cfg.queues.backend}; sessions: {cfg.sessions.backend}; sandbox: {cfg.sandbox.backend}")
     lines.append(f"bamboo: {'enabled' if cfg.bamboo.enabled else 'disabled'}")
     lines += model_lines(loaded)
@@ -70,6 +72,17 @@ def triage_summary(triage: TriageConfig) -> str:
     guard = (f"outage guard from {triage.outage.min_mrs} MRs in {triage.outage.window_minutes} min"
              if triage.outage.enabled else "no outage guard")
     return f"on, look-back {triage.lookback_pipelines} pipelines / {triage.lookback_days} days, {status}, {guard}"
+
+
+def credential_lines(loaded: LoadedConfig, workflow: str) -> list[str]:
+    """One line per allowlisted project: the variable each data source reads with (names only, never values)."""
+    lines = []
+    for name, project, envs in project_credentials(loaded.config):
+        if name == workflow:
+            used = ", ".join(f"{e.source} {e.env} ({'own' if e.own else 'workflow'}"
+                             f"{'' if loaded.secret(e.env) else ', unset'})" for e in envs)
+            lines.append(f"    credentials of {project}: {used}")
+    return lines
 
 
 def model_lines(loaded: LoadedConfig) -> list[str]:
@@ -121,7 +134,7 @@ def run_workflow(args: argparse.Namespace) -> int:
         require_knowledge_base(loaded, f"run {args.workflow}")
         return cli_diagnose.diagnose_command(loaded, args)
     require_agent_workflow(loaded, args.workflow)  # before --post's token is asked for
-    poster = make_poster(loaded, args.workflow) if args.post else None
+    poster = make_poster(loaded, args.workflow, keeps_session=args.save_session is not None) if args.post else None
     return run_command(loaded, args, register_selected, poster, make_mr_check(loaded, args.workflow, args.post))
 
 

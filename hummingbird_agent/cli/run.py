@@ -105,7 +105,11 @@ async def execute(
     max_iterations = loaded.config.workflows[request.workflow].max_iterations
 
     async def publish(note: str, result: LoopResult) -> None:
-        print(note if poster is not None else note_text.unposted_body(note), file=out, flush=True)
+        if poster is None:
+            note = note_text.unposted_body(note)
+        elif save_session is None:  # nothing a reply could resume: the note must not invite one
+            note = note_text.unkept_body(note)
+        print(note, file=out, flush=True)
         if poster is not None:
             await poster(request, note, result.status == "completed")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from hummingbird_agent.agent.run import RunRequest
 from hummingbird_agent.cli.run import MrCheck, Poster
+from hummingbird_agent.config.credentials import source_env
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
 from hummingbird_agent.gitlab import note_text
@@ -14,9 +15,10 @@ from hummingbird_agent.observability import Redactor
 from hummingbird_agent.runner.posting import requires_internal
 
 
-def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
-    """A poster using the bot token (a knowledge-base note invites no reply); ConfigError now (before the run)
-    when the token is not set or the workflow's `action` is `none` (its results are never posted)."""
+def make_poster(loaded: LoadedConfig, workflow: str, keeps_session: bool = False) -> Poster:
+    """A poster using the bot token; the note invites a reply only when the run keeps its session (a knowledge-base
+    note never does). ConfigError now (before the run) when the token is not set or the workflow's `action` is
+    `none` (its results are never posted)."""
     cfg = loaded.config.gitlab
     spec = loaded.config.workflows.get(workflow)
     if spec is not None and spec.action == "none":
@@ -26,8 +28,8 @@ def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
         raise ConfigError(f"--post needs the bot token in {cfg.token_env}")
     redact = Redactor(loaded.secret_values())  # the note is redacted like the service's notes
 
-    # Only agent sessions can be continued by a reply (as in the service); the knowledge-base engines keep none.
-    conversational = spec is None or spec.engine == "agent"
+    # Only kept agent sessions can be continued by a reply (as in the service); the knowledge-base engines keep none.
+    conversational = (spec is None or spec.engine == "agent") and keeps_session
 
     async def post(request: RunRequest, note: str, ok: bool) -> None:
         marker = SessionMarker(id=request.session_id or "", wf=request.workflow)
@@ -48,13 +50,13 @@ def make_poster(loaded: LoadedConfig, workflow: str) -> Poster:
 def make_mr_check(loaded: LoadedConfig, workflow: str, post: bool) -> MrCheck:
     """check(project, iid): the MR's project id and head commit; PermanentError (one line naming the project,
     the MR and what is wrong, never a token) when the MR cannot be read. It reads with the bot token under
-    --post (the bot posts there), else with the workflow's GitLab read token (the one its tools use), else the
+    --post (the bot posts there), else with the project's GitLab read token (the one its tools use), else the
     bot's, else anonymously."""
-    env = _reader_env(loaded, workflow, post)
-    who = f"the token in {env}" if env else "an anonymous request (no GitLab token is set)"
     url = loaded.config.gitlab.url
 
     async def check(project: str, iid: int) -> MrHead:
+        env = _reader_env(loaded, workflow, project, post)
+        who = f"the token in {env}" if env else "an anonymous request (no GitLab token is set)"
         client = GitLabClient(url, (loaded.secret(env) if env else None) or "")
         await client.open()
         try:
@@ -70,11 +72,11 @@ def make_mr_check(loaded: LoadedConfig, workflow: str, post: bool) -> MrCheck:
     return check
 
 
-def _reader_env(loaded: LoadedConfig, workflow: str, post: bool) -> str | None:
+def _reader_env(loaded: LoadedConfig, workflow: str, project: str, post: bool) -> str | None:
     bot = loaded.config.gitlab.token_env
     spec = loaded.config.workflows.get(workflow)
-    source = spec.data_sources.gitlab if spec is not None else None
-    candidates = [bot] if post else [source.token_env if source is not None else None, bot]
+    source = source_env(spec, project, "gitlab") if spec is not None else None
+    candidates = [bot] if post else [source.env if source is not None else None, bot]
     return next((env for env in candidates if env and loaded.secret(env)), None)
 
 

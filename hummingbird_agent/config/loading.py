@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from hummingbird_agent import budgets
+from hummingbird_agent.config.credentials import data_source_env_names, project_credentials
 from hummingbird_agent.config.model_targets import all_targets, embedding_connection
 from hummingbird_agent.config.providers import ModelConfig
 from hummingbird_agent.config.schema import (
@@ -164,6 +165,7 @@ def secret_env_names(config: Config) -> list[str]:
     by default) nor the kubeconfig file's path, which would be refused as too short or redact ordinary text."""
     public = {config.bamboo.graph.user_env}
     public |= {wf.data_sources.konflux.kubeconfig_env for wf in config.workflows.values() if wf.data_sources.konflux}
+    public |= {e.env for _, _, envs in project_credentials(config) for e in envs if e.source == "konflux"}
     return [name for name in required_env_names(config) if name not in public]
 
 
@@ -171,12 +173,7 @@ def required_env_names(config: Config) -> list[str]:
     """Env var names the config refers to for secrets, in a stable order."""
     names = [config.gitlab.token_env, config.webhook.secret_env]
     names += [t.connection.key_env for t in all_targets(config) if t.connection.needs_key()]
-    for wf in config.workflows.values():
-        sources = wf.data_sources
-        if sources.gitlab:
-            names.append(sources.gitlab.token_env)
-        if sources.konflux:
-            names.append(sources.konflux.kubeconfig_env)
+    names += data_source_env_names(config)
     embeddings = config.bamboo.embeddings
     if config.bamboo.enabled and embeddings.provider in ("gemini", "openai"):
         connection = embedding_connection(config)

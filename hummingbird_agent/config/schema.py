@@ -77,6 +77,11 @@ class ProjectConfig(StrictModel):
     """Bamboo: learn an incident automatically when a failed MR pipeline later succeeds."""
     knowledge_tools: bool = False
     """Bamboo: expose the knowledge base as tools to this project's analyses."""
+    gitlab_token_env: str | None = None
+    """Env var holding this project's GitLab read token; unset uses the workflow's `data_sources.gitlab.token_env`."""
+    konflux_kubeconfig_env: str | None = None
+    """Env var holding the path of this project's Konflux kubeconfig; unset uses the workflow's
+    `data_sources.konflux.kubeconfig_env`."""
 
 
 class GitLabSourceConfig(StrictModel):
@@ -142,6 +147,14 @@ class WorkflowConfig(StrictModel):
         if self.triage.enabled and (self.engine != "agent" or self.data_sources.gitlab is None):
             raise ValueError("triage.enabled needs engine: agent and the gitlab data source (it reads pipelines, "
                              "jobs and logs with the read token)")
+        return self
+
+    @model_validator(mode="after")
+    def _project_credentials_have_a_source(self) -> WorkflowConfig:
+        for path, project in self.projects.items():
+            for source, key in (("gitlab", "gitlab_token_env"), ("konflux", "konflux_kubeconfig_env")):
+                if getattr(project, key) and getattr(self.data_sources, source) is None:
+                    raise ValueError(f"projects.{path}.{key}: the workflow declares no {source} data source")
         return self
 
 

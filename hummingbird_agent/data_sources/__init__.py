@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from hummingbird_agent.config.loading import DataSourcesConfig, LoadedConfig
+from hummingbird_agent.config.credentials import CredentialEnv, source_env
+from hummingbird_agent.config.loading import LoadedConfig, WorkflowConfig
 from hummingbird_agent.data_sources import gitlab, konflux, testing_farm
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.tools.registry import ToolRegistry
@@ -15,32 +16,36 @@ log = logging.getLogger(__name__)
 
 
 def register_selected(registry: ToolRegistry, loaded: LoadedConfig, workflow: str, project: str) -> list[str]:
-    """Register the data sources `workflow` declares (the same for every `project`). A source whose credentials
-    are missing or unusable is skipped; the returned sentences name each skipped source, for the run to state
-    as a gap."""
-    config = loaded.config
-    declared = config.workflows[workflow].data_sources
+    """Register the data sources `workflow` declares, with `project`'s credentials (its own variables where its
+    entry names them, else the workflow's). A source whose credentials are missing or unusable is skipped; the
+    returned sentences name each skipped source, for the run to state as a gap."""
+    spec = loaded.config.workflows[workflow]
     gaps: list[str] = []
-    for name in declared.declared():
+    for name in spec.data_sources.declared():
         try:
-            _register_one(registry, loaded, declared, name)
+            _register_one(registry, loaded, spec, project, name)
         except ConfigError as exc:
             log.warning("data source skipped workflow=%s source=%s reason=%s", workflow, name, exc)
             gaps.append(f"data source {name} is unavailable: {exc}")
     return gaps
 
 
-def _register_one(registry: ToolRegistry, loaded: LoadedConfig, declared: DataSourcesConfig, name: str) -> None:
-    if name == "gitlab" and declared.gitlab is not None:
-        token_env = declared.gitlab.token_env
-        token = loaded.secret(token_env)
-        if token is None:
-            raise ConfigError(f"env var {token_env} (GitLab read token) is unset")
-        gitlab.register(registry, loaded.config.gitlab.url, token)
-    elif name == "konflux" and declared.konflux is not None:
+def _register_one(registry: ToolRegistry, loaded: LoadedConfig, spec: WorkflowConfig, project: str,
+                  name: str) -> None:
+    declared = spec.data_sources
+    if name == "gitlab" and (cred := source_env(spec, project, "gitlab")) is not None:
+        gitlab.register(registry, loaded.config.gitlab.url, _secret(loaded, cred, project),
+                        reader=f"the GitLab read token in {cred.env}")
+    elif name == "konflux" and declared.konflux is not None and (cred := source_env(spec, project, "konflux")):
         kube = declared.konflux
-        kubeconfig = loaded.secret(kube.kubeconfig_env) or ""
-        konflux.register(registry, kube.cluster_url, kubeconfig, kube.kubearchive_url)
+        konflux.register(registry, kube.cluster_url, _secret(loaded, cred, project), kube.kubearchive_url)
     elif name == "testing_farm" and declared.testing_farm is not None:
         farm = declared.testing_farm
         testing_farm.register(registry, farm.api_url, farm.artifacts_base)
+
+
+def _secret(loaded: LoadedConfig, cred: CredentialEnv, project: str) -> str:
+    value = loaded.secret(cred.env)
+    if value is None:
+        raise ConfigError(f"env var {cred.env} ({cred.describe(project)}) is unset")
+    return value

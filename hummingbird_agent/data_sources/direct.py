@@ -42,7 +42,8 @@ class ReadTools:
             return None
         output = await asyncio.to_thread(tool.handler, **args)
         if isinstance(output, ToolResult) and not output.ok:
-            self.gaps.append(str(output.content))
+            if str(output.content) not in self.gaps:  # a token that cannot read the project: stated once
+                self.gaps.append(str(output.content))
             return None
         return output
 

@@ -17,7 +17,14 @@ import gitlab.exceptions as glexc
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.gitlab_api import call as _call
 from hummingbird_agent.data_sources.gitlab_api import project_of as _project
-from hummingbird_agent.data_sources.gitlab_discussions import REDACTED_DESCRIPTION, filter_discussions
+from hummingbird_agent.data_sources.gitlab_discussions import (
+    REDACTED_DESCRIPTION,
+    REDACTED_STATUS_DESCRIPTION,
+    REDACTED_TITLE,
+    filter_discussions,
+    gate_mr_text,
+    gate_status,
+)
 from hummingbird_agent.data_sources.gitlab_pipelines import JOB_KEYS as _JOB_KEYS
 from hummingbird_agent.data_sources.gitlab_pipelines import TOOL_DEFS as PIPELINE_TOOL_DEFS
 from hummingbird_agent.data_sources.log_preview import LogTail
@@ -27,6 +34,9 @@ from hummingbird_agent.tools.base import StreamingResponse, ToolDef, ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
 
 SOURCE = "gitlab"
+# The error kind of a call on a project the read token cannot see; GitLab's message for it is fixed.
+NO_ACCESS = "no_access"
+_PROJECT_HIDDEN = "HTTP 404: 404 Project Not Found"
 # CSI (colours, `\e[0K`), terminated OSC (titles, links), and two-byte escapes other than `\e[` / `\e]`.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\^_=>])")
 _STATUS_KEYS = ("id", "name", "status", "stage", "ref", "sha", "target_url", "allow_failure", "description",
@@ -68,10 +78,7 @@ def get_mr_details(gl: gitlab.Gitlab, project: str, mr_iid: int) -> dict[str, An
         proj = _project(gl, project)
         mr = proj.mergerequests.get(mr_iid).asdict()
         out = {k: mr.get(k) for k in _MR_KEYS}
-        # The description is free text by whoever opened the MR (forks included): the discussions' gate.
-        author_id = (mr.get("author") or {}).get("id")
-        if out["description"] and not (isinstance(author_id, int) and _member_check(proj)(author_id)):
-            out["description"] = REDACTED_DESCRIPTION
+        gate_mr_text(mr, out, _member_check(proj))  # the discussions' gate
         out["author"] = (mr.get("author") or {}).get("username")
         pipeline = mr.get("head_pipeline") or mr.get("pipeline") or {}
         out["head_pipeline"] = {k: pipeline.get(k) for k in ("id", "status", "web_url")} if pipeline else None
@@ -80,21 +87,24 @@ def get_mr_details(gl: gitlab.Gitlab, project: str, mr_iid: int) -> dict[str, An
     return _call(f"MR !{mr_iid} of {project}", fetch)
 
 
-def _jsonl(objects: Iterable[Any], keys: tuple[str, ...], context: str) -> Iterator[bytes]:
+def _status_lines(statuses: Iterable[Any], is_trusted: Callable[[int], bool], context: str) -> Iterator[bytes]:
     with map_gitlab_errors(context):
-        for obj in objects:
-            attrs = obj.asdict()
-            yield json.dumps({k: attrs.get(k) for k in keys}, ensure_ascii=False).encode() + b"\n"
+        for status in statuses:
+            attrs = status.asdict()
+            shown = {k: attrs.get(k) for k in _STATUS_KEYS}
+            gate_status(attrs, shown, is_trusted)
+            yield json.dumps(shown, ensure_ascii=False).encode() + b"\n"
 
 
 def get_commit_statuses(gl: gitlab.Gitlab, project: str, sha: str) -> StreamingResponse | ToolResult:
     context = f"statuses of {sha[:12]} in {project}"
+    proj = _project(gl, project)
     # The first page is fetched here, so a missing project fails now; later pages stream.
-    pages = _call(context, lambda: _project(gl, project).commits.get(sha, lazy=True).statuses.list(
-        iterator=True, all=True, per_page=100))
+    pages = _call(context, lambda: proj.commits.get(sha, lazy=True).statuses.list(iterator=True, all=True,
+                                                                                  per_page=100))
     if isinstance(pages, ToolResult):
         return pages
-    return StreamingResponse(_jsonl(pages, _STATUS_KEYS, context), suffix=".jsonl")
+    return StreamingResponse(_status_lines(pages, _member_check(proj), context), suffix=".jsonl")
 
 
 def get_mr_diff(gl: gitlab.Gitlab, project: str, mr_iid: int) -> list[dict[str, Any]] | ToolResult:
@@ -186,11 +196,12 @@ TOOL_DEFS = (
             ".gitlab-ci.yml; `path@group/project` or a URL means a file outside this repository), visibility, URL.",
             _schema(project=_PROJECT), get_project),
     ToolDef("gitlab_get_mr_details", "Merge request metadata: title, description, author, head SHA, branches, "
-            "labels, URLs. A description by an author without Developer access is withheld as "
-            f"'{REDACTED_DESCRIPTION}'.",
+            "labels, URLs. The title and description of an author without Developer access are withheld as "
+            f"'{REDACTED_TITLE}' and '{REDACTED_DESCRIPTION}'.",
             _schema(project=_PROJECT, mr_iid=_IID), get_mr_details),
     ToolDef("gitlab_get_commit_statuses", "Every CI status of a commit as JSONL (Konflux external statuses and GitLab "
-            "CI jobs): name, status, target_url (job or PipelineRun page), allow_failure.",
+            "CI jobs): name, status, target_url (job or PipelineRun page), allow_failure. A description posted by a "
+            f"user without Developer access is withheld as '{REDACTED_STATUS_DESCRIPTION}'.",
             _schema(project=_PROJECT, sha={"type": "string", "pattern": "^[0-9a-f]{7,64}$"}), get_commit_statuses),
     ToolDef("gitlab_get_mr_diff", "Changed files of a merge request with their unified diffs.",
             _schema(project=_PROJECT, mr_iid=_IID), get_mr_diff),
@@ -214,13 +225,26 @@ TOOL_DEFS = (
 TOOL_NOTES = """\
 Konflux checks appear as commit statuses whose name contains "Konflux"; only status "failed" matters
 (pending, running, success and canceled are not failures). A status target_url leads to the Konflux
-cluster and namespace, or for GitLab CI to /-/jobs/<job_id>. Comments and MR descriptions marked redacted
-were written by users without Developer access: their content is withheld on purpose; never guess it."""
+cluster and namespace, or for GitLab CI to /-/jobs/<job_id>. Comments, MR titles and descriptions and status
+descriptions marked redacted were written by users without Developer access: their content is withheld on
+purpose; never guess it."""
 
 
 def register(registry: ToolRegistry, gitlab_url: str, token: str,
-             timeout_s: float = budgets.DATA_SOURCE_HTTP_TIMEOUT_S) -> None:
-    """Register the GitLab tools with a read-token client bound in (no request is made here)."""
+             timeout_s: float = budgets.DATA_SOURCE_HTTP_TIMEOUT_S, reader: str = "the GitLab read token") -> None:
+    """Register the GitLab tools with a read-token client bound in (no request is made here). `reader` names
+    the token (never its value) in the one line a project it cannot read becomes."""
     gl = gitlab.Gitlab(gitlab_url, private_token=token, retry_transient_errors=True, timeout=timeout_s)
-    tools = [dataclasses.replace(t, handler=functools.partial(t.handler, gl)) for t in TOOL_DEFS]
+    tools = [dataclasses.replace(t, handler=functools.partial(_readable, t.handler, gl, reader)) for t in TOOL_DEFS]
     registry.register_data_source(SOURCE, tools, TOOL_NOTES)
+
+
+def _readable(handler: Callable[..., Any], gl: gitlab.Gitlab, reader: str, **args: Any) -> Any:
+    """The handler's output; GitLab's 404 for a project the token may not see (it hides private projects the
+    same way as missing ones) becomes one line naming the project and the token's variable, the same for every
+    tool, so the note states it once."""
+    output = handler(gl, **args)
+    if isinstance(output, ToolResult) and not output.ok and _PROJECT_HIDDEN in str(output.content):
+        return ToolResult.error(NO_ACCESS, f"{reader} cannot read project {args.get('project')} "
+                                           "(HTTP 404: it does not exist or that token may not see it)")
+    return output

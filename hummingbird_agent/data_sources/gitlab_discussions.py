@@ -1,6 +1,7 @@
 """Trust filtering of MR text before it reaches the model: notes by authors below Developer are withheld
-(redacted in mixed threads, whole threads dropped), system notes pass, agent notes are stripped; an MR
-description by an author below Developer is replaced by REDACTED_DESCRIPTION."""
+(redacted in mixed threads, whole threads dropped), system notes pass, agent notes are stripped; an MR's
+title and description by an author below Developer, and a commit status description posted by a user below
+Developer, are replaced by redaction markers."""
 
 from __future__ import annotations
 
@@ -11,6 +12,28 @@ from hummingbird_agent.gitlab.markers import parse_markers, strip_agent_note
 
 REDACTED = "[redacted: non-member comment]"
 REDACTED_DESCRIPTION = "[redacted: description by a non-member author]"
+REDACTED_TITLE = "[redacted: title by a non-member author]"
+REDACTED_STATUS_DESCRIPTION = "[redacted: status description by a non-member]"
+
+
+def _author_trusted(obj: dict[str, Any], is_trusted: Callable[[int], bool]) -> bool:
+    author_id = (obj.get("author") or {}).get("id")
+    return isinstance(author_id, int) and is_trusted(author_id)
+
+
+def gate_mr_text(mr: dict[str, Any], shown: dict[str, Any], is_trusted: Callable[[int], bool]) -> None:
+    """Withhold the free text of an MR (`shown`, built from `mr`) whose author is below Developer: whoever opens
+    an MR (forks included) writes its title and description."""
+    if (shown.get("title") or shown.get("description")) and not _author_trusted(mr, is_trusted):
+        shown.update({k: marker for k, marker in (("title", REDACTED_TITLE), ("description", REDACTED_DESCRIPTION))
+                      if shown.get(k)})
+
+
+def gate_status(status: dict[str, Any], shown: dict[str, Any], is_trusted: Callable[[int], bool]) -> None:
+    """Withhold a commit status's description (free text of whoever posted the status) unless its author is
+    Developer+; name, state and target URL stay (they are what the analysis follows)."""
+    if shown.get("description") and not _author_trusted(status, is_trusted):
+        shown["description"] = REDACTED_STATUS_DESCRIPTION
 
 
 def _position(note: dict[str, Any]) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ FAILURE_TEXT = "Hummingbird analysis failed."
 FOOTER_CONTINUE = "reply to continue"
 FOOTER_UNSAVED = "session not saved, a reply cannot continue it"
 FOOTER_UNPOSTED = "printed only, not posted: there is no thread to reply in"
+FOOTER_UNKEPT = "session not kept (`run --post` without --save-session), a reply cannot continue it"
 REPLY_PROMPT = "_Reply to this thread to ask a follow-up question; the agent continues with the same context._"
 UNSAVED_NOTICE = ("_This conversation could not be saved, so a reply cannot continue it; start a new run with "
                   "`/hummingbird <workflow>`._")
@@ -47,8 +48,17 @@ def unsaved_body(body: str) -> str:
 
 def unposted_body(body: str) -> str:
     """A result printed without being posted: the audit footer (the last line) does not invite a reply."""
+    return _footer_says(body, FOOTER_UNPOSTED)
+
+
+def unkept_body(body: str) -> str:
+    """A result posted by `run` whose session is not kept: the audit footer does not invite a reply."""
+    return _footer_says(body, FOOTER_UNKEPT)
+
+
+def _footer_says(body: str, instead: str) -> str:
     head, found, tail = body.rpartition(FOOTER_CONTINUE)
-    return f"{head}{FOOTER_UNPOSTED}{tail}" if found else body
+    return f"{head}{instead}{tail}" if found else body
 
 
 def cap_body(text: str, reserve: int = 0) -> str:

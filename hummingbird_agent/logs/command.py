@@ -16,28 +16,29 @@ def _read_examples(path: str) -> list[Example]:
         return parse_examples(handle)
 
 
+def _fail(message: str) -> int:
+    """One line on stderr, prefixed `error:` as every command's errors are (cli.main); exit code 2."""
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
 def excerpt_command(
     fail_log: str, passing: str | None, examples: str | None, max_lines: int | None, as_json: bool
 ) -> int:
     """Run the command; 0 when an excerpt was printed, 2 (one line on stderr) for unusable input."""
     if max_lines is not None and max_lines < 1:
-        print("excerpt: --max-lines must be at least 1", file=sys.stderr)
-        return 2
+        return _fail("--max-lines must be at least 1")
     try:
         records = _read_examples(examples) if examples else None
         result: Excerpt = excerpt_lines(fail_log, passing=passing, examples=records, max_lines=max_lines)
     except ExamplesError as exc:
-        print(f"excerpt: {examples}: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"{examples}: {exc}")
     except UnicodeDecodeError:
-        print(f"excerpt: {examples}: examples file is not UTF-8 text", file=sys.stderr)
-        return 2
+        return _fail(f"{examples}: examples file is not UTF-8 text")
     except OSError as exc:
-        print(f"excerpt: {exc.filename or fail_log}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        return _fail(f"{exc.filename or fail_log}: {exc.strerror or exc}")
     except (EOFError, zlib.error) as exc:
-        print(f"excerpt: corrupt gzip input ({exc})", file=sys.stderr)
-        return 2
+        return _fail(f"corrupt gzip input ({exc})")
     if as_json:
         print(json.dumps(result.to_json()))
     else:

@@ -17,6 +17,7 @@ from tests.deploy.manifests import KUBE_DIR, ROOT, agent_container, by_kind, doc
 
 MANIFESTS = ("service/deployment.yaml", "service/secret.yaml", "rbac.yaml", "sandbox-pool.yaml",
              "networkpolicy.yaml", "monitoring/servicemonitor.yaml", "monitoring/prometheus-rules.yaml")
+MANIFESTS += ("webhook/service.yaml", "webhook/route.yaml", "webhook/ingress.yaml")  # test_webhook_manifests.py
 KUSTOMIZE = {"service/kustomization.yaml", "openshift/kustomization.yaml"}
 
 

@@ -39,6 +39,7 @@ def one_error_line(capsys) -> str:
     assert captured.out == ""
     lines = captured.err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in captured.err
+    assert lines[0].startswith("error: "), lines[0]  # as every other command's errors (cli.main)
     return lines[0]
 
 
@@ -85,6 +86,16 @@ def test_bad_max_lines(tmp_path, capsys):
     path.write_text(LOG)
     assert excerpt_command(str(path), None, None, 0, False) == 2
     assert "--max-lines" in one_error_line(capsys)
+
+
+def test_through_the_cli_errors_read_like_every_other_commands(tmp_path, capsys):
+    from hummingbird_agent.cli import main
+
+    assert main(["excerpt", str(tmp_path / "nope.log")]) == 2
+    excerpt_error = one_error_line(capsys)
+    assert main(["check-config", "--config", str(tmp_path / "nope.yaml")]) == 2
+    config_error = one_error_line(capsys)
+    assert excerpt_error.split(" ", 1)[0] == config_error.split(" ", 1)[0] == "error:"
 
 
 def test_exported_names_are_pinned():

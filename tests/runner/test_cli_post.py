@@ -87,11 +87,28 @@ def test_a_printed_note_does_not_invite_a_reply_but_a_posted_one_does(
     printed = capsys.readouterr().out
     assert printed.startswith(NOTE) and note_text.FOOTER_UNPOSTED in printed
     assert note_text.FOOTER_CONTINUE not in printed and note_text.REPLY_PROMPT not in printed
-    assert main(run_argv(config, "--post")) == 0
+    assert main(run_argv(config, "--post", "--save-session", str(tmp_path / "session"))) == 0
     printed = capsys.readouterr().out
     assert note_text.FOOTER_CONTINUE in printed and note_text.FOOTER_UNPOSTED not in printed
     [discussion] = gitlab_server.discussions[(PROJECT_ID, IID)]
     assert note_text.REPLY_PROMPT in discussion["notes"][0]["body"]
+
+
+def test_a_posted_note_whose_session_is_not_kept_invites_no_reply(
+    tmp_path: Path, gitlab_server: GitLabServer, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --save-session nothing could resume the run, so a reply could only get "session expired"."""
+    seed_gitlab(gitlab_server)
+    config = write_config(tmp_path, gitlab_server, [NOTE])
+    monkeypatch.setenv("HB_BOT_TOKEN", gitlab_server.bot_token)
+    assert main(run_argv(config, "--post")) == 0
+    printed = capsys.readouterr().out
+    [discussion] = gitlab_server.discussions[(PROJECT_ID, IID)]
+    posted = discussion["notes"][0]["body"]
+    for body in (printed, posted):
+        assert note_text.FOOTER_UNKEPT in body, body
+        assert note_text.FOOTER_CONTINUE not in body and note_text.REPLY_PROMPT not in body
+    assert posted.startswith(NOTE) and parse_markers(posted)  # still the bot's note with its marker
 
 
 def model_config(tmp_path: Path, gitlab_server: GitLabServer, model: OpenAIServer) -> str:
@@ -152,6 +169,28 @@ def test_a_readable_mr_runs_with_the_read_token(
     monkeypatch.setenv("GITLAB_READ_TOKEN", gitlab_server.read_token)
     assert main(run_argv(config)) == 0
     assert capsys.readouterr().out.startswith(NOTE) and len(openai_server.generate_calls) == 1
+
+
+def test_the_mr_is_read_with_the_projects_own_read_token(
+    tmp_path: Path, gitlab_server: GitLabServer, openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The project names its own variable; its token sees another project only, so the run stops naming it."""
+    seed_gitlab(gitlab_server)
+    gitlab_server.add_project(2, "other/app")
+    gitlab_server.add_token("glpat-other-team-only", 9102, scope="read_api", projects=["other/app"])
+    config = model_config(tmp_path, gitlab_server, openai_server)
+    text = json.loads(Path(config).read_text())
+    text["workflows"]["review-mr"]["projects"] = {PROJECT: {"gitlab_token_env": "TEAM_READ_TOKEN"}}
+    Path(config).write_text(json.dumps(text))
+    monkeypatch.setenv("OPENAI_KEY", openai_server.api_key or "")
+    monkeypatch.setenv("HB_BOT_TOKEN", gitlab_server.bot_token)
+    monkeypatch.setenv("GITLAB_READ_TOKEN", gitlab_server.read_token)  # could read it: must not be used
+    monkeypatch.setenv("TEAM_READ_TOKEN", "glpat-other-team-only")
+    assert main(run_argv(config)) == 2
+    assert capsys.readouterr().err == (f"error: cannot run review-mr on {PROJECT} !{IID}: project {PROJECT} not "
+                                       "found, or not visible to the token in TEAM_READ_TOKEN (HTTP 404)\n")
+    assert openai_server.generate_calls == []
 
 
 def test_without_any_gitlab_token_the_mr_is_read_anonymously(

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
 from tests.servers.base import FakeHTTPServer, HTTPError, Request, Response, chunked, json_response
 from tests.servers.gitlab_state import GitLabState
@@ -16,6 +17,7 @@ API = "/api/v4"
 _P = API + r"/projects/(?P<pid>[^/]+)"
 _MR = _P + r"/merge_requests/(?P<iid>\d+)"
 _DISC = _MR + r"/discussions/(?P<did>[0-9a-f]+)"
+_ANY_PROJECT_PATH = re.compile(_P + r"(?:/.*)?")
 # Streamed bodies (traces, archives) go out in chunks of this size, like a real proxy would.
 STREAM_CHUNK_BYTES = 64 * 1024
 _WRITE_METHODS = {"POST", "PUT", "DELETE", "PATCH"}
@@ -115,7 +117,19 @@ class GitLabServer(FakeHTTPServer, GitLabState):
                 "error": "insufficient_scope", "scope": "api",
                 "error_description": "The request requires higher privileges than provided by the access token.",
             }, 403)
-        return None
+        return self._hidden_project(req, token)
+
+    def _hidden_project(self, req: Request, token: str) -> Response | None:
+        """404 Project Not Found for a project a project-limited token may not see (by id or path)."""
+        visible = self.token_projects.get(token)
+        match = _ANY_PROJECT_PATH.fullmatch(req.path)
+        if visible is None or match is None:
+            return None
+        pid = unquote(match["pid"])
+        found = next((p for p in self.projects.values() if pid in (str(p["id"]), p["path_with_namespace"])), None)
+        if found is not None and {str(found["id"]), found["path_with_namespace"]} & visible:
+            return None
+        return self.error(404, "Project Not Found")
 
     # --- lookups ----------------------------------------------------------------------------
     def project(self, pid: str | int) -> dict[str, Any]:

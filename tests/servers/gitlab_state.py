@@ -47,6 +47,7 @@ class GitLabState(GitLabCIState):
         self.compares: dict[tuple[int, str, str], dict[str, Any]] = {}
         self.tokens: dict[str, tuple[int, str]] = {}
         self.init_ci()
+        self.token_projects: dict[str, frozenset[str]] = {}
         self._ids = itertools.count(100_001)
         self._ticks = itertools.count(1)
         self.bot_user = self.add_user(bot_user_id, bot_username, bot=True)
@@ -81,10 +82,15 @@ class GitLabState(GitLabCIState):
         self.users[user_id] = user
         return user
 
-    def add_token(self, token: str, user_id: int, scope: str = "api") -> None:
-        """Accept `token` as `user_id`; scope "read_api" refuses writes with 403 like GitLab."""
+    def add_token(self, token: str, user_id: int, scope: str = "api",
+                  projects: Iterable[str | int] | None = None) -> None:
+        """Accept `token` as `user_id`; scope "read_api" refuses writes with 403 like GitLab. With `projects`
+        (paths or ids) the token sees only those, as a project access token or a member of private projects:
+        any other project answers 404 Project Not Found, as GitLab hides a private project it may not read."""
         self.user(user_id)
         self.tokens[token] = (user_id, scope)
+        if projects is not None:
+            self.token_projects[token] = frozenset(str(p) for p in projects)
 
     def add_project(self, project_id: int = 1, path: str = "group/project", *,
                     default_branch: str = "main", **overrides: Any) -> dict[str, Any]:

@@ -44,13 +44,14 @@ def _forward(registry: ToolRegistry, name: str) -> Callable[..., Any]:
     return call
 
 
-def read_only_tools(loaded: LoadedConfig, workflow: str, stores: Stores, spill_box: Sandbox) -> list[ToolDef]:
-    """The builtin tools: the data sources `workflow` declares and the knowledge queries. Every one reads
-    only (data sources hold read tokens). `spill_box` is never opened: the explorer reads outputs
-    whole (capped), it never spills them."""
+def read_only_tools(loaded: LoadedConfig, workflow: str, stores: Stores, spill_box: Sandbox,
+                    project: str = "") -> list[ToolDef]:
+    """The builtin tools: the data sources `workflow` declares, with `project`'s read credentials (the workflow's
+    when it names none), and the knowledge queries. Every one reads only (data sources hold read tokens).
+    `spill_box` is never opened: the explorer reads outputs whole (capped), it never spills them."""
     registry = ToolRegistry(Spiller(spill_box))
     if workflow in loaded.config.workflows:
-        for gap in register_selected(registry, loaded, workflow, ""):
+        for gap in register_selected(registry, loaded, workflow, project):
             log.warning("explorer: %s", gap)
     knowledge_tools.register(registry, stores)
     return [ToolDef(d.name, d.description, d.parameters, _forward(registry, d.name))
@@ -116,7 +117,9 @@ class ConfiguredEnricher:
             if await self._acquire():
                 stack.push_async_callback(self._release)
                 selector = self.selector
-            builtin = BuiltinMcpClient(read_only_tools(self._loaded, self._workflow, self._stores, sandboxes.new()))
+            project = str(incident.task_data.get("project") or "") if incident is not None else ""
+            builtin = BuiltinMcpClient(read_only_tools(self._loaded, self._workflow, self._stores, sandboxes.new(),
+                                                       project))
             extra = self._strategy_clients(incident) if self._strategy_clients and incident else ()
             client = build_mcp_client([builtin, *extra], self._mcp_path, self._loaded.env)
             stack.push_async_callback(client.close)
