@@ -5,21 +5,28 @@ provider's count says it fits, where the bytes / 4 estimate alone would have bee
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import anthropic
 import pytest
 
 from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.explore.enricher import ContextEnricher
 from hummingbird_agent.bamboo.explore.prompt_fit import ToolBounds, fit_tool_block
 from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
+from hummingbird_agent.bamboo.mcp import BuiltinMcpClient
+from hummingbird_agent.bamboo.strategies.base import IncidentInput
+from hummingbird_agent.config.schema import SandboxConfig
 from hummingbird_agent.models import ModelRequest, user_text
 from hummingbird_agent.models.claude import ClaudeModel, ClaudeSettings
 from hummingbird_agent.models.gemini import GeminiModel
 from hummingbird_agent.models.openai_compat import OpenAIModel, OpenAISettings
+from hummingbird_agent.sandbox import SandboxFactory
+from hummingbird_agent.tools import ToolDef
 from tests.bamboo.test_tool_selection import catalogue
 from tests.servers.anthropic import AnthropicServer
-from tests.servers.gemini import GeminiServer
+from tests.servers.gemini import GeminiServer, text_turn
 from tests.servers.google_oauth import ACCESS_TOKEN, GoogleTokenServer
 from tests.servers.model_common import count_text_tokens
 from tests.servers.openai import OpenAIServer
@@ -119,3 +126,18 @@ async def test_a_failed_count_leaves_the_estimate(gemini_server: GeminiServer, l
     estimated = await fit_tool_block(SYSTEM, user_with, catalogue(300), "npm", bounds, None, None)
     assert fitted.user == estimated.user and fitted.counted_tokens is None
     assert "token count unavailable; the bytes / 4 estimate stands" in caplog.text
+
+
+async def test_the_explorers_code_prompt_fits_by_the_providers_count(gemini_server: GeminiServer,
+                                                                     llm: JsonLLM) -> None:
+    gap = {"investigation": "registry status", "suggested_tool_capability": "read the status page"}
+    gemini_server.script(text_turn(json.dumps({"orchestration_code": "", "capability_gaps": [gap]})))
+    tools = [ToolDef(t.name, t.description, t.parameters, lambda **_: {}) for t in catalogue(300)]
+    # The sandbox factory is never opened: code generation answers with capability gaps only.
+    enricher = ContextEnricher(llm, BuiltinMcpClient(tools), SandboxFactory(SandboxConfig()).new,
+                               bounds=ToolBounds(window_tokens=6000, margin_tokens=500))
+    result = await enricher.explore(IncidentInput("", {"job": "build"}), ["npm registry timeout"], "procedure")
+    assert result.capability_gaps == (gap,)
+    [(system, user)] = gemini_server.prompts
+    assert count_calls(gemini_server) >= 1
+    assert count_text_tokens(system) + count_text_tokens(user) <= 5500 and "- tool_000(" in user
