@@ -1,7 +1,7 @@
 """A third-party strategy package, written to a directory and installed with pip into its own target directory
 (offline: the package carries a small in-tree PEP 517 backend that writes its wheel, so no build tool is fetched).
 Its entry points: `acme` (a strategy with a source navigator), `panda` (a clash with a built-in) and `broken`
-(a module that does not exist)."""
+(a module that does not exist) and `halfdone` (a class without `extract`)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ ENTRY_POINTS = """[hummingbird_agent.strategies]
 acme = acme_strategy:AcmeStrategy
 panda = acme_strategy:AcmeStrategy
 broken = acme_strategy_missing:Strategy
+halfdone = acme_strategy:HalfDone
 """
 
 PYPROJECT = """[build-system]
@@ -69,6 +70,22 @@ class AcmeStrategy:
                  Edge(nodes[1].key, RelType.SOLVED_BY, nodes[2].key),
                  Edge(nodes[1].key, RelType.INVESTIGATED_BY, nodes[3].key))
         return KnowledgeGraph(nodes, edges)
+
+
+class HalfDone:
+    name = "halfdone"
+
+    def __init__(self, deps):
+        self.deps = deps
+
+    def incident_id(self, incident):
+        return "half"
+
+    def task_summary(self, incident):
+        return {}
+
+    async def prefetch_hints(self, incident):
+        return {}
 '''
 
 BACKEND = '''"""In-tree PEP 517 backend: a pure-Python wheel of acme_strategy, written with zipfile."""

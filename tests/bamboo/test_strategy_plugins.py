@@ -94,12 +94,16 @@ def test_the_plugins_source_navigator_is_the_explorers_navigate_source_tool(site
     assert answer == "acme/deploy.py:3: raise QuotaExceeded(f'acme quota exceeded for {project}')"
 
 
-def test_a_plugin_that_cannot_be_loaded_is_one_error_line(site: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "error"), [
+    ("broken", "cannot load acme_strategy_missing:Strategy (ModuleNotFoundError: No module named "
+               "'acme_strategy_missing')"),
+    ("halfdone", "does not implement the strategy interface: missing extract"),
+])
+def test_a_plugin_that_cannot_be_used_is_one_error_line(site: Path, tmp_path: Path, name: str, error: str) -> None:
     proc = run(site, tmp_path, "-m", "hummingbird_agent", "check-config", "--config", str(config(tmp_path)),
-               EXTRACTION_STRATEGY="broken")
+               EXTRACTION_STRATEGY=name)
     assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
     # One line for the error, after the warning about the plugin's clashing name.
     assert proc.stderr.strip().splitlines() == [
         "extraction strategy plugin 'panda' (plugin acme-strategy 0.1.0) ignored: the name is built in",
-        "error: extraction strategy 'broken' (plugin acme-strategy 0.1.0): cannot load acme_strategy_missing:Strategy "
-        "(ModuleNotFoundError: No module named 'acme_strategy_missing')"]
+        f"error: extraction strategy '{name}' (plugin acme-strategy 0.1.0): {error}"]

@@ -92,6 +92,16 @@ class SourceNavigator(Protocol):
     async def navigate(self, question: str) -> str: ...
 
 
+def _require_interface(strategy: object, name: str, origin: str, *, built: bool) -> None:
+    """ConfigError naming what a strategy (or, not `built`, its class) lacks of the interface."""
+    missing = [m for m in _REQUIRED if not callable(getattr(strategy, m, None))]
+    if built and not isinstance(getattr(strategy, "name", None), str):
+        missing.append("name")
+    if missing:
+        raise ConfigError(f"extraction strategy {name!r} ({origin}): does not implement the strategy interface: "
+                          f"missing {', '.join(missing)}")
+
+
 def source_navigator_of(strategy: ExtractionStrategy) -> SourceNavigator | None:
     """The strategy's source navigator, None when it has no hook or no source at hand."""
     hook = getattr(strategy, "source_navigator", None)
@@ -119,7 +129,9 @@ class StrategyRegistry:
         if origin is None:
             raise ConfigError(f"extraction strategy {name!r} is not registered (registered: {', '.join(self.names())})")
         if self._references[name.lower()]:
-            import_factory(self._references[name.lower()], name, origin)
+            factory = import_factory(self._references[name.lower()], name, origin)
+            if isinstance(factory, type):  # a class: its methods can be checked before it is built
+                _require_interface(factory, name, origin, built=False)
         return origin
 
     def names(self) -> list[str]:
@@ -135,10 +147,7 @@ class StrategyRegistry:
             known = ", ".join(self.names()) or "none"
             raise ConfigError(f"extraction strategy {name!r} is not registered (registered: {known})")
         strategy = factory(deps)
-        missing = [m for m in _REQUIRED if not callable(getattr(strategy, m, None))]
-        if missing or not isinstance(getattr(strategy, "name", None), str):
-            raise ConfigError(f"extraction strategy {name!r} ({self.origin(name)}) does not implement the strategy "
-                              f"interface: missing {', '.join(missing or ['name'])}")
+        _require_interface(strategy, name, self._origins[name.lower()], built=True)
         return strategy
 
 
