@@ -12,20 +12,29 @@ from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
 from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator, Stores
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
+from hummingbird_agent.bamboo.mcp import BuiltinMcpClient, McpClient
 from hummingbird_agent.bamboo.panda.index import PandaIndex
 from hummingbird_agent.bamboo.panda.tools import PandaSupport
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
-from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
+from hummingbird_agent.bamboo.strategies.base import (
+    ExtractionStrategy,
+    SourceNavigator,
+    StrategyDeps,
+    default_registry,
+    source_navigator_of,
+)
 from hummingbird_agent.bamboo.workflow_names import ACCUMULATE_WORKFLOW
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.config.model_targets import embedding_connection, knowledge_target
 from hummingbird_agent.data_sources.direct import WorkflowFiles
 from hummingbird_agent.errors import ConfigError
 from hummingbird_agent.models import Model
+from hummingbird_agent.tools import ToolDef
 
 # Tool-selection vectors live beside the incidents' collection, not in it (counts and searches stay clean).
 TOOLS_COLLECTION_SUFFIX = "_tools"
+NAVIGATE_SOURCE = "navigate_source"
 
 
 def build_graph_store(loaded: LoadedConfig) -> CypherGraphStore:
@@ -111,6 +120,25 @@ def build_explorer(loaded: LoadedConfig, llm: JsonLLM, stores: Stores | None, wo
     return ConfiguredEnricher(loaded, llm, stores, tool_vectors, workflow, task_summary, strategy_clients)
 
 
+def strategy_clients(strategy: ExtractionStrategy) -> StrategyClients:
+    """The strategy's own tools for an incident (its `builtin_clients`, when it has them) and, when it has a source
+    navigator, the `navigate_source` tool over it."""
+    own = getattr(strategy, "builtin_clients", None)
+    navigator = source_navigator_of(strategy)
+    extra: list[McpClient] = [BuiltinMcpClient([_navigate_tool(navigator)], name="source")] if navigator else []
+    return lambda incident: [*(own(incident) if own else ()), *extra]
+
+
+def _navigate_tool(navigator: SourceNavigator) -> ToolDef:
+    async def navigate_source(question: str) -> str:
+        return await navigator.navigate(question)
+
+    return ToolDef(NAVIGATE_SOURCE, "Ask the system's source code a question (where an error message is raised, "
+                   "what a setting does): the matching source passages with path and line, as text.",
+                   {"type": "object", "properties": {"question": {"type": "string", "maxLength": 500}},
+                    "required": ["question"]}, navigate_source, read_only=True)
+
+
 def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None) -> KnowledgeAccumulator:
     cfg = loaded.config.bamboo
     llm = JsonLLM(ModelText(model, knowledge_target(loaded.config).name))
@@ -119,6 +147,6 @@ def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None)
     strategy = default_registry().create(cfg.extraction_strategy,
                                          StrategyDeps(llm, salt, files, build_panda_support(loaded)))
     explorer = build_explorer(loaded, llm, stores, ACCUMULATE_WORKFLOW, strategy.task_summary,
-                              getattr(strategy, "builtin_clients", None))
+                              strategy_clients(strategy))
     return KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, stores,
                                 enricher=explorer, max_review_retries=cfg.max_review_retries, tool_memory=explorer)

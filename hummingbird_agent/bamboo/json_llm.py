@@ -80,6 +80,11 @@ class JsonLLM:
         probe = getattr(self.model, "context_window", None)
         return await probe() if probe is not None else None
 
+    async def count_tokens(self, system: str, user: str) -> int | None:
+        """Tokens of this system + user prompt by the provider's counter (a network call); None when it has none."""
+        counter = getattr(self.model, "count_tokens", None)
+        return await counter(system, user) if counter is not None else None
+
 
 @dataclass(frozen=True, slots=True)
 class ModelText:
@@ -100,3 +105,12 @@ class ModelText:
     async def context_window(self) -> int | None:
         probe = getattr(self.model, "context_window", None)
         return await probe(self.model_name) if probe is not None else None
+
+    async def count_tokens(self, system: str, user: str) -> int | None:
+        counter = getattr(self.model, "count_tokens", None)
+        if counter is None:
+            return None
+        request = ModelRequest(model=self.model_name, system=system, contents=[user_text(user)], tools_enabled=False,
+                               json_output=True)
+        counted = await counter(request)
+        return None if counted is None else int(counted)

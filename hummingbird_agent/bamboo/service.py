@@ -11,7 +11,7 @@ from pathlib import Path
 
 from hummingbird_agent.bamboo.analysis import AnalysisResult
 from hummingbird_agent.bamboo.diagnose.navigator import Explorer, ReasoningNavigator
-from hummingbird_agent.bamboo.factory import build_explorer, build_panda_support
+from hummingbird_agent.bamboo.factory import build_explorer, build_panda_support, strategy_clients
 from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
 from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
@@ -46,7 +46,7 @@ def build_navigator(loaded: LoadedConfig, model: Model, stores: Stores,
     extractor = KnowledgeGraphExtractor(default_registry().create(cfg.extraction_strategy, deps))
     if explorer is None:
         explorer = build_explorer(loaded, llm, stores, DIAGNOSE_WORKFLOW, extractor.strategy.task_summary,
-                                  getattr(extractor.strategy, "builtin_clients", None))
+                                  strategy_clients(extractor.strategy))
     return ReasoningNavigator(extractor, llm, stores, explorer, cfg.exploratory_threshold,
                               workflow_guidance(loaded, DIAGNOSE_WORKFLOW))
 

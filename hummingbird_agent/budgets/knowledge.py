@@ -147,21 +147,30 @@ EXPLORE_RESULT_MAX_BYTES = 64 * 1024
 EXPLORE_TOTAL_RESULT_MAX_BYTES = 512 * 1024
 # Longest protocol line the sandbox may send (a call request or the final value); longer ends the run.
 EXPLORE_MESSAGE_MAX_BYTES = 1024 * 1024
-# Context window the tool block is fitted into (tokens). Gemini serves 1M; the explorer's prompts are
-# kept far smaller because cost and tool-selection accuracy both degrade with huge catalogues.
+# Context window the tool block is fitted into (tokens) when bamboo.llm_context_window (LLM_CONTEXT_WINDOW) is 0
+# and the model's server reports none (Ollama does). Gemini serves 1M; the explorer's prompts are kept far
+# smaller because cost and tool-selection accuracy both degrade with huge catalogues.
 TOOL_CONTEXT_WINDOW_TOKENS = 128_000
-# Tokens kept free for the model's answer and headroom when fitting the tool block (seed default).
+# Defaults of bamboo.tool_budget_margin / tool_max_full_schemas / tool_reserved_explore (seed defaults; the
+# spec's environment names override them): tokens kept free for the answer and headroom when fitting the tool
+# block; at most this many tools with a full JSON schema in a prompt, even when all would fit; full-schema
+# slots reserved for description matches (source 2) so new tools are never crowded out by tools past
+# investigations used (clamped to the full-schema cap).
 TOOL_BUDGET_MARGIN = 1024
-# At most this many tools get a full JSON schema in a prompt, even when all would fit (seed default).
 TOOL_MAX_FULL_SCHEMAS = 25
-# Ranking pool of tool retrieval (seed: max(40, 3 x TOOL_MAX_FULL_SCHEMAS)).
-TOOL_RETRIEVAL_CANDIDATE_K = max(40, 3 * TOOL_MAX_FULL_SCHEMAS)
-# Full-schema slots reserved for description matches (source 2) so new tools are never crowded out
-# by tools past investigations used; at most TOOL_MAX_FULL_SCHEMAS.
 TOOL_RESERVED_EXPLORE = 5
-# Token estimate when no count API is at hand: bytes / 4 (JSON-heavy English; the scripted model's
-# usage estimate uses the same ratio).
+# Ranking pool of tool retrieval when bamboo.tool_retrieval_candidate_k is 0 (seed: max(40, 3 x the cap)).
+TOOL_RETRIEVAL_MIN_CANDIDATES = 40
+TOOL_RETRIEVAL_CANDIDATES_PER_SCHEMA = 3
+TOOL_RETRIEVAL_CANDIDATE_K = max(TOOL_RETRIEVAL_MIN_CANDIDATES, TOOL_RETRIEVAL_CANDIDATES_PER_SCHEMA
+                                 * TOOL_MAX_FULL_SCHEMAS)
+# Token estimate while filling the tool block, and the whole count where the provider has no count API
+# (OpenAI-compatible): bytes / 4 (JSON-heavy English; the scripted model's usage estimate uses the same ratio).
 TOOL_BYTES_PER_TOKEN = 4
+# Provider token counts (Gemini countTokens, Anthropic count_tokens) of one orchestration prompt: only when its
+# UTF-8 bytes exceed the window minus the margin (a token is at least one byte, so a smaller prompt fits
+# without asking), then after each re-fit of a prompt still over; at most this many calls per prompt.
+TOOL_COUNT_ROUNDS = 3
 # Procedures exposed as proc__ tools (most reused first), and the longest proc__ tool name (longer
 # signatures are cut and suffixed with a hash).
 PROCEDURE_TOOLS_MAX = 25

@@ -61,6 +61,7 @@ def render_summary(loaded: LoadedConfig) -> str:
         lines += credential_lines(loaded, name)
     lines.append(f"queues: {cfg.queues.backend}; sessions: {cfg.sessions.backend}; sandbox: {cfg.sandbox.backend}")
     lines.append(f"bamboo: {'enabled' if cfg.bamboo.enabled else 'disabled'}")
+    lines += bamboo_lines(loaded) if cfg.bamboo.enabled else []
     lines += model_lines(loaded)
     missing = [name for name in required_env_names(cfg) if not loaded.secret(name)]
     lines.append("missing env vars: " + (", ".join(missing) if missing else "none"))
@@ -83,6 +84,30 @@ def credential_lines(loaded: LoadedConfig, workflow: str) -> list[str]:
                              f"{'' if loaded.secret(e.env) else ', unset'})" for e in envs)
             lines.append(f"    credentials of {project}: {used}")
     return lines
+
+
+def bamboo_lines(loaded: LoadedConfig) -> list[str]:
+    """The knowledge base's extraction strategy (imported, and where it comes from: built in or which plugin) and
+    its tool-budget settings with how prompt tokens are counted; ConfigError when the strategy cannot be loaded."""
+    from hummingbird_agent import budgets
+    from hummingbird_agent.bamboo.explore.tool_selection import candidate_pool
+    from hummingbird_agent.bamboo.strategies.base import default_registry
+
+    cfg = loaded.config.bamboo
+    origin = default_registry().check(cfg.extraction_strategy)
+    window = (f"{cfg.llm_context_window} tokens" if cfg.llm_context_window else
+              f"auto (the model server's, else {budgets.TOOL_CONTEXT_WINDOW_TOKENS} tokens)")
+    pool = candidate_pool(cfg.tool_max_full_schemas, cfg.tool_retrieval_candidate_k)
+    provider = knowledge_target(loaded.config).connection.provider
+    counting = _TOKEN_COUNTS.get(provider, f"bytes / {budgets.TOOL_BYTES_PER_TOKEN} (no count API)")
+    return [f"  extraction strategy: {cfg.extraction_strategy} ({origin})",
+            f"  tool budget: context window {window}, margin {cfg.tool_budget_margin} tokens, full schemas "
+            f"{cfg.tool_max_full_schemas}, retrieval pool {pool}{'' if cfg.tool_retrieval_candidate_k else ' (auto)'}"
+            f", reserved {min(cfg.tool_reserved_explore, cfg.tool_max_full_schemas)}; prompt tokens: {counting}"]
+
+
+# How each provider's prompt tokens are counted when a prompt may be over the window (others: bytes / 4).
+_TOKEN_COUNTS = {"gemini": "Gemini countTokens", "anthropic": "Anthropic count_tokens"}
 
 
 def model_lines(loaded: LoadedConfig) -> list[str]:

@@ -68,9 +68,9 @@ async def stats(stores: Stores, out: TextIO | None = None) -> int:
 
 def with_strategy(loaded: LoadedConfig, strategy: str) -> LoadedConfig:
     """`loaded` with another extraction strategy; ConfigError (one line) when it is not registered."""
-    if strategy.lower() not in default_registry().names():
-        raise ConfigError(f"--strategy {strategy!r} is not registered (registered: "
-                          f"{', '.join(default_registry().names())})")
+    names = default_registry().names()
+    if strategy.lower() not in names:
+        raise ConfigError(f"--strategy {strategy!r} is not registered (registered: {', '.join(names)})")
     bamboo = loaded.config.bamboo.model_copy(update={"extraction_strategy": strategy.lower()})
     return dataclasses.replace(loaded, config=loaded.config.model_copy(update={"bamboo": bamboo}))
 

@@ -112,6 +112,20 @@ class BambooConfig(StrictModel):
     """Run the ContextEnricher: on the accumulator's first rejection and in the navigator's exploratory and
     procedure hooks. Off by default because its orchestration code runs in the sandbox (Podman or
     Kubernetes); when off, `bamboo populate/analyze` need no sandbox and the hooks report no explorer."""
+    llm_context_window: Annotated[int, whole(0, 100_000_000, "tokens")] = 0
+    """Context window the explorer's tool block is fitted into (LLM_CONTEXT_WINDOW overrides); 0: the window the
+    model's server reports (Ollama), else 128000."""
+    tool_budget_margin: Annotated[int, whole(0, 10_000_000, "tokens")] = budgets.TOOL_BUDGET_MARGIN
+    """Tokens kept free for the answer when fitting the tool block (TOOL_BUDGET_MARGIN overrides)."""
+    tool_max_full_schemas: Annotated[int, whole(1, 100_000, "tools")] = budgets.TOOL_MAX_FULL_SCHEMAS
+    """At most this many tools get a full JSON schema in an exploration prompt, the rest a one-line summary
+    (TOOL_MAX_FULL_SCHEMAS overrides)."""
+    tool_retrieval_candidate_k: Annotated[int, whole(0, 1_000_000, "tools")] = 0
+    """Ranking pool of tool retrieval (TOOL_RETRIEVAL_CANDIDATE_K overrides); 0: max(40, 3 x
+    tool_max_full_schemas)."""
+    tool_reserved_explore: Annotated[int, whole(0, 100_000, "tools")] = budgets.TOOL_RESERVED_EXPLORE
+    """Full-schema slots kept for tools whose descriptions match the symptom, so new tools are not crowded out by
+    those past investigations used; at most tool_max_full_schemas (TOOL_RESERVED_EXPLORE overrides)."""
     graph: GraphStoreConfig = GraphStoreConfig()
     vectors: VectorStoreConfig = VectorStoreConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()

@@ -71,8 +71,15 @@ ENV_OVERRIDES: dict[str, tuple[str, ...]] = {
     "EXPLORATORY_INVESTIGATION_THRESHOLD": ("bamboo", "exploratory_threshold"),
     "LLM_PROVIDER": ("bamboo", "provider"),
     "LLM_MODEL": ("bamboo", "model"),
+    "LLM_CONTEXT_WINDOW": ("bamboo", "llm_context_window"),
+    "TOOL_BUDGET_MARGIN": ("bamboo", "tool_budget_margin"),
+    "TOOL_MAX_FULL_SCHEMAS": ("bamboo", "tool_max_full_schemas"),
+    "TOOL_RETRIEVAL_CANDIDATE_K": ("bamboo", "tool_retrieval_candidate_k"),
+    "TOOL_RESERVED_EXPLORE": ("bamboo", "tool_reserved_explore"),
 }
-_NUMBER_OVERRIDES = frozenset({"EXPLORATORY_INVESTIGATION_THRESHOLD"})
+# Overrides whose value is a number: name -> the type its text converts to (the tool-budget knobs are whole).
+_NUMBER_OVERRIDES = {"EXPLORATORY_INVESTIGATION_THRESHOLD": float, **{
+    name: int for name, path in ENV_OVERRIDES.items() if path[-1].startswith(("tool_", "llm_context"))}}
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 DEFAULT_CONFIG_ENV = "HUMMINGBIRD_CONFIG"
 # Queue URLs each `serve --role` needs with the sqs backend (check-config checks a role the same way).
@@ -235,12 +242,13 @@ def _apply_env_overrides(raw: dict[str, Any], env: Mapping[str, str]) -> None:
 
 def _override_value(name: str, value: str) -> Any:
     """Environment values are text; a number setting gets a number (or the error names the variable)."""
-    if name not in _NUMBER_OVERRIDES:
+    kind = _NUMBER_OVERRIDES.get(name)
+    if kind is None:
         return value
     try:
-        return float(value)
+        return kind(value.strip())
     except ValueError:
-        raise ConfigError(f"{name}: must be a number") from None
+        raise ConfigError(f"{name}: must be {'a whole number' if kind is int else 'a number'}") from None
 
 
 def _first_error(exc: ValidationError) -> str:

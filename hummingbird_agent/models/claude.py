@@ -78,6 +78,15 @@ class ClaudeModel:
 
         return _from_wire(await with_retries(PROVIDER, self._retry, call), request.model)
 
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """Input tokens of the request by the model's tokenizer (Messages count_tokens, one call, no retry:
+        callers fall back to an estimate)."""
+        body = wire_request(request, self._max_output_tokens)
+        fields = {k: body[k] for k in ("model", "system", "messages", "tools") if k in body}
+        with _mapped_errors():
+            counted = await self._client.messages.count_tokens(**fields)
+        return int(counted.input_tokens)
+
     async def _create(self, body: dict[str, Any]) -> Any:
         # SDK 1.x dropped the sampling parameters from create() (current models take none); the API still
         # honours them for older models, through extra_body.

@@ -29,6 +29,11 @@ class RoutedModel:
         probe = getattr(self.for_name(name), "context_window", None)
         return await probe(name) if probe is not None else None
 
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        """The request's prompt tokens by its adapter's counter; None when the provider has none (OpenAI)."""
+        counter = getattr(self.for_name(request.model), "count_tokens", None)
+        return await counter(request) if counter is not None else None
+
     def for_name(self, name: str) -> Model:
         """The adapter serving model `name`."""
         return self.routes.get(name, self.default)

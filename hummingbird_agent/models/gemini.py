@@ -99,6 +99,16 @@ class GeminiModel:
 
         return _from_sdk(await with_retries(PROVIDER, self._retry, call), request.model)
 
+    async def count_tokens(self, request: ModelRequest) -> int:
+        """Tokens of the request's prompt by the model's tokenizer (countTokens, one call, no retry: callers fall
+        back to an estimate). The Gemini API counts contents only, so the system text is counted as a first user
+        turn; tool declarations are not counted."""
+        system = [{"role": "user", "parts": [{"text": request.full_system}]}] if request.full_system else []
+        contents = system + wire_contents(request.contents)
+        with mapped_errors():
+            counted = await self._client.aio.models.count_tokens(model=request.model, contents=contents)
+        return counted.total_tokens or 0
+
     async def embed(self, model: str, texts: list[str], dimensions: int | None) -> list[list[float]]:
         """Embedding vectors of `texts`, in order (the knowledge base's Gemini / Vertex AI embedder)."""
         config = types.EmbedContentConfig(output_dimensionality=dimensions)

@@ -12,7 +12,7 @@ from hummingbird_agent.bamboo.factory import build_panda_support
 from hummingbird_agent.bamboo.panda.index import PandaIndex, terms
 from hummingbird_agent.bamboo.panda.tools import PandaSupport
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
-from hummingbird_agent.bamboo.strategies.panda import PandaStrategy
+from hummingbird_agent.bamboo.strategies.panda import SOURCE_HINT, PandaStrategy
 from hummingbird_agent.cli import main
 from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.errors import ConfigError
@@ -37,8 +37,10 @@ async def test_prefetch_hints_give_the_errors_docs_and_source_bounded(tmp_path: 
     hints = await strategy(PandaSupport(None, docs, source)).prefetch_hints(ERROR)
     keys = list(hints)
     assert keys[0].startswith("doc ") and not any("API" in k for k in keys)  # API sections are left out
-    assert "source pandajedi/jedibrokerage/AtlasAnalJobBroker.py:41" in keys
-    assert "Insufficient memory at sites" in hints["source pandajedi/jedibrokerage/AtlasAnalJobBroker.py:41"]
+    # Where the error is raised comes from the strategy's source navigator, under the seed's key.
+    assert keys[-1] == SOURCE_HINT
+    assert hints[SOURCE_HINT].startswith("pandajedi/jedibrokerage/AtlasAnalJobBroker.py:41\n")
+    assert "Insufficient memory at sites" in hints[SOURCE_HINT]
     assert sum(len(v) for v in hints.values()) <= budgets.PANDA_HINT_TOTAL_CHARS
 
 

@@ -13,9 +13,20 @@ from typing import Any
 import jsonschema
 
 from tests.servers.base import HTTPError, Request, Response, json_response
-from tests.servers.model_common import ModelCall, ScriptedModelServer, parse_response, tokens, turn_parts, turn_usage
+from tests.servers.model_common import (
+    ModelCall,
+    ScriptedModelServer,
+    count_text_tokens,
+    parse_response,
+    tokens,
+    turn_parts,
+    turn_usage,
+)
 from tests.servers.model_history import anthropic_error
 
+# What Messages count_tokens takes (anything else, max_tokens included, is a 400).
+_COUNT_FIELDS = frozenset({"model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers",
+                           "cache_control", "output_config", "context_management", "speed"})
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                 404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error", 500: "api_error",
                 529: "overloaded_error"}
@@ -34,6 +45,10 @@ class AnthropicServer(ScriptedModelServer):
         self.route("POST", r"/v1/messages", self._messages)
         self.route("POST", r"(?:/v1)?/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/"
                            r"(?P<model>[^/:]+):rawPredict", self._messages)
+        self.route("POST", r"/v1/messages/count_tokens", self._count_tokens)
+        self.route("POST", r"(?:/v1)?/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/"
+                           r"count-tokens:rawPredict", self._count_tokens)
+        self.count_calls: list[dict[str, Any]] = []
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         return {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
@@ -68,6 +83,21 @@ class AnthropicServer(ScriptedModelServer):
         resp = json_response(reply)
         resp.delay_s = self.latency_s
         return resp
+
+    def _count_tokens(self, req: Request) -> Response:
+        """Messages count_tokens: the fields it takes only (max_tokens is refused), the same message checks as
+        create, and the input tokens of tools, system and messages by the fakes' tokenizer."""
+        wire = req.json() or {}
+        self.count_calls.append(wire)
+        vertex = {"anthropic_version"} if "/projects/" in req.path else set()  # Vertex AI's body names its version
+        extra = sorted(set(wire) - _COUNT_FIELDS - vertex)
+        missing = [k for k in ("model", "messages") if not wire.get(k)]
+        refusal = (f"{extra[0]}: Extra inputs are not permitted" if extra else
+                   f"{missing[0]}: Field required" if missing else anthropic_error(wire["messages"]))
+        if refusal:
+            return json_response(self.error_body(400, refusal), 400)
+        texts = [json.dumps(b) if b.get("type") != "text" else b["text"] for b in _blocks_in_order(wire)]
+        return json_response({"input_tokens": sum(count_text_tokens(t) for t in texts)})
 
     def _output_config_refusal(self, model: str | None, config: Any) -> str | None:
         if config is None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tests.servers.base import FakeHTTPServer, HTTPError, Request, Response, json_response
-from tests.servers.model_common import Rule, next_turn_of, prompt_texts, rule_turn
+from tests.servers.model_common import Rule, count_text_tokens, next_turn_of, prompt_texts, rule_turn
 from tests.servers.model_history import gemini_error
 
 Turn = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
@@ -157,7 +157,7 @@ class GeminiServer(FakeHTTPServer):
         handlers: dict[str, Callable[[dict[str, Any]], Response]] = {
             "generateContent": lambda b: json_response(self._next_turn(b, req)),
             "streamGenerateContent": lambda b: self._stream(self._next_turn(b, req)),
-            "countTokens": lambda b: json_response({"totalTokens": _estimate_tokens(b)}),
+            "countTokens": _count_tokens,
             "embedContent": lambda b: json_response({"embedding": self._embedding(b)}),
             "batchEmbedContents": lambda b: json_response(
                 {"embeddings": [self._embedding(r) for r in b.get("requests", [])]}),
@@ -194,10 +194,13 @@ class GeminiServer(FakeHTTPServer):
         return {"values": embed_text(_content_text(request.get("content")), dim)}
 
 
-def _estimate_tokens(body: dict[str, Any]) -> int:
+def _count_tokens(body: dict[str, Any]) -> Response:
+    """countTokens: the contents' tokens by the fakes' tokenizer; no contents is refused as the API refuses it."""
     contents = body.get("contents") or body.get("generateContentRequest", {}).get("contents", [])
-    chars = sum(len(_content_text(c)) for c in contents)
-    return max(1, chars // 4)
+    if not contents:
+        return json_response({"error": {"code": 400, "message": "* GenerateContentRequest.contents: contents is not "
+                                        "specified\n", "status": "INVALID_ARGUMENT"}}, 400)
+    return json_response({"totalTokens": sum(count_text_tokens(_content_text(c)) for c in contents)})
 
 
 def _sse_chunks(reply: dict[str, Any]) -> Iterator[bytes]:

@@ -22,7 +22,8 @@ from hummingbird_agent.bamboo.explore.exploration import (
     result_of,
 )
 from hummingbird_agent.bamboo.explore.orchestration import RunOutcome, ToolGate, run_orchestration
-from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector, render_tool_block, tool_budget
+from hummingbird_agent.bamboo.explore.prompt_fit import ToolBounds, fit_tool_block
+from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector
 from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.learn.accumulator import Enrichment
 from hummingbird_agent.bamboo.learn.reviewer import HUMAN_INPUT_TOOL, NO_PROCEDURE, ToolInfo
@@ -47,18 +48,17 @@ def _hard_routed(issue: str) -> bool:
 
 class ContextEnricher:
     """Explorer over an MCP client. `sandboxes()` gives a fresh unopened sandbox per run; `procedures` are
-    stored Procedure rows offered as proc__ tools."""
+    stored Procedure rows offered as proc__ tools; `bounds` fit the tool block of the code prompt."""
 
     def __init__(self, llm: JsonLLM, client: McpClient, sandboxes: Callable[[], Sandbox],
                  selector: ToolSelector | None = None, procedures: Sequence[NodeRow] = (),
                  task_summary: Callable[[IncidentInput], Mapping[str, Any]] | None = None,
-                 context_window_tokens: int = budgets.TOOL_CONTEXT_WINDOW_TOKENS,
-                 code_timeout_s: float = budgets.EXPLORE_CODE_TIMEOUT_S) -> None:
+                 bounds: ToolBounds | None = None, code_timeout_s: float = budgets.EXPLORE_CODE_TIMEOUT_S) -> None:
         self._llm, self._sandboxes, self._selector = llm, sandboxes, selector
         read_only = {t.name for t in client.list_tools() if t.read_only}
         self._client = CompositeMcpClient([client, ProcedureToolsClient(procedures, read_only, self._replay)])
         self._summary = task_summary or (lambda incident: dict(incident.task_data))
-        self._window, self._timeout_s = context_window_tokens, code_timeout_s
+        self._bounds, self._timeout_s = bounds or ToolBounds(), code_timeout_s
         self._connected = False
 
     # --- lifecycle: connect once for a long-lived enricher, or per exploration ---------------------------
@@ -163,9 +163,9 @@ class ContextEnricher:
         system = load_prompt(f"{name}_system")
         values = {"gaps": _bullets(gaps), "task": _json(task), "hints": _hints(hints)}
         try:
-            budget = tool_budget(self._window, system + render(f"{name}_user", tools="", **values))
-            block, _ = await render_tool_block(tools, "\n".join(gaps), budget, self._selector)
-            return parse_code(await self._llm.complete_json(system, render(f"{name}_user", tools=block, **values)))
+            fitted = await fit_tool_block(system, lambda block: render(f"{name}_user", tools=block, **values), tools,
+                                          "\n".join(gaps), self._bounds, self._selector, self._llm.count_tokens)
+            return parse_code(await self._llm.complete_json(system, fitted.user))
         except ExplorationError:
             raise
         except AgentError as exc:

@@ -15,7 +15,8 @@ from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.diagnose import knowledge_tools
 from hummingbird_agent.bamboo.explore.enricher import ContextEnricher
 from hummingbird_agent.bamboo.explore.exploration import ExplorationResult
-from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector
+from hummingbird_agent.bamboo.explore.prompt_fit import ToolBounds
+from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector, candidate_pool
 from hummingbird_agent.bamboo.incident_graph import NodeType
 from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.learn.accumulator import Enrichment, Stores
@@ -70,8 +71,12 @@ class ConfiguredEnricher:
         path = loaded.config.bamboo.mcp_servers_config
         self._mcp_path = str(loaded.resolve(path)) if path else None
         self._vectors = tool_vectors
+        cfg = loaded.config.bamboo
         self.selector = ToolSelector(tool_vectors, stores.embedder,
-                                     config_namespace(self._mcp_path, loaded.config.model.provider))
+                                     config_namespace(self._mcp_path, loaded.config.model.provider),
+                                     cfg.tool_max_full_schemas,
+                                     candidate_pool(cfg.tool_max_full_schemas, cfg.tool_retrieval_candidate_k),
+                                     cfg.tool_reserved_explore)
         self._lock = asyncio.Lock()
         self._users = 0
         self._seen: list[ToolInfo] = []
@@ -124,13 +129,19 @@ class ConfiguredEnricher:
             client = build_mcp_client([builtin, *extra], self._mcp_path, self._loaded.env)
             stack.push_async_callback(client.close)
             await client.connect()
-            window = await self._llm.context_window() or budgets.TOOL_CONTEXT_WINDOW_TOKENS
             enricher = ContextEnricher(self._llm, client, sandboxes.new, selector, await self._procedures(),
-                                       self._summary, context_window_tokens=window)
+                                       self._summary, await self.tool_bounds())
             await enricher.start()
             stack.push_async_callback(enricher.aclose)
             self._seen = enricher.available_tools()
             yield enricher
+
+    async def tool_bounds(self) -> ToolBounds:
+        """The tool-block bounds: bamboo.llm_context_window when set, else the window the model's server reports
+        (Ollama), else TOOL_CONTEXT_WINDOW_TOKENS; the margin and full-schema cap from the config."""
+        cfg = self._loaded.config.bamboo
+        window = cfg.llm_context_window or await self._llm.context_window() or budgets.TOOL_CONTEXT_WINDOW_TOKENS
+        return ToolBounds(window, cfg.tool_budget_margin, cfg.tool_max_full_schemas)
 
     async def _procedures(self) -> list[NodeRow]:
         try:

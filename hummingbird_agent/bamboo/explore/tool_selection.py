@@ -24,13 +24,22 @@ TRIGGERS, CATALOGUE = "ProcedureTriggers", "ToolCatalogue"
 
 
 def estimate_tokens(text: str) -> int:
-    """Token estimate (the Model protocol has no count API): UTF-8 bytes / TOOL_BYTES_PER_TOKEN, rounded up."""
+    """Token estimate without a network call: UTF-8 bytes / TOOL_BYTES_PER_TOKEN, rounded up (prompt_fit.py
+    checks a prompt that could be over with the provider's count)."""
     return math.ceil(len(text.encode()) / budgets.TOOL_BYTES_PER_TOKEN)
 
 
-def tool_budget(context_window_tokens: int, prompt_without_tools: str) -> int:
-    """Tokens left for the tool block: window - the rest of the prompt - TOOL_BUDGET_MARGIN."""
-    return context_window_tokens - estimate_tokens(prompt_without_tools) - budgets.TOOL_BUDGET_MARGIN
+def tool_budget(context_window_tokens: int, prompt_without_tools: str,
+                margin_tokens: int = budgets.TOOL_BUDGET_MARGIN) -> int:
+    """Tokens left for the tool block: window - the rest of the prompt - the margin."""
+    return context_window_tokens - estimate_tokens(prompt_without_tools) - margin_tokens
+
+
+def candidate_pool(max_full: int, configured: int = 0) -> int:
+    """Ranking pool of tool retrieval: `configured` (bamboo.tool_retrieval_candidate_k), or for 0 the seed's
+    max(40, 3 x the full-schema cap)."""
+    return configured or max(budgets.TOOL_RETRIEVAL_MIN_CANDIDATES,
+                             budgets.TOOL_RETRIEVAL_CANDIDATES_PER_SCHEMA * max_full)
 
 
 def _args(tool: McpTool) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.incident_graph import Edge, KnowledgeGraph, Node, NodeType, RelType, derive_id, make_node
 from hummingbird_agent.bamboo.mcp import McpClient
+from hummingbird_agent.bamboo.panda.navigator import PandaSourceNavigator
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.bamboo.strategies.causal import clip, extract_causal
 from hummingbird_agent.errors import AgentError
@@ -48,6 +49,7 @@ BUCKETS: dict[str, tuple[tuple[float | None, str], ...]] = {
     "ioIntensity": ((100, "low"), (1000, "medium"), (None, "high")),
 }
 _TAGS = re.compile(r"<[^>]+>")
+SOURCE_HINT = "source code analysis"  # the seed's hint key of the source navigator's answer
 
 
 def bucket(attribute: str, value: Any) -> str:
@@ -108,6 +110,16 @@ def error_symptom(error_dialog: str) -> Node:
                      raw_description=error_dialog)
 
 
+def _bounded(hints: Mapping[str, str]) -> dict[str, str]:
+    """The hints in order, cut to PANDA_HINT_TOTAL_CHARS together."""
+    budget, kept = budgets.PANDA_HINT_TOTAL_CHARS, {}
+    for key, text in hints.items():
+        if budget <= 0:
+            break
+        kept[key], budget = text[:budget], budget - len(text)
+    return kept
+
+
 class PandaStrategy:
     name = "panda"
 
@@ -127,35 +139,38 @@ class PandaStrategy:
         return {k: incident.task_data[k] for k in keys if k in incident.task_data}
 
     async def prefetch_hints(self, incident: IncidentInput) -> dict[str, str]:
-        """Documentation sections about the error and source snippets where it is raised, from the offline
-        indexes; fail-open ({} and a warning) when they are missing or unreadable."""
+        """Documentation sections about the error (docs index) and where it is raised (the source navigator, under
+        "source code analysis"), bounded together; fail-open: an unreadable index or a failed navigation leaves
+        its part out, with a warning."""
         error = html.unescape(_TAGS.sub(" ", str(incident.task_data.get("errorDialog") or ""))).strip()
-        error = error or incident.email_text.strip()
+        error = (error or incident.email_text.strip())[:300]
         if self._panda is None or not error:
             return {}
+        hints: dict[str, str] = {}
         try:
-            return await asyncio.to_thread(self._hints, error[:300], str(incident.task_data.get("status") or ""))
+            hints = await asyncio.to_thread(self._doc_hints, error, str(incident.task_data.get("status") or ""))
         except (AgentError, OSError, ValueError, KeyError, TypeError) as exc:
             log.warning("panda prefetch hints unavailable; extracting without them: %s", exc)
-            return {}
+        navigator = self.source_navigator()
+        if navigator is not None:
+            try:
+                hints[SOURCE_HINT] = await navigator.navigate(error)
+            except (AgentError, OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning("panda source navigation failed; no source hint: %s", exc)
+        return _bounded({k: v for k, v in hints.items() if v})
 
-    def _hints(self, error: str, status: str) -> dict[str, str]:
-        assert self._panda is not None
-        hints: dict[str, str] = {}
-        docs, source = self._panda.docs, self._panda.source
-        if docs is not None and docs.available():
-            hits = docs.search(f"task status {status} {error}".strip(), budgets.PANDA_HINT_DOCS * 2)
-            for hit in [h for h in hits if "API" not in h["title"]][: budgets.PANDA_HINT_DOCS]:
-                hints[f"doc {hit['path']}: {hit['title']}"] = hit["snippet"]
-        if source is not None and source.available():
-            for hit in source.search(error, budgets.PANDA_HINT_SOURCES):
-                hints[f"source {hit['path']}:{hit['line']}"] = hit["snippet"]
-        budget, kept = budgets.PANDA_HINT_TOTAL_CHARS, {}
-        for key, text in hints.items():
-            if budget <= 0:
-                break
-            kept[key], budget = text[:budget], budget - len(text)
-        return kept
+    def _doc_hints(self, error: str, status: str) -> dict[str, str]:
+        docs = self._panda.docs if self._panda else None
+        if docs is None or not docs.available():
+            return {}
+        hits = docs.search(f"task status {status} {error}".strip(), budgets.PANDA_HINT_DOCS * 2)
+        return {f"doc {h['path']}: {h['title']}": h["snippet"]
+                for h in [h for h in hits if "API" not in h["title"]][: budgets.PANDA_HINT_DOCS]}
+
+    def source_navigator(self) -> PandaSourceNavigator | None:
+        """The source-navigator hook: the offline source index, once built."""
+        source = self._panda.source if self._panda else None
+        return PandaSourceNavigator(source) if source is not None and source.available() else None
 
     def builtin_clients(self, incident: IncidentInput) -> list[McpClient]:
         """The PanDA tools for this incident's task (none without PanDA support configured)."""
