@@ -62,9 +62,9 @@ def build_embedder(loaded: LoadedConfig) -> Embedder:
     return HashingEmbedder(cfg.dimensions)
 
 
-def build_vector_store(loaded: LoadedConfig, dimensions: int, suffix: str = "") -> QdrantVectorStore:
+def build_vector_store(loaded: LoadedConfig, dimensions: int | None, suffix: str = "") -> QdrantVectorStore:
     """The configured Qdrant collection, or its `suffix`ed sibling. In local mode a sibling gets its own
-    folder too: one folder is locked by the client that has it open."""
+    folder too: one folder is locked by the client that has it open. `dimensions` None: the collection's own."""
     cfg = loaded.config.bamboo.vectors
     path = None
     if not cfg.url:

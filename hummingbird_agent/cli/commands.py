@@ -124,13 +124,21 @@ def require_knowledge_base(loaded: LoadedConfig, command: str) -> None:
                           "Qdrant server). Nothing was created")
 
 
+# `bamboo` commands that keep the stores rather than learn or diagnose (cli/knowledge_upkeep.py).
+UPKEEP = ("incidents", "backup", "restore", "reindex")
+
+
 def bamboo(args: argparse.Namespace) -> int:
     from hummingbird_agent.cli import knowledge as kb
     loaded = load(args.config)
     command = args.bamboo_command
-    uses_stores = command in ("stats", "analyze") or (command == "populate" and not args.dry_run)
+    uses_stores = command in ("stats", "analyze", *UPKEEP) or (command == "populate" and not args.dry_run)
     if uses_stores:
         require_knowledge_base(loaded, f"bamboo {command}")
+    if command in UPKEEP:
+        from hummingbird_agent.cli import knowledge_upkeep
+
+        return knowledge_upkeep.run(loaded, args)
     if args.bamboo_command == "populate":
         return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.strategy, args.show)
     if args.bamboo_command in ("index-docs", "index-source"):

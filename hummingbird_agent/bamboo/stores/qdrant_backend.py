@@ -55,8 +55,9 @@ def _relax_local_sync(client: Any, collection: str) -> None:
 class QdrantVectorStore:
     """VectorStore over one Qdrant collection of `dimensions`-sized cosine vectors."""
 
-    def __init__(self, collection: str, dimensions: int, url: str | None = None, path: str | None = None,
+    def __init__(self, collection: str, dimensions: int | None, url: str | None = None, path: str | None = None,
                  api_key: str | None = None) -> None:
+        """`dimensions` None takes the existing collection's size (re-indexing reads a collection of another)."""
         if not url and not path:
             raise ConfigError("bamboo.vectors: give a Qdrant server url or a local path")
         self._collection = collection
@@ -76,7 +77,7 @@ class QdrantVectorStore:
         self._hit_keys: dict[str, dict[str, str]] = {}
 
     async def open(self) -> None:
-        from qdrant_client import AsyncQdrantClient, models
+        from qdrant_client import AsyncQdrantClient
 
         if self._url:
             # No version check: it runs in a background thread and prints a warning of its own when the server
@@ -93,11 +94,20 @@ class QdrantVectorStore:
                     f"vector store {self._path} is locked by another process (lock file {self._path}/.lock; Qdrant "
                     "local mode allows one process at a time): stop it (the service or another bamboo command), or "
                     "set bamboo.vectors.url to a Qdrant server, which several processes can share") from None
+        try:
+            await self._prepare()
+        except BaseException:
+            await self.aclose()  # a refused open (another size, an unreachable server) keeps no lock or socket
+            raise
+        if self._path and self._path != ":memory:":
+            _relax_local_sync(self._client, self._collection)
+
+    async def _prepare(self) -> None:
+        from qdrant_client import models
+
         async with _mapped(f"open at {address(self._url)}" if self._url else "open"):
             if not await self._client.collection_exists(self._collection):
-                await self._client.create_collection(
-                    self._collection,
-                    vectors_config=models.VectorParams(size=self._dimensions, distance=models.Distance.COSINE))
+                await self._create(self._dimensions or 1)
             else:
                 await self._check_size()
             # Local mode ignores payload indexes (and warns); a server uses them for the section filters.
@@ -105,8 +115,6 @@ class QdrantVectorStore:
                 await self._client.create_payload_index(self._collection, key, models.PayloadSchemaType.KEYWORD)
             if not self._url:
                 self._local_ids = await self._incident_ids()
-        if self._path and self._path != ":memory:":
-            _relax_local_sync(self._client, self._collection)
 
     async def _incident_ids(self) -> dict[str, dict[str, str]]:
         ids: dict[str, dict[str, str]] = defaultdict(dict)
@@ -121,9 +129,26 @@ class QdrantVectorStore:
             if offset is None:
                 return ids
 
+    async def _create(self, dimensions: int) -> None:
+        from qdrant_client import models
+
+        self._dimensions = dimensions
+        await self._client.create_collection(
+            self._collection, vectors_config=models.VectorParams(size=dimensions, distance=models.Distance.COSINE))
+
+    async def reset(self, dimensions: int) -> None:
+        """Delete every point and make the collection hold `dimensions`-sized vectors (re-indexing)."""
+        async with _mapped("reset"):
+            await self._client.delete_collection(self._collection)
+            await self._create(dimensions)
+        self._sections.clear()
+        self._hit_keys.clear()
+        self._local_ids = {} if self._local_ids is not None else None
+
     async def _check_size(self) -> None:
         info = await self._client.get_collection(self._collection)
         size = info.config.params.vectors.size
+        self._dimensions = self._dimensions or size
         if size != self._dimensions:
             raise ConfigError(f"vector collection {self._collection} holds {size}-d vectors, "
                               f"the embedder makes {self._dimensions}-d ones")
@@ -176,9 +201,10 @@ class QdrantVectorStore:
         by_section: dict[str, list[int]] = defaultdict(list)
         for i, pid in enumerate(ids):
             by_section[self._hit_keys[pid]["section"]].append(i)
+        size = self._dimensions or 0  # known once open
         for section, at in by_section.items():
-            rows = unit_rows([vectors[i] for i in at], self._dimensions)
-            self._sections.setdefault(section, SectionMatrix(self._dimensions)).add([ids[i] for i in at], rows)
+            rows = unit_rows([vectors[i] for i in at], size)
+            self._sections.setdefault(section, SectionMatrix(size)).add([ids[i] for i in at], rows)
 
     def _selector(self, incident_ids: list[str]) -> Any:
         from qdrant_client import models
