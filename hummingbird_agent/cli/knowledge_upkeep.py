@@ -18,13 +18,13 @@ def run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     command = args.bamboo_command
     if command == "incidents":
         return incidents(loaded, args.incidents_command, getattr(args, "incident_id", ""))
-    from hummingbird_agent.cli import knowledge_backup
+    from hummingbird_agent.cli.knowledge_backup import backup_command, reindex_command, restore_command
 
     if command == "backup":
-        return knowledge_backup.backup_command(loaded, args.dir)
+        return backup_command(loaded, args.dir)
     if command == "restore":
-        return knowledge_backup.restore_command(loaded, args.dir)
-    return knowledge_backup.reindex_command(loaded)
+        return restore_command(loaded, args.dir)
+    return reindex_command(loaded)
 
 
 def incidents(loaded: LoadedConfig, action: str, incident_id: str) -> int:
