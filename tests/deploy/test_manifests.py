@@ -18,6 +18,9 @@ from tests.deploy.manifests import KUBE_DIR, ROOT, agent_container, by_kind, doc
 MANIFESTS = ("service/deployment.yaml", "service/secret.yaml", "rbac.yaml", "sandbox-pool.yaml",
              "networkpolicy.yaml", "monitoring/servicemonitor.yaml", "monitoring/prometheus-rules.yaml")
 KUSTOMIZE = {"service/kustomization.yaml", "openshift/kustomization.yaml"}
+# The knowledge base's overlays (tests/deploy/test_knowledge_manifests.py).
+KNOWLEDGE = {f"knowledge/{o}/{f}" for o in ("servers", "embedded") for f in ("kustomization.yaml", "config.yaml")}
+KNOWLEDGE |= {"knowledge/embedded/pvc.yaml"}
 
 
 @pytest.mark.parametrize("name", MANIFESTS)
@@ -29,7 +32,8 @@ def test_manifest_parses_with_kind_and_name(name: str) -> None:
 
 
 def test_no_unexpected_manifests() -> None:
-    assert {p.relative_to(KUBE_DIR).as_posix() for p in KUBE_DIR.glob("**/*.yaml")} == set(MANIFESTS) | KUSTOMIZE
+    found = {p.relative_to(KUBE_DIR).as_posix() for p in KUBE_DIR.glob("**/*.yaml")}
+    assert found == set(MANIFESTS) | KUSTOMIZE | KNOWLEDGE
 
 
 def deployment() -> dict[str, Any]:

@@ -7,6 +7,7 @@ points can be replaced as a whole and searches can be restricted to a section.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections import defaultdict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -56,13 +57,14 @@ class QdrantVectorStore:
     """VectorStore over one Qdrant collection of `dimensions`-sized cosine vectors."""
 
     def __init__(self, collection: str, dimensions: int | None, url: str | None = None, path: str | None = None,
-                 api_key: str | None = None) -> None:
-        """`dimensions` None takes the existing collection's size (re-indexing reads a collection of another)."""
+                 api_key: str | None = None, tls: ssl.SSLContext | None = None) -> None:
+        """`dimensions` None takes the existing collection's size (re-indexing reads a collection of another);
+        `tls` verifies an https server (the deployment's CA bundle), None the system's trust."""
         if not url and not path:
             raise ConfigError("bamboo.vectors: give a Qdrant server url or a local path")
         self._collection = collection
         self._dimensions = dimensions
-        self._url, self._path, self._api_key = url, path, api_key
+        self._url, self._path, self._api_key, self._tls = url, path, api_key, tls
         self._client: Any = None
         # Local mode only: incident id -> its point ids. Local mode scans every payload in Python for a
         # filtered delete; this index (built once at open, kept on write) makes replacing one incident
@@ -82,7 +84,8 @@ class QdrantVectorStore:
         if self._url:
             # No version check: it runs in a background thread and prints a warning of its own when the server
             # is unreachable; open() below reports that as one line naming the address.
-            self._client = AsyncQdrantClient(url=self._url, api_key=self._api_key, check_compatibility=False)
+            verify: dict[str, Any] = {"verify": self._tls} if self._tls else {}
+            self._client = AsyncQdrantClient(url=self._url, api_key=self._api_key, check_compatibility=False, **verify)
         elif self._path == ":memory:":
             self._client = AsyncQdrantClient(location=":memory:")
         else:
