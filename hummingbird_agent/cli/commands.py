@@ -55,11 +55,19 @@ def render_summary(loaded: LoadedConfig) -> str:
         projects = ", ".join(wf.projects) or "none (no project may run it)"
         lines.append(f"    projects: {projects}")
     lines.append(f"queues: {cfg.queues.backend}; sessions: {cfg.sessions.backend}; sandbox: {cfg.sandbox.backend}")
+    lines.append(session_expiry_line(cfg.sessions.backend, cfg.sessions.max_age_days))
     lines.append(f"bamboo: {'enabled' if cfg.bamboo.enabled else 'disabled'}")
     lines += model_lines(loaded)
     missing = [name for name in required_env_names(cfg) if not loaded.secret(name)]
     lines.append("missing env vars: " + (", ".join(missing) if missing else "none"))
     return "\n".join(lines)
+
+
+def session_expiry_line(backend: str, days: int) -> str:
+    if not days:
+        return "sessions expire: never (sessions.max_age_days 0)"
+    how = "swept by serve" if backend == "local" else "by the bucket's lifecycle rule, not by the service"
+    return f"sessions expire: {days} days after their last save ({how})"
 
 
 def model_lines(loaded: LoadedConfig) -> list[str]:

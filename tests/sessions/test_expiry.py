@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hummingbird_agent.cli import main
 from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.runner.service import open_sessions
 from hummingbird_agent.sessions import LocalSessionStore
@@ -77,3 +78,24 @@ def test_the_s3_lifecycle_rule_matches_the_cluster_config_and_s3_accepts_it(aws_
     s3.close()
     assert [(r["ID"], r["Filter"], r["Expiration"]["Days"]) for r in stored] == [
         (expire["ID"], {"Prefix": sessions["s3_prefix"]}, sessions["max_age_days"])]
+
+
+@pytest.mark.parametrize(("sessions", "line"), [
+    ({}, "sessions expire: 30 days after their last save (swept by serve)"),
+    ({"backend": "s3", "s3_bucket": "b", "max_age_days": 7},
+     "sessions expire: 7 days after their last save (by the bucket's lifecycle rule, not by the service)"),
+    ({"max_age_days": 0}, "sessions expire: never (sessions.max_age_days 0)")])
+def test_check_config_states_the_expiry(tmp_path: Path, sessions: dict[str, object], line: str,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({"sessions": sessions, "workflows": {}}))
+    assert main(["check-config", "--config", str(config)]) == 0
+    assert line in capsys.readouterr().out.splitlines()
+
+
+def test_check_config_refuses_a_negative_age(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({"sessions": {"max_age_days": -1}, "workflows": {}}))
+    assert main(["check-config", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: config.yaml: sessions.max_age_days") and len(err.splitlines()) == 1
