@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import sys
 from collections.abc import Awaitable, Callable
 
 from hummingbird_agent.bamboo.learn import curation
 from hummingbird_agent.bamboo.learn.accumulator import Stores
-from hummingbird_agent.bamboo.stores.base import opened
+from hummingbird_agent.bamboo.stores.base import VectorStore, opened
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.errors import AgentError
 
@@ -34,7 +35,7 @@ def incidents(loaded: LoadedConfig, action: str, incident_id: str) -> int:
     work: dict[str, Callable[[Stores], Awaitable[str]]] = {
         "list": _list,
         "show": lambda s: _show(s, incident_id),
-        "remove": lambda s: _remove(s, incident_id),
+        "remove": lambda s: _remove(s, incident_id, tool_memory(loaded, s, incident_id)),
     }
     return with_stores(build_stores(loaded), work[action], f"bamboo incidents {action}")
 
@@ -65,8 +66,25 @@ async def _show(stores: Stores, incident_id: str) -> str:
     return curation.render_detail(await curation.show_incident(stores, incident_id))
 
 
-async def _remove(stores: Stores, incident_id: str) -> str:
-    detail = await curation.remove_incident(stores, incident_id)
+def tool_memory(loaded: LoadedConfig, stores: Stores, incident_id: str) -> list[tuple[VectorStore, str]]:
+    """The tool-selection vectors and the incident's id there (`bamboo.explore` only: they remember each
+    explored incident's tools), for removing it."""
+    from hummingbird_agent.bamboo.explore.session import tool_namespace
+    from hummingbird_agent.bamboo.explore.tool_selection import trigger_id
+    from hummingbird_agent.bamboo.factory import TOOLS_COLLECTION_SUFFIX, build_vector_store
+
+    if not loaded.config.bamboo.explore:
+        return []
+    tools = build_vector_store(loaded, stores.embedder.dimensions, TOOLS_COLLECTION_SUFFIX)
+    return [(tools, trigger_id(tool_namespace(loaded), incident_id))]
+
+
+async def _remove(stores: Stores, incident_id: str, also: list[tuple[VectorStore, str]]) -> str:
+    async with contextlib.AsyncExitStack() as stack:
+        for vectors, _ in also:
+            await vectors.open()
+            stack.push_async_callback(vectors.aclose)
+        detail = await curation.remove_incident(stores, incident_id, also)
     points = sum(detail.points.values())
     return (f"removed incident {incident_id}: withdrew {len(detail.nodes)} nodes, {len(detail.edges)} edges "
             f"(deleted where no other incident supports them) and {points} vector points (checked: none left)")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
+from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector, trigger_id
 from hummingbird_agent.bamboo.incident_graph import NodeType, RelType
 from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.learn import curation
@@ -91,6 +92,21 @@ async def test_removing_incidents_leaves_no_orphan_and_the_diagnosis_forgets_the
     assert not {"a1", "a2"} & set(result.cited_incidents)
     with pytest.raises(PermanentError, match="no learned incident 'a1'"):
         await curation.remove_incident(stores, "a1")
+
+
+async def test_removal_forgets_the_incidents_tool_selection_memory(model: JsonLLM, stores: Stores) -> None:
+    accumulator, _ = parts(model, stores)
+    for gid, incident in (("a", INCIDENT_A), ("b", INCIDENT_B)):
+        assert (await accumulator.process(dataclasses.replace(incident, incident_id=gid))).stored
+    tools = QdrantVectorStore("kb_tools", 256, path=":memory:")
+    await tools.open()
+    selector = ToolSelector(tools, stores.embedder, "ns1")
+    for gid in ("a", "b"):
+        await selector.remember(gid, f"symptoms of {gid}", ["gitlab_get_job_log"])
+    await curation.remove_incident(stores, "a", [(tools, trigger_id("ns1", "a"))])
+    assert await tools.by_incident(trigger_id("ns1", "a")) == []
+    assert len(await tools.by_incident(trigger_id("ns1", "b"))) == 1
+    await tools.aclose()
 
 
 def test_the_incidents_commands(tmp_path: Path, gemini_server: GeminiServer, monkeypatch: pytest.MonkeyPatch,

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hummingbird_agent.bamboo.factory import build_graph_store, build_vector_store
-from hummingbird_agent.config.loading import LoadedConfig, load_config
+from hummingbird_agent.config.loading import LoadedConfig, load_config, required_env_names
 from hummingbird_agent.errors import AgentError, ConfigError, TransientError
 from tests.servers.qdrant import QdrantServer
 from tests.servers.tls import PrivateCA, private_ca
@@ -117,3 +117,10 @@ async def test_a_neo4j_server_of_a_private_ca_is_verified_against_the_bundle(
         assert bolt.handshakes[0] == "ok" and bolt.preambles[0] == BOLT_MAGIC
     else:
         assert "ok" not in bolt.handshakes and not bolt.preambles
+
+
+def test_the_qdrant_api_key_is_a_secret_to_redact(tmp_path: Path) -> None:
+    key = "qdrant-key-0123456789"
+    cfg = loaded(tmp_path, {"vectors": {"url": "https://localhost:6333"}}, {"QDRANT_API_KEY": key})
+    assert key in cfg.secret_values()
+    assert "QDRANT_API_KEY" not in required_env_names(cfg.config)  # a server without keys needs none

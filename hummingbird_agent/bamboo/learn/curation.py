@@ -8,11 +8,13 @@ effect is read back before it is reported.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from hummingbird_agent.bamboo.incident_graph import NodeType
 from hummingbird_agent.bamboo.learn.accumulator import Stores
+from hummingbird_agent.bamboo.stores.base import VectorStore
 from hummingbird_agent.errors import PermanentError, TransientError
 
 # Incidents whose causes one lookup reads when listing (one statement per page, whatever the store's size).
@@ -62,12 +64,16 @@ def _detail(incident_id: str, contribution: dict[str, Any], points: Counter[str]
     return IncidentDetail(incident_id, nodes, edges, dict(sorted(points.items())))
 
 
-async def remove_incident(stores: Stores, incident_id: str) -> IncidentDetail:
-    """Withdraw the incident from both stores and check that nothing of it is left; returns what it had."""
+async def remove_incident(stores: Stores, incident_id: str,
+                          also: Sequence[tuple[VectorStore, str]] = ()) -> IncidentDetail:
+    """Withdraw the incident from both stores, and the points of `also`'s (store, id) pairs (its tool-selection
+    memory), and check that nothing of it is left; returns what it had."""
     detail = await show_incident(stores, incident_id)
     await stores.graph.remove_incident(incident_id)
-    await stores.vectors.replace_incident(incident_id, [])
-    if await stores.graph.contribution(incident_id) is not None or await stores.vectors.by_incident(incident_id):
+    left = [(stores.vectors, incident_id), *also]
+    for vectors, key in left:
+        await vectors.replace_incident(key, [])
+    if await stores.graph.contribution(incident_id) is not None or any([await v.by_incident(k) for v, k in left]):
         raise TransientError(f"incident {incident_id}: still present after removal; run the command again")
     return detail
 
