@@ -99,3 +99,13 @@ def assert_dimensions(path: Path, size: int) -> None:
         await store.aclose()
 
     asyncio.run(check())
+
+
+def test_backup_of_server_stores_points_to_their_own_tools(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({"bamboo": {"enabled": True, "graph": {"backend": "neo4j", "uri": "bolt://db:7687"}},
+                                  "workflows": {}}))
+    assert main(["bamboo", "backup", "--config", str(config), str(tmp_path / "bak")]) == 2
+    err = capsys.readouterr().err
+    assert "neo4j-admin database dump" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "bak").exists()

@@ -124,3 +124,14 @@ def test_the_qdrant_api_key_is_a_secret_to_redact(tmp_path: Path) -> None:
     cfg = loaded(tmp_path, {"vectors": {"url": "https://localhost:6333"}}, {"QDRANT_API_KEY": key})
     assert key in cfg.secret_values()
     assert "QDRANT_API_KEY" not in required_env_names(cfg.config)  # a server without keys needs none
+
+
+async def test_a_reset_server_collection_gets_its_new_size_and_its_payload_indexes(
+        tmp_path: Path, ca: PrivateCA, qdrant: QdrantServer) -> None:
+    cfg = loaded(tmp_path, {"vectors": {"url": qdrant.url, "collection": "kb"}}, {"SSL_CERT_FILE": str(ca.ca_file)})
+    store = build_vector_store(cfg, None)  # re-indexing opens the collection at whatever size it has
+    await store.open()
+    await store.reset(96)
+    await store.aclose()
+    assert qdrant.collections["kb"]["vectors"]["size"] == 96
+    assert set(qdrant.collections["kb"]["indexes"]) == {"section", "incident_id"}

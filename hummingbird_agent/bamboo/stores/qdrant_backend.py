@@ -106,16 +106,12 @@ class QdrantVectorStore:
             _relax_local_sync(self._client, self._collection)
 
     async def _prepare(self) -> None:
-        from qdrant_client import models
-
         async with _mapped(f"open at {address(self._url)}" if self._url else "open"):
             if not await self._client.collection_exists(self._collection):
                 await self._create(self._dimensions or 1)
             else:
                 await self._check_size()
-            # Local mode ignores payload indexes (and warns); a server uses them for the section filters.
-            for key in ("section", "incident_id") if self._url else ():
-                await self._client.create_payload_index(self._collection, key, models.PayloadSchemaType.KEYWORD)
+                await self._index()
             if not self._url:
                 self._local_ids = await self._incident_ids()
 
@@ -138,6 +134,14 @@ class QdrantVectorStore:
         self._dimensions = dimensions
         await self._client.create_collection(
             self._collection, vectors_config=models.VectorParams(size=dimensions, distance=models.Distance.COSINE))
+        await self._index()
+
+    async def _index(self) -> None:
+        """A server's payload indexes for the section and incident filters (local mode ignores them, and warns)."""
+        from qdrant_client import models
+
+        for key in ("section", "incident_id") if self._url else ():
+            await self._client.create_payload_index(self._collection, key, models.PayloadSchemaType.KEYWORD)
 
     async def reset(self, dimensions: int) -> None:
         """Delete every point and make the collection hold `dimensions`-sized vectors (re-indexing)."""
