@@ -14,6 +14,8 @@ import dataclasses
 import json
 import shutil
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,7 @@ def restore_command(loaded: LoadedConfig, source: str) -> int:
     return _report("restore", lambda: restore(loaded, Path(source)))
 
 
-def _report(command: str, work: Any) -> int:
+def _report(command: str, work: Callable[[], str]) -> int:
     try:
         print(work())
     except (AgentError, OSError) as exc:
@@ -109,14 +111,14 @@ def restore(loaded: LoadedConfig, source: Path) -> str:
         manifest = json.loads((source / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise ConfigError(f"{source} holds no backup ({MANIFEST} missing or unreadable)") from None
-    # Checked on a scratch copy: opening a store may write to it (schema upgrades, checkpoints).
-    scratch = source.with_name(source.name + ".check")
-    shutil.rmtree(scratch, ignore_errors=True)
+    # Checked on a scratch copy beside the stores (the backup may be read-only): opening a store may write to it.
+    graph.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=".restore-check-", dir=graph.parent)) / "backup"
     shutil.copytree(source, scratch, ignore=shutil.ignore_patterns(".lock"))
     try:
         found = counts(at_paths(loaded, scratch / GRAPH, scratch / VECTORS))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(scratch.parent, ignore_errors=True)
     if found != manifest["counts"]:
         raise ConfigError(f"the backup in {source} reads {found}, its manifest says {manifest['counts']}")
     counts(loaded)  # the live stores are not held by anyone (one line naming the holder otherwise)

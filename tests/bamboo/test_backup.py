@@ -48,6 +48,7 @@ def test_back_up_wipe_restore_gives_the_same_diagnosis(config: Path, tmp_path: P
     assert diagnose(config, capsys)["root_cause"] != CAUSE_A
     assert main(["bamboo", "restore", "--config", str(config), str(tmp_path / "bak")]) == 0
     assert capsys.readouterr().out.startswith("restore: 2 incidents,")
+    assert sorted(p.name for p in (tmp_path / "kb").iterdir()) == ["graph", "qdrant"]  # no scratch copy left
     assert diagnose(config, capsys) == before
     assert main(["bamboo", "backup", "--config", str(config), str(tmp_path / "bak")]) == 2  # never over a backup
     assert "is not empty" in capsys.readouterr().err
