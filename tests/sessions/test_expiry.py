@@ -3,6 +3,8 @@ start-up and hourly) and, for S3, the bucket lifecycle rule the deployment ships
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import time
@@ -15,6 +17,7 @@ from hummingbird_agent.cli import main
 from hummingbird_agent.config.loading import load_config
 from hummingbird_agent.runner.service import open_sessions
 from hummingbird_agent.sessions import LocalSessionStore
+from hummingbird_agent.sessions.local import sweep_periodically
 from tests.deploy.manifests import KUBE_DIR, by_kind
 from tests.servers import AwsServer
 
@@ -58,6 +61,23 @@ async def test_serve_sweeps_the_local_store_when_it_opens_it(tmp_path: Path, day
     async with open_sessions(loaded) as sessions:
         assert await sessions.exists(old) is (days == 0)  # 0 keeps sessions forever
         assert await sessions.exists(fresh)
+
+
+async def test_the_periodic_sweep_removes_what_ages_while_the_service_runs(tmp_path: Path) -> None:
+    store = LocalSessionStore(tmp_path / "sessions")
+    fresh = await saved(store, 1)
+    sweeper = asyncio.create_task(sweep_periodically(store, 30 * DAY_S, 0.01))
+    try:
+        aged = await saved(store, 31)  # saved (and aged) after the service started
+        for _ in range(3000):
+            if not await store.exists(aged):
+                break
+            await asyncio.sleep(0.01)
+        assert not await store.exists(aged) and await store.exists(fresh)
+    finally:
+        sweeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sweeper
 
 
 def test_the_s3_lifecycle_rule_matches_the_cluster_config_and_s3_accepts_it(aws_server: AwsServer) -> None:
