@@ -89,6 +89,11 @@ def test_reindex_after_an_embedder_change_keeps_the_diagnosis(config: Path, tmp_
     assert after["resolution"] == before["resolution"]
     assert not list((tmp_path / "kb").glob("*.reindex.jsonl*"))  # the work file is gone once done
     assert_dimensions(tmp_path / "kb" / "qdrant", 96)
+    # Learning the incidents again brings back their whole-log points (the graph is unchanged).
+    assert main(["bamboo", "populate", "--config", str(config), str(tmp_path / "incidents.jsonl")]) == 0
+    capsys.readouterr()
+    assert main(["bamboo", "stats", "--config", str(config)]) == 0
+    assert int(capsys.readouterr().out.split("vector points: ", 1)[1].split()[0]) == points_before
 
 
 def assert_dimensions(path: Path, size: int) -> None:
