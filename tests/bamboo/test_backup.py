@@ -78,7 +78,8 @@ def test_reindex_after_an_embedder_change_keeps_the_diagnosis(config: Path, tmp_
     raw["bamboo"]["embeddings"]["dimensions"] = 96
     config.write_text(json.dumps(raw))
     assert main(["bamboo", "analyze", "--config", str(config), str(tmp_path / "like_a.json")]) == 2
-    assert "holds 64-d vectors, the embedder makes 96-d ones" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "holds 64-d vectors, the embedder makes 96-d ones" in err and "run `bamboo reindex`" in err
     assert main(["bamboo", "reindex", "--config", str(config)]) == 0
     out = capsys.readouterr().out
     assert "of 2 incidents embedded again (96 dimensions); 2 whole-log points dropped" in out

@@ -158,7 +158,8 @@ class QdrantVectorStore:
         self._dimensions = self._dimensions or size
         if size != self._dimensions:
             raise ConfigError(f"vector collection {self._collection} holds {size}-d vectors, "
-                              f"the embedder makes {self._dimensions}-d ones")
+                              f"the embedder makes {self._dimensions}-d ones (after changing bamboo.embeddings, "
+                              "run `bamboo reindex` with the service stopped)")
 
     async def aclose(self) -> None:
         if self._client is not None:
