@@ -15,6 +15,7 @@ from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.mcp import BuiltinMcpClient, McpClient
 from hummingbird_agent.bamboo.panda.index import PandaIndex
 from hummingbird_agent.bamboo.panda.tools import PandaSupport
+from hummingbird_agent.bamboo.stores.base import trusting
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.bamboo.strategies.base import (
@@ -44,7 +45,7 @@ def build_graph_store(loaded: LoadedConfig) -> CypherGraphStore:
 
         user, password = loaded.secret(cfg.user_env), loaded.secret(cfg.password_env)
         auth = (user, password) if user and password else None
-        return CypherGraphStore(Neo4jSession(cfg.uri, auth, cfg.database))
+        return CypherGraphStore(Neo4jSession(cfg.uri, auth, cfg.database, ca_file=loaded.ca_bundle))
     from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
 
     return CypherGraphStore(LadybugSession(str(loaded.resolve(cfg.path))))
@@ -71,15 +72,16 @@ def build_embedder(loaded: LoadedConfig) -> Embedder:
     return HashingEmbedder(cfg.dimensions)
 
 
-def build_vector_store(loaded: LoadedConfig, dimensions: int, suffix: str = "") -> QdrantVectorStore:
+def build_vector_store(loaded: LoadedConfig, dimensions: int | None, suffix: str = "") -> QdrantVectorStore:
     """The configured Qdrant collection, or its `suffix`ed sibling. In local mode a sibling gets its own
-    folder too: one folder is locked by the client that has it open."""
+    folder too: one folder is locked by the client that has it open. `dimensions` None: the collection's own."""
     cfg = loaded.config.bamboo.vectors
     path = None
     if not cfg.url:
         path = cfg.path if cfg.path == ":memory:" else str(loaded.resolve(cfg.path)) + suffix
+    tls = trusting(loaded.ca_bundle) if cfg.url and loaded.ca_bundle else None
     return QdrantVectorStore(cfg.collection + suffix, dimensions, url=cfg.url, path=path,
-                             api_key=loaded.secret(cfg.api_key_env))
+                             api_key=loaded.secret(cfg.api_key_env), tls=tls)
 
 
 def build_stores(loaded: LoadedConfig) -> Stores:

@@ -219,6 +219,13 @@ JOB_LOG_PREVIEW_WINDOW_BYTES = 8 * 1024 * 1024
 # Part size of the multipart upload of sandbox.tar.gz to S3. S3's minimum part is 5 MiB; 8 MiB keeps
 # peak memory of one save at one part (plus one STREAM_CHUNK_BYTES read) whatever the archive size.
 S3_PART_BYTES = 8 * 1024 * 1024
+# Default age (days since a session was last saved) after which it expires: `sessions.max_age_days`. A reply
+# resumes a session, and review threads are answered within days to weeks; a month keeps those while bounding
+# the store (local sweep; S3: the lifecycle rule in kubernetes/s3-sessions-lifecycle.json, same number).
+SESSION_MAX_AGE_DAYS = 30
+# Seconds between sweeps of expired local sessions in `serve` (one also runs at start-up). Expiry is counted in
+# days, so an hour late is nothing; a sweep reads one directory entry per session.
+SESSION_SWEEP_INTERVAL_S = 3600.0
 
 # --- secrets -------------------------------------------------------------------------------------
 # Shortest secret value (an env var the config or the MCP servers file names) the service starts with.

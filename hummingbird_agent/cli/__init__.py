@@ -151,7 +151,26 @@ def _add_bamboo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     _config_arg(analyze)
     analyze.add_argument("incident", metavar="INCIDENT.json", nargs="+")
     analyze.add_argument("--json", action="store_true", help="print the AnalysisResult as JSON")
+    _add_bamboo_upkeep(bsub)
     p.set_defaults(func=_cmd_bamboo)
+
+
+def _add_bamboo_upkeep(bsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """`bamboo incidents`, `backup`, `restore`, `reindex`: curating and keeping the knowledge base."""
+    inc = bsub.add_parser("incidents", help="list, show or remove learned incidents")
+    isub = inc.add_subparsers(dest="incidents_command", metavar="ACTION", required=True)
+    _config_arg(isub.add_parser("list", help="every learned incident with its causes"))
+    for action, what in (("show", "what one incident contributed"),
+                         ("remove", "withdraw one incident: its nodes, edges and vectors no other incident shares")):
+        one = isub.add_parser(action, help=what)
+        _config_arg(one)
+        one.add_argument("incident_id", metavar="INCIDENT_ID")
+    for action, what in (("backup", "copy the embedded stores into DIR (the service stopped)"),
+                         ("restore", "replace the embedded stores with the backup in DIR (the service stopped)")):
+        one = bsub.add_parser(action, help=what)
+        _config_arg(one)
+        one.add_argument("dir", metavar="DIR")
+    _config_arg(bsub.add_parser("reindex", help="re-embed every vector point with the configured embedder"))
 
 
 def build_parser() -> argparse.ArgumentParser:

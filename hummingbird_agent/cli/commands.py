@@ -60,6 +60,7 @@ def render_summary(loaded: LoadedConfig) -> str:
         lines.append(f"    projects: {projects}")
         lines += credential_lines(loaded, name)
     lines.append(f"queues: {cfg.queues.backend}; sessions: {cfg.sessions.backend}; sandbox: {cfg.sandbox.backend}")
+    lines.append(session_expiry_line(cfg.sessions.backend, cfg.sessions.max_age_days))
     lines.append(f"bamboo: {'enabled' if cfg.bamboo.enabled else 'disabled'}")
     lines += bamboo_lines(loaded) if cfg.bamboo.enabled else []
     lines += model_lines(loaded)
@@ -108,6 +109,13 @@ def bamboo_lines(loaded: LoadedConfig) -> list[str]:
 
 # How each provider's prompt tokens are counted when a prompt may be over the window (others: bytes / 4).
 _TOKEN_COUNTS = {"gemini": "Gemini countTokens", "anthropic": "Anthropic count_tokens"}
+
+
+def session_expiry_line(backend: str, days: int) -> str:
+    if not days:
+        return "sessions expire: never (sessions.max_age_days 0)"
+    how = "swept by serve" if backend == "local" else "by the bucket's lifecycle rule, not by the service"
+    return f"sessions expire: {days} days after their last save ({how})"
 
 
 def model_lines(loaded: LoadedConfig) -> list[str]:
@@ -172,13 +180,21 @@ def require_knowledge_base(loaded: LoadedConfig, command: str) -> None:
                           "Qdrant server). Nothing was created")
 
 
+# `bamboo` commands that keep the stores rather than learn or diagnose (cli/knowledge_upkeep.py).
+UPKEEP = ("incidents", "backup", "restore", "reindex")
+
+
 def bamboo(args: argparse.Namespace) -> int:
     from hummingbird_agent.cli import knowledge as kb
     loaded = load(args.config)
     command = args.bamboo_command
-    uses_stores = command in ("stats", "analyze") or (command == "populate" and not args.dry_run)
+    uses_stores = command in ("stats", "analyze", *UPKEEP) or (command == "populate" and not args.dry_run)
     if uses_stores:
         require_knowledge_base(loaded, f"bamboo {command}")
+    if command in UPKEEP:
+        from hummingbird_agent.cli import knowledge_upkeep
+
+        return knowledge_upkeep.run(loaded, args)
     if args.bamboo_command == "populate":
         return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.strategy, args.show)
     if args.bamboo_command in ("index-docs", "index-source"):

@@ -55,7 +55,8 @@ class EmbeddingsConfig(StrictModel):
     base_url: str | None = None
     """Embedding endpoint; default: the `model` section's when it is the same provider."""
     dimensions: Annotated[int, whole(1, 65_536, "vector components")] = 384
-    """Vector size."""
+    """Vector size. Changing it, the provider or the model needs `bamboo reindex` (stored vectors are only
+    comparable with the embedder that made them)."""
 
 
 class PandaConfig(StrictModel):

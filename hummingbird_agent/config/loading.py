@@ -173,7 +173,9 @@ def secret_env_names(config: Config) -> list[str]:
     public = {config.bamboo.graph.user_env}
     public |= {wf.data_sources.konflux.kubeconfig_env for wf in config.workflows.values() if wf.data_sources.konflux}
     public |= {e.env for _, _, envs in project_credentials(config) for e in envs if e.source == "konflux"}
-    return [name for name in required_env_names(config) if name not in public]
+    # Optional secrets: a Qdrant server's API key is needed only when the server checks keys.
+    optional = [config.bamboo.vectors.api_key_env] if config.bamboo.enabled and config.bamboo.vectors.url else []
+    return [name for name in dict.fromkeys(required_env_names(config) + optional) if name not in public]
 
 
 def required_env_names(config: Config) -> list[str]:

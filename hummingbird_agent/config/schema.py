@@ -220,6 +220,10 @@ class SessionsConfig(StrictModel):
     """S3 backend: bucket name."""
     s3_prefix: str = "sessions/"
     """S3 backend: key prefix."""
+    max_age_days: Annotated[int, whole(0, 36_500, "days")] = budgets.SESSION_MAX_AGE_DAYS
+    """Days after its last save that a session expires (a reply to it then gets a note saying so); 0 keeps
+    sessions forever. The local backend is swept at start-up and hourly by `serve`; for S3 the bucket's lifecycle rule
+    expires them (docs/operations.md)."""
 
     @model_validator(mode="after")
     def _bucket_for_s3(self) -> SessionsConfig:

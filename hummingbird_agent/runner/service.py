@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 
+from hummingbird_agent import budgets
 from hummingbird_agent.agent.run import SourceRegistrar
 from hummingbird_agent.bamboo.diagnose.known_causes import StoredCauses
 from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
@@ -31,7 +32,7 @@ from hummingbird_agent.runner.triage_step import TriageService
 from hummingbird_agent.sandbox.base import Sandbox
 from hummingbird_agent.sandbox.factory import SandboxFactory
 from hummingbird_agent.sessions.base import SessionStore
-from hummingbird_agent.sessions.local import LocalSessionStore
+from hummingbird_agent.sessions.local import LocalSessionStore, sweep, sweep_periodically
 from hummingbird_agent.sessions.s3 import S3SessionStore
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,20 @@ UNCONFIGURED_RETRY_S = 300.0
 async def open_sessions(loaded: LoadedConfig) -> AsyncIterator[SessionStore]:
     cfg = loaded.config.sessions
     if cfg.backend == "local":
-        yield LocalSessionStore(loaded.resolve(cfg.directory))
+        local = LocalSessionStore(loaded.resolve(cfg.directory))
+        if not cfg.max_age_days:
+            yield local
+            return
+        # Swept before the service takes work, then hourly for its lifetime.
+        await sweep(local, cfg.max_age_days * 86400.0)
+        sweeper = asyncio.create_task(sweep_periodically(local, cfg.max_age_days * 86400.0,
+                                                         budgets.SESSION_SWEEP_INTERVAL_S))
+        try:
+            yield local
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
         return
     queues = loaded.config.queues
     store = S3SessionStore(cfg.s3_bucket or "", cfg.s3_prefix, queues.region, queues.endpoint_url)

@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
+import shutil
+import time
 from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,8 @@ from hummingbird_agent.sessions.base import (
     StoredSession,
     validate_session_id,
 )
+
+log = logging.getLogger(__name__)
 
 
 async def save_directory(
@@ -74,6 +80,47 @@ class LocalSessionStore:
 
     async def exists(self, session_id: str) -> bool:
         return (self.path(session_id) / CONTEXT_FILE).is_file()
+
+    def expire(self, max_age_s: float, now: float | None = None) -> int:
+        """Delete every session last saved more than `max_age_s` ago (its context.json's mtime; a directory
+        without one, a save cut short, by its own); returns how many. Entries not named by a session id are
+        not ours and stay."""
+        cutoff = (time.time() if now is None else now) - max_age_s
+        removed = 0
+        for entry in self.root.iterdir() if self.root.is_dir() else ():
+            if not _is_session_id(entry.name) or not entry.is_dir():
+                continue
+            marker = entry / CONTEXT_FILE
+            try:
+                saved = (marker if marker.exists() else entry).stat().st_mtime
+            except FileNotFoundError:  # removed meanwhile
+                continue
+            if saved < cutoff:
+                shutil.rmtree(entry, ignore_errors=True)
+                removed += not entry.exists()
+        return removed
+
+
+async def sweep(store: LocalSessionStore, max_age_s: float) -> int:
+    """`store.expire` off the event loop, logged when it removed something."""
+    removed = await asyncio.to_thread(store.expire, max_age_s)
+    if removed:
+        log.info("sessions expired: %d removed (last saved over %g days ago)", removed, max_age_s / 86400)
+    return removed
+
+
+async def sweep_periodically(store: LocalSessionStore, max_age_s: float, interval_s: float) -> None:
+    """`sweep` every `interval_s` until cancelled (the service's lifetime)."""
+    while True:
+        await asyncio.sleep(interval_s)
+        await sweep(store, max_age_s)
+
+
+def _is_session_id(name: str) -> bool:
+    try:
+        return validate_session_id(name) == name
+    except PermanentError:
+        return False
 
 
 def _write_atomic(path: Path, data: bytes) -> None:

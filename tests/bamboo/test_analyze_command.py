@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from hummingbird_agent.cli import main
+from tests.bamboo.cli_kb import kb_config
 
 TURNS = [
     {"text": "{}"},  # clue extraction: no causes named for a new failure
@@ -19,13 +20,7 @@ TURNS = [
 
 def write_config(tmp_path: Path) -> Path:
     (tmp_path / "turns.json").write_text(json.dumps({"turns": TURNS}))
-    config = {"model": {"provider": "scripted", "script": "turns.json"},
-              "bamboo": {"enabled": True, "graph": {"path": "kb/graph"}, "vectors": {"path": "kb/qdrant"},
-                         "embeddings": {"dimensions": 64}},
-              "workflows": {}}
-    path = tmp_path / "config.yaml"
-    path.write_text(json.dumps(config))
-    return path
+    return kb_config(tmp_path, {"provider": "scripted", "script": "turns.json"})
 
 
 def test_analyze_prints_the_analysis_result_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

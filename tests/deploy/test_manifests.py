@@ -19,6 +19,9 @@ MANIFESTS = ("service/deployment.yaml", "service/secret.yaml", "rbac.yaml", "san
              "networkpolicy.yaml", "monitoring/servicemonitor.yaml", "monitoring/prometheus-rules.yaml")
 MANIFESTS += ("webhook/service.yaml", "webhook/route.yaml", "webhook/ingress.yaml")  # test_webhook_manifests.py
 KUSTOMIZE = {"service/kustomization.yaml", "openshift/kustomization.yaml"}
+# The knowledge base's overlays (tests/deploy/test_knowledge_manifests.py).
+KNOWLEDGE = {f"knowledge/{o}/{f}" for o in ("servers", "embedded") for f in ("kustomization.yaml", "config.yaml")}
+KNOWLEDGE |= {"knowledge/embedded/pvc.yaml"}
 
 
 @pytest.mark.parametrize("name", MANIFESTS)
@@ -30,7 +33,8 @@ def test_manifest_parses_with_kind_and_name(name: str) -> None:
 
 
 def test_no_unexpected_manifests() -> None:
-    assert {p.relative_to(KUBE_DIR).as_posix() for p in KUBE_DIR.glob("**/*.yaml")} == set(MANIFESTS) | KUSTOMIZE
+    found = {p.relative_to(KUBE_DIR).as_posix() for p in KUBE_DIR.glob("**/*.yaml")}
+    assert found == set(MANIFESTS) | KUSTOMIZE | KNOWLEDGE
 
 
 def deployment() -> dict[str, Any]:

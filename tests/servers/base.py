@@ -7,6 +7,7 @@ import json
 import logging
 import re
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -125,10 +126,13 @@ class FakeHTTPServer:
         self._lock = threading.RLock()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.tls: ssl.SSLContext | None = None  # set before start() to serve https
 
     # --- lifecycle ---------------------------------------------------------------------------
     def start(self) -> FakeHTTPServer:
         self._server = _Server(self)
+        if self.tls is not None:  # https: each accepted connection does the handshake first
+            self._server.socket = self.tls.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
             name=f"{self.name}-server",
@@ -162,7 +166,7 @@ class FakeHTTPServer:
         if self._server is None:
             raise RuntimeError(f"{self.name} server is not started")
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{'https' if self.tls else 'http'}://{host}:{port}"
 
     # --- configuration -----------------------------------------------------------------------
     def route(self, method: str, pattern: str, handler: Handler) -> None:

@@ -24,6 +24,7 @@ class QdrantServer(FakeHTTPServer):
         self.route("GET", r"/collections/(?P<name>[^/]+)/exists", self._exists)
         self.route("PUT", r"/collections/(?P<name>[^/]+)", self._create)
         self.route("PUT", r"/collections/(?P<name>[^/]+)/index", self._index)
+        self.route("DELETE", r"/collections/(?P<name>[^/]+)", self._delete)
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         return {"status": {"error": message}, "time": 0.0001}
@@ -43,3 +44,7 @@ class QdrantServer(FakeHTTPServer):
         body = req.json() or {}
         self.collections[name]["indexes"][body.get("field_name")] = body.get("field_schema")
         return _ok({"operation_id": 0, "status": "completed"})
+
+    def _delete(self, req: Request, name: str) -> Response:
+        # Qdrant answers `false` for a collection that does not exist, not an error.
+        return _ok(self.collections.pop(name, None) is not None)

@@ -59,6 +59,12 @@ def read_only_tools(loaded: LoadedConfig, workflow: str, stores: Stores, spill_b
             for d in registry.declarations()]
 
 
+def tool_namespace(loaded: LoadedConfig) -> str:
+    """The tool-selection vectors' namespace of this config (its MCP servers file and model provider)."""
+    path = loaded.config.bamboo.mcp_servers_config
+    return config_namespace(str(loaded.resolve(path)) if path else None, loaded.config.model.provider)
+
+
 class ConfiguredEnricher:
     """Enricher (accumulator), Explorer (navigator) and ToolMemory (tool selection's first source) over
     the config. The tool-selection vectors stay open while any exploration or remember runs."""
@@ -72,8 +78,7 @@ class ConfiguredEnricher:
         self._mcp_path = str(loaded.resolve(path)) if path else None
         self._vectors = tool_vectors
         cfg = loaded.config.bamboo
-        self.selector = ToolSelector(tool_vectors, stores.embedder,
-                                     config_namespace(self._mcp_path, loaded.config.model.provider),
+        self.selector = ToolSelector(tool_vectors, stores.embedder, tool_namespace(loaded),
                                      cfg.tool_max_full_schemas,
                                      candidate_pool(cfg.tool_max_full_schemas, cfg.tool_retrieval_candidate_k),
                                      cfg.tool_reserved_explore)

@@ -86,6 +86,11 @@ def _merge(past: Sequence[str], matching: Sequence[str], reserved: int) -> list[
     return list(dict.fromkeys([*front, *past[reserved:], *matching[reserved:], *past, *matching]))
 
 
+def trigger_id(namespace: str, key: str) -> str:
+    """The tool-selection memory's id of one remembered investigation (an incident id as `key`)."""
+    return f"trigger:{namespace}:{key}"
+
+
 @dataclass(slots=True)
 class ToolSelector:
     """Two-source tool retrieval over a vector store, namespaced (hash of MCP config and provider)."""
@@ -108,7 +113,7 @@ class ToolSelector:
         point = VectorPoint(derive_id(self.namespace, TRIGGERS, key), tuple(vector),
                             {"section": self._section(TRIGGERS), "name": key, "tools": sorted(set(tools)),
                              "weight": weight})
-        await self.vectors.replace_incident(f"trigger:{self.namespace}:{key}", [point])
+        await self.vectors.replace_incident(trigger_id(self.namespace, key), [point])
 
     async def _sync_catalogue(self, tools: Sequence[McpTool]) -> None:
         texts = [f"{t.name}: {t.description}" for t in tools]

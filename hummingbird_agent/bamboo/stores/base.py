@@ -6,6 +6,7 @@ Backends implement these Protocols; the conformance suites in tests/bamboo run a
 from __future__ import annotations
 
 import contextlib
+import ssl
 import urllib.parse
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from typing import Any, Protocol
 
 from hummingbird_agent.bamboo.embeddings import Embedder
 from hummingbird_agent.bamboo.incident_graph import KnowledgeGraph
+from hummingbird_agent.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +87,17 @@ class GraphStore(Protocol):
         """`replace_incident` for each item, all in one write transaction."""
         ...
 
-    async def remove_incident(self, incident_id: str) -> None: ...
+    async def remove_incident(self, incident_id: str) -> None:
+        """Withdraw the incident: elements only it supports go, shared ones lose its support and confidence."""
+        ...
+
+    async def incident_ids(self) -> list[str]:
+        """Every learned incident's id, sorted."""
+        ...
+
+    async def contribution(self, incident_id: str) -> dict[str, Any] | None:
+        """What the incident contributed (`nodes` and `edges` rows as stored), or None when it is unknown."""
+        ...
 
     async def counts(self) -> GraphCounts: ...
 
@@ -196,3 +208,12 @@ def address(url: str) -> str:
     except ValueError:
         return "an invalid URL"
     return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", "")) if host else url
+
+
+def trusting(ca_file: str) -> ssl.SSLContext:
+    """A verifying TLS context trusting the CA bundle file (a server's certificate); ConfigError (one line)
+    when the file is unusable."""
+    try:
+        return ssl.create_default_context(cafile=ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConfigError(f"CA bundle {ca_file}: cannot be used ({getattr(exc, 'strerror', None) or exc})") from None

@@ -81,6 +81,10 @@ def get_incident(gid: str) -> Statement:
             {"gid": gid})
 
 
+def list_incidents() -> Statement:
+    return f"MATCH (i:{INCIDENT_LABEL}) RETURN i.name AS gid ORDER BY gid", {}
+
+
 def delete_incident(gid: str) -> Statement:
     return f"MATCH (i:{INCIDENT_LABEL} {{name: $gid}}) DELETE i", {"gid": gid}
 

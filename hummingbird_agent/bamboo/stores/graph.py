@@ -188,6 +188,13 @@ class CypherGraphStore:
 
         await self._session.write(work)
 
+    async def incident_ids(self) -> list[str]:
+        return [str(r["gid"]) for r in await self._session.read(*cypher.list_incidents())]
+
+    async def contribution(self, incident_id: str) -> dict[str, Any] | None:
+        rows = await self._session.read(*cypher.get_incident(incident_id))
+        return dict(json.loads(rows[0]["contribution"])) if rows else None
+
     async def counts(self) -> GraphCounts:
         nodes = {label: await self._count(cypher.count_nodes(label)) for label in cypher.GRAPH_LABELS}
         edges = {rel.value: await self._count(cypher.count_edges(rel.value)) for rel in RelType}

@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 from hummingbird_agent.bamboo.stores import cypher
-from hummingbird_agent.bamboo.stores.base import address
+from hummingbird_agent.bamboo.stores.base import address, trusting
 from hummingbird_agent.errors import ConfigError, PermanentError, TransientError
 
 T = TypeVar("T")
@@ -58,11 +58,14 @@ class Neo4jSession:
     """CypherSession over a Neo4j server. `driver` may be given (already built); else built in open()."""
 
     def __init__(self, uri: str | None, auth: tuple[str, str] | None, database: str | None = None,
-                 driver: Any = None) -> None:
+                 driver: Any = None, ca_file: str | None = None) -> None:
+        """`ca_file`: the deployment's CA bundle; a neo4j+s:// or bolt+s:// server's certificate is verified
+        against it instead of the system's."""
         self._uri = uri
         self._auth = auth
         self._database = database
         self._driver = driver
+        self._ca_file = ca_file
 
     async def open(self) -> None:
         if self._driver is None:
@@ -71,8 +74,9 @@ class Neo4jSession:
             import neo4j.exceptions as nx
             from neo4j import AsyncGraphDatabase
 
+            uri, tls = _tls(self._uri, self._ca_file)
             try:
-                self._driver = AsyncGraphDatabase.driver(self._uri, auth=self._auth)
+                self._driver = AsyncGraphDatabase.driver(uri, auth=self._auth, **tls)
             except (nx.ConfigurationError, ValueError):
                 # The driver's message repeats the URI, user info included: name only the safe part.
                 raise ConfigError(f"bamboo.graph.uri {address(self._uri)}: not a usable Neo4j URI (bolt:// or "
@@ -107,3 +111,13 @@ class Neo4jSession:
         async with _mapped("read"), self._driver.session(database=self._database) as session:
             rows: list[dict[str, Any]] = await session.execute_read(unit)
             return rows
+
+
+def _tls(uri: str, ca_file: str | None) -> tuple[str, dict[str, Any]]:
+    """The driver's URI and TLS settings: with a CA bundle, a verifying `+s` scheme becomes the plain scheme plus
+    an SSL context trusting that bundle (the driver takes a custom trust only with the plain schemes)."""
+    scheme, sep, rest = uri.partition("://")
+    if not ca_file or scheme not in ("neo4j+s", "bolt+s"):
+        return uri, {}
+    return f"{scheme.removesuffix('+s')}{sep}{rest}", {"ssl_context": trusting(ca_file)}
+

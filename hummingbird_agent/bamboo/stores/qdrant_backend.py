@@ -7,6 +7,7 @@ points can be replaced as a whole and searches can be restricted to a section.
 from __future__ import annotations
 
 import logging
+import ssl
 from collections import defaultdict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -55,13 +56,15 @@ def _relax_local_sync(client: Any, collection: str) -> None:
 class QdrantVectorStore:
     """VectorStore over one Qdrant collection of `dimensions`-sized cosine vectors."""
 
-    def __init__(self, collection: str, dimensions: int, url: str | None = None, path: str | None = None,
-                 api_key: str | None = None) -> None:
+    def __init__(self, collection: str, dimensions: int | None, url: str | None = None, path: str | None = None,
+                 api_key: str | None = None, tls: ssl.SSLContext | None = None) -> None:
+        """`dimensions` None takes the existing collection's size (re-indexing reads a collection of another);
+        `tls` verifies an https server (the deployment's CA bundle), None the system's trust."""
         if not url and not path:
             raise ConfigError("bamboo.vectors: give a Qdrant server url or a local path")
         self._collection = collection
         self._dimensions = dimensions
-        self._url, self._path, self._api_key = url, path, api_key
+        self._url, self._path, self._api_key, self._tls = url, path, api_key, tls
         self._client: Any = None
         # Local mode only: incident id -> its point ids. Local mode scans every payload in Python for a
         # filtered delete; this index (built once at open, kept on write) makes replacing one incident
@@ -76,12 +79,13 @@ class QdrantVectorStore:
         self._hit_keys: dict[str, dict[str, str]] = {}
 
     async def open(self) -> None:
-        from qdrant_client import AsyncQdrantClient, models
+        from qdrant_client import AsyncQdrantClient
 
         if self._url:
             # No version check: it runs in a background thread and prints a warning of its own when the server
             # is unreachable; open() below reports that as one line naming the address.
-            self._client = AsyncQdrantClient(url=self._url, api_key=self._api_key, check_compatibility=False)
+            verify: dict[str, Any] = {"verify": self._tls} if self._tls else {}
+            self._client = AsyncQdrantClient(url=self._url, api_key=self._api_key, check_compatibility=False, **verify)
         elif self._path == ":memory:":
             self._client = AsyncQdrantClient(location=":memory:")
         else:
@@ -93,20 +97,23 @@ class QdrantVectorStore:
                     f"vector store {self._path} is locked by another process (lock file {self._path}/.lock; Qdrant "
                     "local mode allows one process at a time): stop it (the service or another bamboo command), or "
                     "set bamboo.vectors.url to a Qdrant server, which several processes can share") from None
-        async with _mapped(f"open at {address(self._url)}" if self._url else "open"):
-            if not await self._client.collection_exists(self._collection):
-                await self._client.create_collection(
-                    self._collection,
-                    vectors_config=models.VectorParams(size=self._dimensions, distance=models.Distance.COSINE))
-            else:
-                await self._check_size()
-            # Local mode ignores payload indexes (and warns); a server uses them for the section filters.
-            for key in ("section", "incident_id") if self._url else ():
-                await self._client.create_payload_index(self._collection, key, models.PayloadSchemaType.KEYWORD)
-            if not self._url:
-                self._local_ids = await self._incident_ids()
+        try:
+            await self._prepare()
+        except BaseException:
+            await self.aclose()  # a refused open (another size, an unreachable server) keeps no lock or socket
+            raise
         if self._path and self._path != ":memory:":
             _relax_local_sync(self._client, self._collection)
+
+    async def _prepare(self) -> None:
+        async with _mapped(f"open at {address(self._url)}" if self._url else "open"):
+            if not await self._client.collection_exists(self._collection):
+                await self._create(self._dimensions or 1)
+            else:
+                await self._check_size()
+                await self._index()
+            if not self._url:
+                self._local_ids = await self._incident_ids()
 
     async def _incident_ids(self) -> dict[str, dict[str, str]]:
         ids: dict[str, dict[str, str]] = defaultdict(dict)
@@ -121,12 +128,38 @@ class QdrantVectorStore:
             if offset is None:
                 return ids
 
+    async def _create(self, dimensions: int) -> None:
+        from qdrant_client import models
+
+        self._dimensions = dimensions
+        await self._client.create_collection(
+            self._collection, vectors_config=models.VectorParams(size=dimensions, distance=models.Distance.COSINE))
+        await self._index()
+
+    async def _index(self) -> None:
+        """A server's payload indexes for the section and incident filters (local mode ignores them, and warns)."""
+        from qdrant_client import models
+
+        for key in ("section", "incident_id") if self._url else ():
+            await self._client.create_payload_index(self._collection, key, models.PayloadSchemaType.KEYWORD)
+
+    async def reset(self, dimensions: int) -> None:
+        """Delete every point and make the collection hold `dimensions`-sized vectors (re-indexing)."""
+        async with _mapped("reset"):
+            await self._client.delete_collection(self._collection)
+            await self._create(dimensions)
+        self._sections.clear()
+        self._hit_keys.clear()
+        self._local_ids = {} if self._local_ids is not None else None
+
     async def _check_size(self) -> None:
         info = await self._client.get_collection(self._collection)
         size = info.config.params.vectors.size
+        self._dimensions = self._dimensions or size
         if size != self._dimensions:
             raise ConfigError(f"vector collection {self._collection} holds {size}-d vectors, "
-                              f"the embedder makes {self._dimensions}-d ones")
+                              f"the embedder makes {self._dimensions}-d ones (after changing bamboo.embeddings, "
+                              "run `bamboo reindex` with the service stopped)")
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -176,9 +209,10 @@ class QdrantVectorStore:
         by_section: dict[str, list[int]] = defaultdict(list)
         for i, pid in enumerate(ids):
             by_section[self._hit_keys[pid]["section"]].append(i)
+        size = self._dimensions or 0  # known once open
         for section, at in by_section.items():
-            rows = unit_rows([vectors[i] for i in at], self._dimensions)
-            self._sections.setdefault(section, SectionMatrix(self._dimensions)).add([ids[i] for i in at], rows)
+            rows = unit_rows([vectors[i] for i in at], size)
+            self._sections.setdefault(section, SectionMatrix(size)).add([ids[i] for i in at], rows)
 
     def _selector(self, incident_ids: list[str]) -> Any:
         from qdrant_client import models
