@@ -112,6 +112,9 @@ class BambooConfig(StrictModel):
     """Run the ContextEnricher: on the accumulator's first rejection and in the navigator's exploratory and
     procedure hooks. Off by default because its orchestration code runs in the sandbox (Podman or
     Kubernetes); when off, `bamboo populate/analyze` need no sandbox and the hooks report no explorer."""
+    investigate_auto_run_read_only: bool = True
+    """In `investigate`, run proposed code that calls only read-only tools at once; false: every proposal
+    waits for `approve`. Code calling a state-changing tool always waits."""
     graph: GraphStoreConfig = GraphStoreConfig()
     vectors: VectorStoreConfig = VectorStoreConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
