@@ -61,10 +61,10 @@ class Investigator:
         if state.turns >= budgets.INVESTIGATE_MAX_TURNS and said.word in ("question", "code", "approve"):
             return TurnResult(state, f"This investigation reached its {budgets.INVESTIGATE_MAX_TURNS} turns. "
                               + replies.COMMANDS_HELP, Tally("limit"))
-        state = replace(state, turns=state.turns + 1).said("human", text)
         try:
-            result = await self._dispatch(state, said)
+            result = await self._dispatch(replace(state, turns=state.turns + 1).said("human", text), said)
         except InvestigationError as exc:
+            # No turn: the state stays as it was, so asking again later is the same turn.
             log.warning("investigate %s: turn not taken: %s", state.session_id, exc)
             return TurnResult(state, f"**Error:** {exc}", Tally("error"))
         return replace(result, state=result.state.said("bot", result.reply[:2000]))

@@ -50,8 +50,8 @@ def parse_plan(answer: Mapping[str, Any]) -> Plan:
                  for g in (raw if isinstance(raw, list) else []) if isinstance(g, Mapping) and g.get("investigation"))
     if isinstance(code, str) and code.strip():
         return Plan(code=code.strip(), gaps=gaps)
-    if isinstance(narration, str) and narration.strip() and not gaps:
-        return Plan(narration=narration.strip())
+    if isinstance(narration, str) and narration.strip():
+        return Plan(narration=narration.strip(), gaps=gaps)
     return Plan(gaps=gaps)
 
 
@@ -92,7 +92,7 @@ class Planner:
         left = [t for t in tools if t.name in set(omitted)]
         block, _ = render_tools(left, {t.name for t in left[: budgets.TOOL_MAX_FULL_SCHEMAS]}, budget)
         again = await self._ask(system, render("investigate_user", tools=block, **values))
-        return Plan(again.narration, again.code, (*plan.gaps, *again.gaps) if not again.code else again.gaps, True)
+        return Plan(again.narration, again.code, (*plan.gaps, *again.gaps), True)
 
     async def _ask(self, system: str, user: str) -> Plan:
         try:

@@ -1,0 +1,76 @@
+"""The investigation engine on a catalogue too large for the planner's prompt (the scripted model, the real
+sandbox, the embedded stores): a planner that declines while tools were left out is asked once more with the
+tools it did not see; with the tool-selection vectors unreachable the turn is refused with a clear error."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from hummingbird_agent.bamboo.explore.enricher import ContextEnricher
+from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector
+from hummingbird_agent.bamboo.investigate import InvestigationState, Investigator
+from hummingbird_agent.bamboo.investigate.planner import OVER_BUDGET, Planner
+from hummingbird_agent.bamboo.learn.accumulator import Stores
+from hummingbird_agent.bamboo.mcp import BuiltinMcpClient
+from hummingbird_agent.sandbox import PodmanSandbox
+from hummingbird_agent.tools import ToolDef
+from tests.bamboo.sandboxes import box, kept_open
+from tests.bamboo.test_enricher import scripted
+
+__all__ = ["box"]
+pytestmark = [pytest.mark.podman, pytest.mark.asyncio(loop_scope="module")]
+NO_ARGS = {"type": "object", "properties": {}}
+WINDOW_TOKENS = 2600  # the prompt, the answer margin and about ten compact tool lines
+
+
+def catalogue() -> BuiltinMcpClient:
+    def reader(n: int) -> ToolDef:
+        def read() -> dict[str, int]:
+            return {"reading": n}
+        return ToolDef(f"probe_{n:02d}", f"Reads gauge number {n} of the build farm. " + "Detail. " * 40, NO_ARGS, read)
+    return BuiltinMcpClient([reader(n) for n in range(40)])
+
+
+def tools_in(prompt: str) -> set[str]:
+    return set(re.findall(r"^- (probe_\d\d)\(", prompt.split("## Available tools", 1)[1], re.M))
+
+
+async def nothing(_: InvestigationState) -> None:
+    return None
+
+
+def investigator(box: PodmanSandbox, stores: Stores, selector: ToolSelector | None, *answers: object):
+    llm, model = scripted(*answers)
+    enricher = ContextEnricher(llm, catalogue(), kept_open(box), selector, context_window_tokens=WINDOW_TOKENS)
+    return Investigator(Planner(llm, selector, WINDOW_TOKENS), enricher, stores, None, nothing), model
+
+
+async def test_a_decline_with_tools_left_out_escalates_once_with_a_fresh_page(box: PodmanSandbox,
+                                                                              stores: Stores) -> None:
+    selector = ToolSelector(stores.vectors, stores.embedder, "test")
+    declined = {"orchestration_code": "", "capability_gaps": [{"investigation": "gauge 39 of the farm"}]}
+    code = "return {'v': await tools.probe_07()}"
+    engine, model = investigator(box, stores, selector, declined, {"orchestration_code": code})
+    state = InvestigationState("s1", "which gauge is red?", {})
+    result = await engine.turn(state, "which gauge is red?")
+    seen, fresh = (tools_in(r.contents[0]["parts"][0]["text"]) for r in model.requests)
+    assert seen and fresh and not seen & fresh  # the second page holds only tools the first left out
+    assert len(seen | fresh) <= 40 and "It only reads, so it ran at once" in result.reply
+    assert '"reading": 7' in result.reply and result.state.runs[0].tools == ("probe_07",)
+    assert result.state.gaps == ({"investigation": "gauge 39 of the farm", "suggested_tool_capability": ""},)
+
+
+async def test_over_budget_without_tool_vectors_is_a_clear_error_and_no_turn(box: PodmanSandbox,
+                                                                             stores: Stores) -> None:
+    engine, model = investigator(box, stores, None)
+    state = InvestigationState("s2", "which gauge is red?", {})
+    result = await engine.turn(state, "which gauge is red?")
+    assert result.reply == f"**Error:** {OVER_BUDGET}" and result.state == state and model.requests == []
+    small = BuiltinMcpClient(list(catalogue()._tools.values())[:3])  # a catalogue that fits needs no vectors
+    llm, model = scripted(json.dumps({"narration": "Gauge 1 is red."}))
+    enricher = ContextEnricher(llm, small, kept_open(box), None, context_window_tokens=WINDOW_TOKENS)
+    answer = await Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing).turn(state, "?")
+    assert answer.reply == "Gauge 1 is red." and answer.state.turns == 1
