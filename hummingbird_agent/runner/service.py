@@ -26,6 +26,7 @@ from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.engines import EngineExecutor, KnowledgeAgentExecutor
 from hummingbird_agent.runner.executor import Executor
 from hummingbird_agent.runner.handlers import handle_event
+from hummingbird_agent.runner.human_input import ThreadQuestions
 from hummingbird_agent.runner.investigate import InvestigateExecutor
 from hummingbird_agent.sandbox.base import Sandbox
 from hummingbird_agent.sandbox.factory import SandboxFactory
@@ -82,8 +83,9 @@ async def open_deps(
         engines: dict[str, Executor] = {
             "agent": KnowledgeAgentExecutor(loaded, model, new_sandbox, register_sources, redact, stores, metrics)}
         if stores is not None:
+            questions = ThreadQuestions(gitlab)
             engines["bamboo-accumulate"] = BambooAccumulateExecutor(
-                loaded, gitlab, build_accumulator(loaded, model, stores))
+                loaded, gitlab, build_accumulator(loaded, model, stores, questions.clients), questions)
             engines["bamboo-diagnose"] = BambooDiagnoseExecutor(loaded, build_navigator(loaded, model, stores))
             engines["bamboo-investigate"] = InvestigateExecutor(partial(build_investigation, loaded, model, stores),
                                                                 metrics)
