@@ -110,3 +110,16 @@ def test_investigate_at_a_terminal_waits_for_approval_and_stores_once(tmp_path: 
     procedures, causes, incidents = asyncio.run(stored(config))
     assert procedures == ["proc__get_runner_info__restart_runner"] and causes == ["runner r1 disk full"]
     assert incidents == 1
+
+
+@pytest.mark.parametrize(("extra", "message"), [(["--incident", "incident.json", "--project", "g/app"],
+                                                 "give either --incident or --project/--mr, not both"),
+                                                (["--mr", "7"], "--mr needs --project")])
+def test_contradictory_options_are_one_error_line(tmp_path: Path, extra: list[str], message: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from hummingbird_agent.cli import main
+
+    config = write_config(tmp_path, [])
+    assert main(["bamboo", "investigate", "--config", str(config), "why?", *extra]) == 2
+    assert capsys.readouterr().err == f"error: bamboo investigate: {message}\n"
+    assert not (tmp_path / "kb").exists()  # nothing was created

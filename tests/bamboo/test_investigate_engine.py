@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
+from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.explore.enricher import ContextEnricher
 from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector
 from hummingbird_agent.bamboo.investigate import InvestigationState, Investigator
@@ -74,3 +76,42 @@ async def test_over_budget_without_tool_vectors_is_a_clear_error_and_no_turn(box
     enricher = ContextEnricher(llm, small, kept_open(box), None, context_window_tokens=WINDOW_TOKENS)
     answer = await Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing).turn(state, "?")
     assert answer.reply == "Gauge 1 is red." and answer.state.turns == 1
+
+
+async def test_review_rules_limits_and_a_redelivered_approval(box: PodmanSandbox, stores: Stores) -> None:
+    small = BuiltinMcpClient(list(catalogue()._tools.values())[:3])
+    code = "return {'v': await tools.probe_01()}"
+    llm, model = scripted({"orchestration_code": code})
+    enricher = ContextEnricher(llm, small, kept_open(box), None, context_window_tokens=WINDOW_TOKENS)
+    waiting = Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing, auto_run_read_only=False)
+    state = InvestigationState("s3", "which gauge is red?", {})
+    proposed = await waiting.turn(state, "which gauge is red?")
+    assert "Read-only code waits for review here" in proposed.reply and proposed.state.runs == ()
+    ran = await waiting.turn(proposed.state, "approve")
+    assert '"reading": 1' in ran.reply and ran.state.runs[0].approved
+
+    started = replace(proposed.state, pending=replace(proposed.state.pending, started=True))
+    again = await waiting.turn(started, "approve")
+    assert "interrupted" in again.reply and again.state.runs == () and again.state.pending is None
+
+    huge = "```python\n" + "x = 1\n" * budgets.INVESTIGATE_CODE_MAX_BYTES + "```"
+    assert "over" in (await waiting.turn(state, huge)).reply
+    spent = replace(state, turns=budgets.INVESTIGATE_MAX_TURNS)
+    limited = await waiting.turn(spent, "one more question")
+    assert f"reached its {budgets.INVESTIGATE_MAX_TURNS} turns" in limited.reply and limited.state == spent
+    assert len(model.requests) == 1  # only the first question reached the planner
+
+
+async def test_abandoned_runs_are_stored_tentative_and_never_offered(box: PodmanSandbox, stores: Stores) -> None:
+    small = BuiltinMcpClient(list(catalogue()._tools.values())[:3])
+    code = "a = await tools.probe_01()\nb = await tools.probe_02()\nreturn {'a': a, 'b': b}"
+    llm, _ = scripted({"orchestration_code": code})
+    enricher = ContextEnricher(llm, small, kept_open(box), None, context_window_tokens=WINDOW_TOKENS)
+    engine = Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing)
+    ran = await engine.turn(InvestigationState("s4abcdef", "which gauge is red?", {}), "which gauge is red?")
+    ended = await engine.turn(ran.state, "abandon")
+    assert ended.state.status == "abandoned"
+    [row] = await stores.graph.nodes("Procedure")
+    assert row.name == "proc__probe_01__probe_02:tentative:s4abcdef" and row.props.get("status") == "tentative"
+    offered = ContextEnricher(llm, small, kept_open(box), None, procedures=[row])
+    assert not [t for t in offered.catalogue() if t.name.startswith("proc__")]

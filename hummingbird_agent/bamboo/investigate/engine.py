@@ -174,5 +174,6 @@ class Investigator:
 
     async def _abandon(self, state: InvestigationState, said: Said) -> TurnResult:
         state = replace(state, status="abandoned", pending=None)
-        return TurnResult(state, "Abandoned: nothing is stored, and its runs stay tentative (never offered as "
-                          "procedure tools).", Tally("abandoned"))
+        kept = await storing.keep_tentative(self._stores, state)
+        return TurnResult(state, f"Abandoned: no cause or resolution is stored; its {kept} procedure(s) are kept "
+                          "as tentative and never offered as procedure tools.", Tally("abandoned"))

@@ -45,6 +45,27 @@ def session_graph(state: InvestigationState) -> KnowledgeGraph:
     return KnowledgeGraph(tuple(nodes), tuple(edges))
 
 
+def tentative_graph(state: InvestigationState) -> KnowledgeGraph:
+    """An abandoned session's runs as tentative Procedures: named apart from the confirmed ones (a node merges
+    on its name) and marked `status: tentative`, which is never offered as a proc__ tool."""
+    nodes: dict[str, Node] = {}
+    for run in state.runs:
+        node = procedure_node(run.code) if run.ok else None
+        if node is not None:
+            name = f"{node.name}:tentative:{state.session_id[:8]}"
+            nodes[name] = make_node(NodeType.PROCEDURE, name, f"Abandoned investigation step for: {run.prompt}"[:300],
+                                    code=run.code, tools=list(node.prop("tools") or ()), status="tentative")
+    return KnowledgeGraph(tuple(nodes.values()))
+
+
+async def keep_tentative(stores: Stores, state: InvestigationState) -> int:
+    """Store the tentative Procedures in the graph only (no vectors: nothing to find by similarity)."""
+    graph = tentative_graph(state)
+    if graph.nodes:
+        await stores.graph.replace_incident(state.incident_id, graph)
+    return len(graph.nodes)
+
+
 async def plan(stores: Stores, graph: KnowledgeGraph) -> list[tuple[str, str, bool]]:
     """(type, name, already stored) of each node: what `confirm` adds and what it merges into."""
     known: dict[NodeType, set[str]] = {}
