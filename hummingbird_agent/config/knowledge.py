@@ -112,6 +112,9 @@ class BambooConfig(StrictModel):
     """Run the ContextEnricher: on the accumulator's first rejection and in the navigator's exploratory and
     procedure hooks. Off by default because its orchestration code runs in the sandbox (Podman or
     Kubernetes); when off, `bamboo populate/analyze` need no sandbox and the hooks report no explorer."""
+    llm_context_window: Annotated[int, whole(0, 10_000_000, "tokens")] = 0
+    """Context window the explorer's and investigate's tool lists are fitted into, tokens; 0: the model's served
+    window when its server reports one (Ollama), else TOOL_CONTEXT_WINDOW_TOKENS (seed LLM_CONTEXT_WINDOW)."""
     investigate_auto_run_read_only: bool = True
     """In `investigate`, run proposed code that calls only read-only tools at once; false: every proposal
     waits for `approve`. Code calling a state-changing tool always waits."""

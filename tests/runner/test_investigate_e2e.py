@@ -8,6 +8,7 @@ tool first for a similar prompt."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from hummingbird_agent.bamboo.factory import build_stores
+from hummingbird_agent.bamboo.factory import TOOLS_COLLECTION_SUFFIX, build_stores, build_vector_store
+from hummingbird_agent.bamboo.investigate.planner import OVER_BUDGET
 from hummingbird_agent.bamboo.service import build_investigation
 from hummingbird_agent.bamboo.stores.base import opened
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
@@ -143,3 +145,44 @@ async def next_exploration(service: Service) -> None:
             assert enricher.selector is not None
             ranked = await enricher.selector.rank(f"{QUESTION}\n{QUESTION}", enricher.catalogue())
     assert ranked[0] == "get_runner_info"
+
+
+# qdrant-client's local mode leaves its lock file open when the lock is held elsewhere (its own leak, collected
+# later); that is the unavailability this test provokes, so its ResourceWarning is expected here.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+async def test_escalation_and_the_over_budget_error_in_the_thread(tmp_path: Path, gitlab_server: GitLabServer,
+                                                                  moto_server: MotoServer) -> None:
+    """A context window too small for the catalogue: the planner's decline is asked again with the tools it
+    did not see; with the tool-selection vectors unavailable (their folder held by another client) the turn is
+    refused with the clear error and no model call."""
+    seed_gitlab(gitlab_server)
+    tweak = configure(tmp_path)
+    planned: list[str] = []
+
+    def declining(system: str, user: str) -> str:
+        planned.append(user.split("## Available tools\n", 1)[1])
+        if len(planned) == 1:
+            return json.dumps({"orchestration_code": "", "capability_gaps": [{"investigation": "runner metrics"}]})
+        return json.dumps({"narration": "Nothing more to read about the runners."})
+
+    def small_window(config: dict[str, Any]) -> None:
+        tweak(config)
+        config["bamboo"]["llm_context_window"] = 1500  # under the prompt and the answer margin: one tool a page
+
+    with GeminiServer() as model:
+        model.respond_with(declining)
+        async with start_service(tmp_path, gitlab_server, model, moto_server, tweak=small_window) as service:
+            service.publish(comment(service, "/hummingbird investigate which runner is broken?"))
+            await service.wait_for(lambda: bool(service.final_notes()), "the first turn")
+            assert service.final_notes()[0]["body"].startswith("Nothing more to read about the runners.")
+            first, second = (set(re.findall(r"^- (\w+)\(", page, re.M)) for page in planned)
+            assert first and second and not first & second
+            thread = service.discussions()[-1]["id"]
+            blocker = build_vector_store(service.loaded, 256, TOOLS_COLLECTION_SUFFIX)
+            await blocker.open()
+            try:
+                refused = await say(service, thread, "and the other runners?")
+            finally:
+                await blocker.aclose()
+            assert refused.startswith(f"**Error:** {OVER_BUDGET}") and len(planned) == 2
+    assert not model.errors, model.errors

@@ -121,7 +121,8 @@ class ConfiguredEnricher:
             client = build_mcp_client([builtin, *extra], self._mcp_path, self._loaded.env)
             stack.push_async_callback(client.close)
             await client.connect()
-            window = await self._llm.context_window() or budgets.TOOL_CONTEXT_WINDOW_TOKENS
+            window = (self._loaded.config.bamboo.llm_context_window or await self._llm.context_window()
+                      or budgets.TOOL_CONTEXT_WINDOW_TOKENS)
             enricher = ContextEnricher(self._llm, client, sandboxes.new, selector, await self._procedures(),
                                        self._summary, context_window_tokens=window)
             await enricher.start()
