@@ -61,7 +61,11 @@ def investigate_command(loaded: LoadedConfig, question: str, project: str | None
         finally:
             await model.aclose()
 
-    return asyncio.run(run())
+    try:
+        return asyncio.run(run())
+    except KeyboardInterrupt:
+        print("\n" + ENDED, file=sys.stderr)
+        return 130
 
 
 async def converse(kit: InvestigationKit, state: InvestigationState, ask: Callable[[str], str]) -> int:

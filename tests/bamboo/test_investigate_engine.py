@@ -14,6 +14,7 @@ from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.explore.enricher import ContextEnricher
 from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector
 from hummingbird_agent.bamboo.investigate import InvestigationState, Investigator
+from hummingbird_agent.bamboo.investigate.engine import TurnLimits
 from hummingbird_agent.bamboo.investigate.planner import OVER_BUDGET, Planner
 from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.mcp import BuiltinMcpClient
@@ -115,3 +116,17 @@ async def test_abandoned_runs_are_stored_tentative_and_never_offered(box: Podman
     assert row.name == "proc__probe_01__probe_02:tentative:s4abcdef" and row.props.get("status") == "tentative"
     offered = ContextEnricher(llm, small, kept_open(box), None, procedures=[row])
     assert not [t for t in offered.catalogue() if t.name.startswith("proc__")]
+
+
+async def test_a_turn_s_calls_and_wall_time_are_capped(box: PodmanSandbox, stores: Stores) -> None:
+    small = BuiltinMcpClient(list(catalogue()._tools.values())[:3])
+    many = "return {'n': [await tools.probe_01() for _ in range(4)]}"
+    slow = "await asyncio.sleep(60)\nreturn {}"
+    llm, _ = scripted({"orchestration_code": many}, {"orchestration_code": slow})
+    enricher = ContextEnricher(llm, small, kept_open(box), None, context_window_tokens=WINDOW_TOKENS)
+    engine = Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing,
+                          limits=TurnLimits(max_calls=3, timeout_s=3))
+    capped = await engine.turn(InvestigationState("s5", "q", {}), "read gauge 1 four times")
+    assert capped.reply.count("`probe_01` ok") == 3 and "call budget of 3 exhausted" in capped.reply
+    timed = await engine.turn(capped.state, "wait a minute")
+    assert "The code failed: timed out after 3 s" in timed.reply

@@ -39,6 +39,14 @@ class Tally:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnLimits:
+    """Per-turn limits of the code that runs (budgets; a test may give smaller ones)."""
+
+    max_calls: int = budgets.INVESTIGATE_MAX_TOOL_CALLS
+    timeout_s: float = budgets.INVESTIGATE_TURN_TIMEOUT_S
+
+
+@dataclass(frozen=True, slots=True)
 class TurnResult:
     state: InvestigationState
     reply: str
@@ -50,9 +58,9 @@ class Investigator:
     state before approved state-changing code runs."""
 
     def __init__(self, planner: Planner, enricher: ContextEnricher, stores: Stores, memory: ToolMemory | None,
-                 checkpoint: Checkpoint, auto_run_read_only: bool = True) -> None:
+                 checkpoint: Checkpoint, auto_run_read_only: bool = True, limits: TurnLimits = TurnLimits()) -> None:
         self._planner, self._enricher, self._stores, self._memory = planner, enricher, stores, memory
-        self._checkpoint, self._auto = checkpoint, auto_run_read_only
+        self._checkpoint, self._auto, self._limits = checkpoint, auto_run_read_only, limits
 
     async def turn(self, state: InvestigationState, text: str) -> TurnResult:
         said = replies.parse(text)
@@ -137,8 +145,8 @@ class Investigator:
         def allowed() -> set[str]:  # asked at every call: an alias or a computed name gains nothing
             return {t.name for t in catalogue() if t.read_only} | granted
 
-        outcome = await self._enricher.run_gated(proposal.code, state.task, allowed,
-                                                 budgets.INVESTIGATE_MAX_TOOL_CALLS, budgets.INVESTIGATE_TURN_TIMEOUT_S)
+        outcome = await self._enricher.run_gated(proposal.code, state.task, allowed, self._limits.max_calls,
+                                                 self._limits.timeout_s)
         refused = sum(1 for c in outcome.calls if not c.ok and "not an allowed" in c.detail)
         called = tuple(sorted({c.tool for c in outcome.calls if c.ok}))
         run = Run(proposal.prompt, proposal.code, called, approved, not outcome.error and bool(called),
