@@ -1,6 +1,7 @@
 """`python -m hummingbird_agent bamboo investigate` driven through a pseudo-terminal: the scripted model
 proposes code calling a read-only and a state-changing tool of a stdio MCP server; it waits for `approve`,
-runs (the server records the restart), and finalize + confirm store the procedure, cause and resolution."""
+runs (the server records the restart) once a corrected block is approved, and finalize + confirm store the
+procedure, cause and resolution."""
 
 from __future__ import annotations
 
@@ -96,10 +97,15 @@ def test_investigate_at_a_terminal_waits_for_approval_and_stores_once(tmp_path: 
     assert "`restart_runner` **changes state**" in proposal and "`get_runner_info` reads only" in proposal
     assert "runner host kernel logs" in proposal
     assert not (tmp_path / "restarted.txt").exists()  # nothing ran before the approval
+    for line in ["```python", *CODE.replace("task['runner']", "'r9'").splitlines(), "```"]:
+        term.send(line)  # a corrected block: proposed again, and it waits again
+    corrected = term.expect("investigate> ")
+    assert "tools.restart_runner(runner='r9')" in corrected and "Reply `approve`" in corrected
+    assert not (tmp_path / "restarted.txt").exists()
     term.send("approve")
     ran = term.expect("investigate> ")
     assert "Approved and ran" in ran and '"free_disk_gb": 3' in ran
-    assert (tmp_path / "restarted.txt").read_text() == "r1\n"
+    assert (tmp_path / "restarted.txt").read_text() == "r9\n"
     term.send("finalize cause: runner r1 disk full resolution: restart the runner")
     preview = term.expect("investigate> ")
     assert "Cause `runner r1 disk full` (new)" in preview
