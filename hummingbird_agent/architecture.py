@@ -35,6 +35,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("diagnosis", ("bamboo.diagnose",), "rank, explain and cite the learned causes of a new failure"),
     ("exploration", ("bamboo.explore",),
      "the ContextEnricher: orchestration code over the tool catalogue, run in a sandbox"),
+    ("investigation", ("bamboo.investigate",),
+     "investigate: the human-reviewed loop over the tool catalogue, its session state and what it stores"),
     ("knowledge assembly", ("bamboo.factory", "bamboo.service"), "the knowledge base built from config"),
     ("runner", ("runner",), "event handlers, work orders and workflow execution: where everything is wired"),
     ("cli", ("cli", "__main__"), "argument parsing and one function per command"),

@@ -32,7 +32,7 @@ def test_check_config_summary(capsys: pytest.CaptureFixture[str], monkeypatch: p
     monkeypatch.delenv("GITLAB_READ_TOKEN", raising=False)
     assert main(["check-config", "--config", str(REPO / "config.yaml")]) == 0
     out = capsys.readouterr().out
-    assert "workflows: 4" in out
+    assert "workflows: 5" in out
     assert "bamboo-accumulate" in out and "bamboo-diagnose" in out
     assert "[engine bamboo-accumulate, model gemini-2.5-flash]" in out  # bamboo.model, not the workflow's
     assert "analyze-failures" in out and "review-mr" in out

@@ -31,11 +31,13 @@ def write_config(tmp_path: Path, text: str, prompt: bool = True) -> Path:
 
 def test_shipped_config_is_valid() -> None:
     loaded = load_config(REPO / "config.yaml", environ={})
-    assert set(loaded.config.workflows) == {"analyze-failures", "review-mr", "bamboo-accumulate", "bamboo-diagnose"}
+    assert set(loaded.config.workflows) == {"analyze-failures", "review-mr", "bamboo-accumulate", "bamboo-diagnose",
+                                            "investigate"}
     assert {name: wf.engine for name, wf in loaded.config.workflows.items()} == {
         "analyze-failures": "agent", "review-mr": "agent",
-        "bamboo-accumulate": "bamboo-accumulate", "bamboo-diagnose": "bamboo-diagnose"}
-    assert not any(loaded.config.workflows[n].triggers for n in ("bamboo-accumulate", "bamboo-diagnose"))
+        "bamboo-accumulate": "bamboo-accumulate", "bamboo-diagnose": "bamboo-diagnose",
+        "investigate": "bamboo-investigate"}
+    assert not any(loaded.config.workflows[n].triggers for n in ("bamboo-accumulate", "bamboo-diagnose", "investigate"))
     assert loaded.prompt_path("analyze-failures") == REPO / "workflows" / "analyze-failures.md"
 
 

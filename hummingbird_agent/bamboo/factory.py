@@ -141,7 +141,9 @@ def _navigate_tool(navigator: SourceNavigator) -> ToolDef:
                     "required": ["question"]}, navigate_source, read_only=True)
 
 
-def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None) -> KnowledgeAccumulator:
+def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None,
+                      extra_clients: StrategyClients | None = None) -> KnowledgeAccumulator:
+    """`extra_clients(incident)`: tools of the caller beside the strategy's (the service's request_human_input)."""
     cfg = loaded.config.bamboo
     llm = JsonLLM(ModelText(model, knowledge_target(loaded.config).name))
     salt = (loaded.secret(cfg.pseudonym_salt_env) or "").encode()
@@ -149,6 +151,12 @@ def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None)
     strategy = default_registry().create(cfg.extraction_strategy,
                                          StrategyDeps(llm, salt, files, build_panda_support(loaded)))
     explorer = build_explorer(loaded, llm, stores, ACCUMULATE_WORKFLOW, strategy.task_summary,
-                              strategy_clients(strategy))
+                              _joined(strategy_clients(strategy), extra_clients))
     return KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, stores,
                                 enricher=explorer, max_review_retries=cfg.max_review_retries, tool_memory=explorer)
+
+
+def _joined(first: StrategyClients | None, second: StrategyClients | None) -> StrategyClients | None:
+    if first is None or second is None:
+        return first or second
+    return lambda incident: [*first(incident), *second(incident)]

@@ -11,7 +11,15 @@ from pathlib import Path
 
 from hummingbird_agent.bamboo.analysis import AnalysisResult
 from hummingbird_agent.bamboo.diagnose.navigator import Explorer, ReasoningNavigator
-from hummingbird_agent.bamboo.factory import build_explorer, build_panda_support, strategy_clients
+from hummingbird_agent.bamboo.explore.session import ConfiguredEnricher
+from hummingbird_agent.bamboo.factory import (
+    TOOLS_COLLECTION_SUFFIX,
+    build_explorer,
+    build_panda_support,
+    build_vector_store,
+    strategy_clients,
+)
+from hummingbird_agent.bamboo.investigate import InvestigationKit
 from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
 from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
@@ -49,6 +57,17 @@ def build_navigator(loaded: LoadedConfig, model: Model, stores: Stores,
                                   strategy_clients(extractor.strategy))
     return ReasoningNavigator(extractor, llm, stores, explorer, cfg.exploratory_threshold,
                               workflow_guidance(loaded, DIAGNOSE_WORKFLOW))
+
+
+def build_investigation(loaded: LoadedConfig, model: Model, stores: Stores, workflow: str) -> InvestigationKit:
+    """The parts of `investigate` over `workflow`'s data sources (none when it is not configured), the
+    knowledge tools and the MCP servers; whatever `bamboo.explore` says (a human asked for it). No I/O."""
+    cfg = loaded.config.bamboo
+    llm = JsonLLM(ModelText(model, knowledge_target(loaded.config).name))
+    tool_vectors = build_vector_store(loaded, stores.embedder.dimensions, TOOLS_COLLECTION_SUFFIX)
+    explorer = ConfiguredEnricher(loaded, llm, stores, tool_vectors, workflow, lambda i: dict(i.task_data))
+    return InvestigationKit(llm, explorer, stores, workflow_guidance(loaded, workflow),
+                            cfg.investigate_auto_run_read_only)
 
 
 def read_incident(path: str) -> IncidentInput:

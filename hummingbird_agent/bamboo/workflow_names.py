@@ -3,4 +3,5 @@ service wiring and the event handlers."""
 
 ACCUMULATE_WORKFLOW = "bamboo-accumulate"
 DIAGNOSE_WORKFLOW = "bamboo-diagnose"
+INVESTIGATE_ENGINE = "bamboo-investigate"
 LEARN_COMMAND = "learn"

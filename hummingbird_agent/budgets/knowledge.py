@@ -176,6 +176,28 @@ TOOL_COUNT_ROUNDS = 3
 PROCEDURE_TOOLS_MAX = 25
 PROCEDURE_TOOL_NAME_MAX_CHARS = 60
 
+# --- investigate (human-approved interactive investigations) ------------------------------------
+# Turns one investigation session may take (questions, proposals, approvals, finalize); a session past it
+# must be finalized or abandoned. A long investigation is a few dozen turns; more is a runaway thread.
+INVESTIGATE_MAX_TURNS = 40
+# Bytes of one proposed or corrected orchestration block: a reviewer must be able to read what they approve
+# (a note shows it whole; far below the note cap NOTE_MAX_CHARS).
+INVESTIGATE_CODE_MAX_BYTES = 8 * 1024
+# Tool calls one turn's code may make (EXPLORE_MAX_TOOL_CALLS is the automatic phases'); a reviewed block
+# names its calls, so a small cap keeps "what ran" readable in the reply.
+INVESTIGATE_MAX_TOOL_CALLS = 20
+# Wall clock of one turn's code in the sandbox, tool calls included; below SANDBOX_MAX_LIFETIME_S. Longer
+# than EXPLORE_CODE_TIMEOUT_S: a human asked for it and waits for the answer.
+INVESTIGATE_TURN_TIMEOUT_S = 300.0
+# Characters of one run's result shown in the reply and kept in the session (the rest is summarised).
+INVESTIGATE_RESULT_PREVIEW_CHARS = 1500
+# Earlier turns the planner sees (seed: the last 5 turns).
+INVESTIGATE_HISTORY_TURNS = 5
+# Weight of a (prompt -> tools) example of a run a human approved, and of the runs of a session finalised
+# with a Cause (seed: re-indexed at 2.0); accumulated incidents are indexed at weight 1.0.
+INVESTIGATE_APPROVED_WEIGHT = 1.5
+INVESTIGATE_FINALIZED_WEIGHT = 2.0
+
 # --- PanDA tools (panda strategy) --------------------------------------------------------------
 # Retries of a 5xx answer or a read timeout of a PanDA GET (urllib3 Retry; every PanDA call is a read).
 PANDA_MAX_RETRIES = 2

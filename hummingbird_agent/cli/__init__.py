@@ -152,6 +152,12 @@ def _add_bamboo(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     analyze.add_argument("incident", metavar="INCIDENT.json", nargs="+")
     analyze.add_argument("--json", action="store_true", help="print the AnalysisResult as JSON")
     _add_bamboo_upkeep(bsub)
+    inv = bsub.add_parser("investigate", help="an interactive, human-reviewed investigation (one prompt per turn)")
+    _config_arg(inv)
+    inv.add_argument("question")
+    inv.add_argument("--project", default=None, help="project path the investigation is about")
+    inv.add_argument("--mr", type=int, default=None, help="merge request iid (with --project)")
+    inv.add_argument("--incident", default=None, metavar="FILE", help="an incident file (as for analyze) instead")
     p.set_defaults(func=_cmd_bamboo)
 
 

@@ -188,7 +188,8 @@ def bamboo(args: argparse.Namespace) -> int:
     from hummingbird_agent.cli import knowledge as kb
     loaded = load(args.config)
     command = args.bamboo_command
-    uses_stores = command in ("stats", "analyze", *UPKEEP) or (command == "populate" and not args.dry_run)
+    uses_stores = (command in ("stats", "analyze", "investigate", *UPKEEP)
+                   or (command == "populate" and not args.dry_run))
     if uses_stores:
         require_knowledge_base(loaded, f"bamboo {command}")
     if command in UPKEEP:
@@ -199,6 +200,10 @@ def bamboo(args: argparse.Namespace) -> int:
         return kb.populate_command(loaded, args.file, args.dry_run, args.max_retries, args.strategy, args.show)
     if args.bamboo_command in ("index-docs", "index-source"):
         return kb.index_command(loaded, args.bamboo_command.removeprefix("index-"), args.dir)
+    if command == "investigate":
+        from hummingbird_agent.cli.investigate import investigate_command
+
+        return investigate_command(loaded, args.question, args.project, args.mr, args.incident)
     if args.bamboo_command == "stats":
         return kb.stats_command(loaded)
     return kb.analyze_command(loaded, args.incident, args.json)

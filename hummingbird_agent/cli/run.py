@@ -54,6 +54,9 @@ def require_agent_workflow(loaded: LoadedConfig, name: str) -> None:
     """PermanentError (one line) unless `name` is a readable workflow of the agent engine (a bamboo-diagnose
     workflow is run before this, by the runner's `run`)."""
     workflow, _ = load_workflow(loaded, name)
+    if workflow.engine == "bamboo-investigate":
+        raise PermanentError(f"workflow {name} is an interactive investigation: use `/hummingbird {name} <question>` "
+                             "on the MR, or `bamboo investigate \"<question>\"` at a terminal")
     if workflow.engine != "agent":
         raise PermanentError(
             f"workflow {name} learns into the knowledge base (engine {workflow.engine}) from the bot's analysis notes "

@@ -127,6 +127,9 @@ class BambooConfig(StrictModel):
     tool_reserved_explore: Annotated[int, whole(0, 100_000, "tools")] = budgets.TOOL_RESERVED_EXPLORE
     """Full-schema slots kept for tools whose descriptions match the symptom, so new tools are not crowded out by
     those past investigations used; at most tool_max_full_schemas (TOOL_RESERVED_EXPLORE overrides)."""
+    investigate_auto_run_read_only: bool = True
+    """In `investigate`, run proposed code that calls only read-only tools at once; false: every proposal
+    waits for `approve`. Code calling a state-changing tool always waits."""
     graph: GraphStoreConfig = GraphStoreConfig()
     vectors: VectorStoreConfig = VectorStoreConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()

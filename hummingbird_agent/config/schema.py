@@ -136,9 +136,9 @@ class WorkflowConfig(StrictModel):
     require_data: bool = False
     """An analysis: an answer given before any data-source call succeeded is sent back once to read the data,
     and a second one is posted under a first line saying no data was read (on in the shipped config.yaml)."""
-    engine: Literal["agent", "bamboo-accumulate", "bamboo-diagnose"] = "agent"
+    engine: Literal["agent", "bamboo-accumulate", "bamboo-diagnose", "bamboo-investigate"] = "agent"
     """What runs the workflow: the agent loop in a sandbox, or the knowledge base (learn / diagnose an MR's
-    failure; these need `bamboo.enabled`)."""
+    failure, or `investigate` in the MR thread; these need `bamboo.enabled`)."""
     triage: TriageConfig = TriageConfig()
     """Verdicts on each failed check before the model runs (agent workflows with the GitLab data source)."""
 

@@ -57,6 +57,15 @@ class Metrics:
                                     "method and status.", ["method", "status"], registry=r)
         self.session_saves = Counter("hummingbird_session_saves", "Session saves by outcome (saved, failed).",
                                      ["outcome"], registry=r)
+        self.investigate_turns = Counter("hummingbird_investigate_turns", "Investigation turns by kind (narration, "
+                                         "proposal, auto_run, approved, rejected, finalize, stored, error, ...).",
+                                         ["kind"], registry=r)
+        self.investigate_approvals = Counter("hummingbird_investigate_approvals", "Reviewed proposals by outcome "
+                                             "(approved, rejected).", ["outcome"], registry=r)
+        self.investigate_refusals = Counter("hummingbird_investigate_refusals", "Tool calls of investigation code "
+                                            "refused at the proxy (not read-only and not approved).", registry=r)
+        self.investigate_procedures = Counter("hummingbird_investigate_procedures_stored", "Procedures stored by "
+                                              "confirmed investigations.", registry=r)
 
     def watch_counts(self, name: str, help_text: str, label: str, read: Callable[[], Mapping[str, int]]) -> None:
         """Export counts kept elsewhere (a loop's stats object) as a counter family read at scrape time."""

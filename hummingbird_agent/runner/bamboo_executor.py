@@ -3,6 +3,7 @@ from what was learned (bamboo-diagnose). No sandbox and no session: one short no
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 from hummingbird_agent.bamboo.analysis import NOTHING_SIMILAR, AnalysisResult
@@ -18,6 +19,7 @@ from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.runner.agent_threads import AnalysisNote, last_analysis
 from hummingbird_agent.runner.executor import Publish, SaveSession
 from hummingbird_agent.runner.fix import Fix, fix_section, read_fix
+from hummingbird_agent.runner.human_input import Thread, ThreadQuestions
 from hummingbird_agent.runner.mr_incident import Gathered, gather_failure, trusted_discussion
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.sessions.base import StoredSession
@@ -78,8 +80,10 @@ def diagnosis_note(result: AnalysisResult, gitlab_url: str, gaps: list[str]) -> 
 class BambooAccumulateExecutor:
     """Learns the MR's last analysed failure with its discussion and fix (`/hummingbird learn`, learn-on-success)."""
 
-    def __init__(self, loaded: LoadedConfig, gitlab: GitLabClient, accumulator: KnowledgeAccumulator) -> None:
+    def __init__(self, loaded: LoadedConfig, gitlab: GitLabClient, accumulator: KnowledgeAccumulator,
+                 questions: ThreadQuestions | None = None) -> None:
         self._loaded, self._gitlab, self._accumulator = loaded, gitlab, accumulator
+        self._questions = questions
 
     async def run(self, order: WorkOrder, resume: StoredSession | None, publish: Publish, save: SaveSession) -> None:
         discussions = await self._gitlab.discussions(order.project_id, order.mr_iid)
@@ -98,7 +102,10 @@ class BambooAccumulateExecutor:
         incident = IncidentInput(learn_sources(order, analysis, gathered, outcome), gathered.task, {},
                                  gathered.logs, learned_incident_id(order.project, order.mr_iid, analysis.session_id),
                                  fix.to_json() if fix is not None else {}, gathered.tails)
-        result = await self._accumulator.process(incident)
+        thread = Thread(order.project_id, order.mr_iid, analysis.discussion_id, analysis.internal)
+        asking = self._questions.asking(incident.incident_id or "", thread) if self._questions else None
+        with asking or contextlib.nullcontext():
+            result = await self._accumulator.process(incident)
         log.info("learned incident %s (approved %s, attempts %d)", result.knowledge.incident_id, result.approved,
                  result.attempts)
         await publish(True, learned_note(result, self._loaded.config.gitlab.url, gathered.gaps, fix))

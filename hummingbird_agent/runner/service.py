@@ -12,7 +12,7 @@ from hummingbird_agent import budgets
 from hummingbird_agent.agent.run import SourceRegistrar
 from hummingbird_agent.bamboo.diagnose.known_causes import StoredCauses
 from hummingbird_agent.bamboo.factory import build_accumulator, build_stores
-from hummingbird_agent.bamboo.service import build_navigator
+from hummingbird_agent.bamboo.service import build_investigation, build_navigator
 from hummingbird_agent.bamboo.stores.base import opened
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.config.model_targets import all_targets
@@ -28,6 +28,8 @@ from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.engines import EngineExecutor, KnowledgeAgentExecutor
 from hummingbird_agent.runner.executor import Executor
 from hummingbird_agent.runner.handlers import handle_event
+from hummingbird_agent.runner.human_input import ThreadQuestions
+from hummingbird_agent.runner.investigate import InvestigateExecutor
 from hummingbird_agent.runner.triage_step import TriageService
 from hummingbird_agent.sandbox.base import Sandbox
 from hummingbird_agent.sandbox.factory import SandboxFactory
@@ -99,9 +101,12 @@ async def open_deps(
             "agent": KnowledgeAgentExecutor(loaded, model, new_sandbox, register_sources, redact, stores, metrics,
                                             triage)}
         if stores is not None:
+            questions = ThreadQuestions(gitlab)
             engines["bamboo-accumulate"] = BambooAccumulateExecutor(
-                loaded, gitlab, build_accumulator(loaded, model, stores))
+                loaded, gitlab, build_accumulator(loaded, model, stores, questions.clients), questions)
             engines["bamboo-diagnose"] = BambooDiagnoseExecutor(loaded, build_navigator(loaded, model, stores))
+            engines["bamboo-investigate"] = InvestigateExecutor(partial(build_investigation, loaded, model, stores),
+                                                                metrics)
         executor = EngineExecutor(loaded, engines)
         yield Deps(loaded=loaded, gitlab=gitlab, sessions=sessions, executor=executor, metrics=metrics,
                    triage=triage)

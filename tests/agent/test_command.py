@@ -69,6 +69,19 @@ def test_a_learning_workflow_is_refused_before_anything_is_contacted(
     assert "`/hummingbird learn`" in err and "`bamboo populate`" in err
 
 
+def test_an_investigation_workflow_is_refused_pointing_to_the_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write_config(tmp_path, provider="scripted")
+    data = json.loads(config.read_text())
+    data["workflows"]["investigate"] = {"description": "d", "prompt": "prompt.md", "engine": "bamboo-investigate"}
+    data["bamboo"] = {"enabled": True, "provider": "gemini"}
+    config.write_text(json.dumps(data))
+    assert main(run_args(config, "investigate")) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("error: workflow investigate is an interactive investigation: use `/hummingbird investigate "
+                   "<question>` on the MR, or `bamboo investigate \"<question>\"` at a terminal")
+
+
 def test_a_real_process_prints_one_line_for_a_malformed_turns_file(tmp_path: Path) -> None:
     config = write_config(tmp_path, provider="scripted")
     cmd = [sys.executable, "-m", "hummingbird_agent", *run_args(config, "analyze-failures")]

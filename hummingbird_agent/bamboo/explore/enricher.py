@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from hummingbird_agent import budgets
@@ -116,14 +116,35 @@ class ContextEnricher:
             return ExplorationResult(capability_gaps=capability_gaps, task_logs=logs)
         return result_of(await self._run(code, task), tools, capability_gaps, code, logs)
 
-    async def _run(self, code: str, task: Mapping[str, Any]) -> RunOutcome:
+    # --- the interactive loop (investigate): every tool, each call gated by the caller's allowed set ------
+    def catalogue(self) -> list[McpTool]:
+        """Every tool an investigation may propose, state-changing ones included (the human is the asker,
+        so request_human_input is left out)."""
+        return [t for t in self._client.list_tools() if t.name != HUMAN_INPUT_TOOL]
+
+    @property
+    def selector(self) -> ToolSelector | None:
+        return self._selector
+
+    @property
+    def context_window_tokens(self) -> int:
+        return self._bounds.window_tokens
+
+    async def run_gated(self, code: str, task: Mapping[str, Any], allowed: Callable[[], Collection[str]],
+                        max_calls: int, timeout_s: float) -> RunOutcome:
+        """Run reviewed code; every call is checked against `allowed()` at call time (alias-proof)."""
+        return await self._run(code, task, ToolGate(self._client, allowed, max_calls), timeout_s)
+
+    async def _run(self, code: str, task: Mapping[str, Any], gate: ToolGate | None = None,
+                   timeout_s: float | None = None) -> RunOutcome:
         # The allowed set is asked at every call: a tool whose server went away is no longer callable.
-        gate = ToolGate(self._client, lambda: {t.name for t in self._tools()})
+        gate = gate or ToolGate(self._client, lambda: {t.name for t in self._tools()})
+        timeout_s = timeout_s or self._timeout_s
         try:
             async with self._sandboxes() as box:
                 token = _current.set((box, gate, task))
                 try:
-                    return await run_orchestration(box, code, task, gate, self._timeout_s)
+                    return await run_orchestration(box, code, task, gate, timeout_s)
                 finally:
                     _current.reset(token)
         except SandboxError as exc:

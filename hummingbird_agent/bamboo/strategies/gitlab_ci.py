@@ -26,6 +26,8 @@ from hummingbird_agent.logs.cues import cue_score
 from hummingbird_agent.logs.fingerprint import strong_lines
 
 log = logging.getLogger(__name__)
+# task_logs keys of what an engineer answered request_human_input (ContextEnricher), never log excerpts.
+HUMAN_INPUT_SOURCE = "human_input:"
 DOMAIN = ("GitLab CI merge-request pipelines: jobs run in containers on runners; Konflux builds "
           "(Tekton PipelineRuns) and Testing Farm test plans report into the pipeline.")
 _PARALLEL = re.compile(r"\s+\d+/\d+$")  # `test 2/4`: parallel jobs share one identity
@@ -140,6 +142,9 @@ class GitLabCIStrategy:
         symptoms: list[Node] = []
         excerpts: list[str] = []
         for source, text in sorted(incident.task_logs.items()):
+            if source.startswith(HUMAN_INPUT_SOURCE):  # an engineer's answer, not a log: shown as written
+                excerpts.append(f"### {source}\n{clip(text, budgets.BAMBOO_PROMPT_LOG_CHARS)}")
+                continue
             found, rendered = log_symptoms(source, text)
             symptoms += [s for s in found if s.name not in {x.name for x in symptoms}]
             excerpts.append(f"### {source}\n{clip(rendered, budgets.BAMBOO_PROMPT_LOG_CHARS)}")
