@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.retrieval.log_vector import LogTail
 from hummingbird_agent.logs import clean_line
+from hummingbird_agent.logs.tail import LogTail
 
 # The runner's preamble names the job's image: `Using Docker executor with image python:3.12 ...`.
 _EXECUTOR_IMAGE = re.compile(r"^Using \S+ executor with image (\S+)")

@@ -111,7 +111,7 @@ class Classifier:
         if log.fingerprint.generic or not lines or self._known is None:
             return None
         features = {"job": check.name, "stage": check.stage, "failure_reason": check.failure_reason}
-        cause = await self._known.match(self._project, lines[: budgets.BAMBOO_VECTOR_QUERIES], features)
+        cause = await self._known.match(self._project, lines[: budgets.BAMBOO_VECTOR_QUERIES], features, log.tail)
         return cause if cause is not None and cause.fit >= budgets.BAMBOO_KNOWN_MIN_FIT else None
 
 

@@ -38,9 +38,11 @@ class KnownCause:
 
 class KnownCauses(Protocol):
     """The knowledge base as the triage asks it: the learned cause of these failure lines, if one fits;
-    `features` are the job's facts the knowledge base learns as task features (job, stage, failure_reason)."""
+    `features` are the job's facts the knowledge base learns as task features (job, stage, failure_reason);
+    `log_tail` the log's last lines, which it compares with the whole logs of learned incidents."""
 
-    async def match(self, project: str, lines: Sequence[str], features: Mapping[str, str]) -> KnownCause | None: ...
+    async def match(self, project: str, lines: Sequence[str], features: Mapping[str, str],
+                    log_tail: str = "") -> KnownCause | None: ...
 
 
 @dataclass(frozen=True, slots=True)

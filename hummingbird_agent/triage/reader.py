@@ -18,6 +18,7 @@ from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.logs import excerpt_lines
 from hummingbird_agent.logs.cues import CUE_LITERALS
 from hummingbird_agent.logs.fingerprint import Fingerprint, fingerprint, specific_lines
+from hummingbird_agent.logs.tail import LogTail
 from hummingbird_agent.tools.base import StreamingResponse
 
 Job = Mapping[str, Any]
@@ -31,6 +32,8 @@ class LogEvidence:
 
     excerpt: tuple[str, ...]
     fingerprint: Fingerprint
+    tail: str = ""
+    """The log's last lines (`LogTail`): what the knowledge base compares whole logs by."""
 
 
 class _Lru(OrderedDict[Any, Any]):
@@ -185,16 +188,25 @@ def _evidence(failing: Path, passing: Path | None) -> LogEvidence:
     alone = tuple(line for _, line in excerpt_lines(failing, max_lines=budgets.TRIAGE_EXCERPT_LINES).lines)
     shown = alone if passing is None else tuple(
         line for _, line in excerpt_lines(failing, passing=passing, max_lines=budgets.TRIAGE_EXCERPT_LINES).lines)
-    return LogEvidence(shown, fingerprint(alone, _anywhere(failing)))
+    tail = LogTail()
+    anywhere = _anywhere(failing, tail)
+    return LogEvidence(shown, fingerprint(alone, anywhere), tail.text())
 
 
-def _anywhere(path: Path) -> frozenset[str]:
-    """The specific failure lines of the whole log (lines without a failure word are skipped unread)."""
+def _anywhere(path: Path, tail: LogTail) -> frozenset[str]:
+    """The specific failure lines of the whole log (lines without a failure word are not scored); every line
+    goes to `tail`."""
     def candidates() -> Iterator[str]:
         with path.open("rb") as handle:
             for raw in handle:
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                tail.add(line)
                 low = raw.lower()
                 if any(literal in low for literal in CUE_LITERALS):
-                    yield raw.decode("utf-8", "replace")[: budgets.EXCERPT_MAX_LINE_CHARS]
+                    yield line[: budgets.EXCERPT_MAX_LINE_CHARS]
 
-    return frozenset(itertools.islice(specific_lines(candidates()), budgets.TRIAGE_LOG_SIGNATURES))
+    lines = candidates()
+    found = frozenset(itertools.islice(specific_lines(lines), budgets.TRIAGE_LOG_SIGNATURES))
+    for _ in lines:
+        pass  # the tail needs the rest of the log once the signature cap is reached
+    return found

@@ -12,6 +12,7 @@ import pytest
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.explore.enricher import ContextEnricher
+from hummingbird_agent.bamboo.explore.prompt_fit import ToolBounds
 from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector
 from hummingbird_agent.bamboo.investigate import InvestigationState, Investigator
 from hummingbird_agent.bamboo.investigate.engine import TurnLimits
@@ -47,7 +48,8 @@ async def nothing(_: InvestigationState) -> None:
 
 def investigator(box: PodmanSandbox, stores: Stores, selector: ToolSelector | None, *answers: object):
     llm, model = scripted(*answers)
-    enricher = ContextEnricher(llm, catalogue(), kept_open(box), selector, context_window_tokens=WINDOW_TOKENS)
+    enricher = ContextEnricher(llm, catalogue(), kept_open(box), selector,
+                               bounds=ToolBounds(window_tokens=WINDOW_TOKENS))
     return Investigator(Planner(llm, selector, WINDOW_TOKENS), enricher, stores, None, nothing), model
 
 
@@ -74,7 +76,7 @@ async def test_over_budget_without_tool_vectors_is_a_clear_error_and_no_turn(box
     assert result.reply == f"**Error:** {OVER_BUDGET}" and result.state == state and model.requests == []
     small = BuiltinMcpClient(list(catalogue()._tools.values())[:3])  # a catalogue that fits needs no vectors
     llm, model = scripted(json.dumps({"narration": "Gauge 1 is red."}))
-    enricher = ContextEnricher(llm, small, kept_open(box), None, context_window_tokens=WINDOW_TOKENS)
+    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=ToolBounds(window_tokens=WINDOW_TOKENS))
     answer = await Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing).turn(state, "?")
     assert answer.reply == "Gauge 1 is red." and answer.state.turns == 1
 
@@ -83,7 +85,7 @@ async def test_review_rules_limits_and_a_redelivered_approval(box: PodmanSandbox
     small = BuiltinMcpClient(list(catalogue()._tools.values())[:3])
     code = "return {'v': await tools.probe_01()}"
     llm, model = scripted({"orchestration_code": code})
-    enricher = ContextEnricher(llm, small, kept_open(box), None, context_window_tokens=WINDOW_TOKENS)
+    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=ToolBounds(window_tokens=WINDOW_TOKENS))
     waiting = Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing, auto_run_read_only=False)
     state = InvestigationState("s3", "which gauge is red?", {})
     proposed = await waiting.turn(state, "which gauge is red?")
@@ -107,7 +109,7 @@ async def test_abandoned_runs_are_stored_tentative_and_never_offered(box: Podman
     small = BuiltinMcpClient(list(catalogue()._tools.values())[:3])
     code = "a = await tools.probe_01()\nb = await tools.probe_02()\nreturn {'a': a, 'b': b}"
     llm, _ = scripted({"orchestration_code": code})
-    enricher = ContextEnricher(llm, small, kept_open(box), None, context_window_tokens=WINDOW_TOKENS)
+    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=ToolBounds(window_tokens=WINDOW_TOKENS))
     engine = Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing)
     ran = await engine.turn(InvestigationState("s4abcdef", "which gauge is red?", {}), "which gauge is red?")
     ended = await engine.turn(ran.state, "abandon")
@@ -123,7 +125,7 @@ async def test_a_turn_s_calls_and_wall_time_are_capped(box: PodmanSandbox, store
     many = "return {'n': [await tools.probe_01() for _ in range(4)]}"
     slow = "await asyncio.sleep(60)\nreturn {}"
     llm, _ = scripted({"orchestration_code": many}, {"orchestration_code": slow})
-    enricher = ContextEnricher(llm, small, kept_open(box), None, context_window_tokens=WINDOW_TOKENS)
+    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=ToolBounds(window_tokens=WINDOW_TOKENS))
     engine = Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing,
                           limits=TurnLimits(max_calls=3, timeout_s=3))
     capped = await engine.turn(InvestigationState("s5", "q", {}), "read gauge 1 four times")

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.diagnose.citations import FOOTER_TITLE, learned_incident_id
 from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
 from tests.runner.harness import (
@@ -99,7 +98,8 @@ def knowledge_model(body: dict[str, Any]) -> dict[str, Any]:
         return text_turn("{}")  # a diagnosis's clue extraction: nothing explains the failure yet
     if system.startswith("You turn one resolved incident"):
         return text_turn(json.dumps({
-            "causes": [{"name": CAUSE, "description": "The npm mirror did not answer.", "confidence": 0.9}],
+            "causes": [{"name": CAUSE, "description": "The npm mirror did not answer.", "confidence": 0.9,
+                        "features": ["job=build", "command=npm ci"]}],
             "resolutions": [{"name": FIX, "steps": [FIX], "cause": CAUSE}],
             "procedures": [{"name": "read the failing job log", "tools": ["gitlab_get_job_log"], "cause": CAUSE}]}))
     if system.startswith("You review a knowledge graph"):
@@ -181,10 +181,10 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
     [candidate] = tool_result(service, calls + 4)["candidates"]
     assert candidate["name"] == CAUSE and candidate["incidents"] == [incident]
     body = second["body"]
-    # One learned incident fits this failure below the known-fit bar (the model sees it as a candidate, cited),
-    # so the triage does not call the failure known.
-    assert candidate["score"] < budgets.BAMBOO_KNOWN_MIN_FIT
-    assert body.startswith("**Triage:** 1 failed check") and "🟣 known" not in body
+    # The learned cause fits with the same signals the knowledge base's own diagnosis uses (error lines, the
+    # job's facts, the whole log): the triage names it, with its fix.
+    assert body.startswith("**Triage:** 1 failed check, 0 of 1 not caused by this MR: 1 known from the knowledge base")
+    assert "🟣 known" in body and f"the knowledge base knows it: {CAUSE}" in body and f"fix: {FIX}" in body
     assert SECOND_ANALYSIS in body and FOOTER_TITLE in body
     assert f"`{incident}` ([!{IID}]({service.gitlab.url}/{PROJECT}/-/merge_requests/{IID}))" in body
 

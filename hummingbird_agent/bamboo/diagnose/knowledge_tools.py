@@ -12,6 +12,7 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex, incident_scores, similar_incidents
+from hummingbird_agent.bamboo.retrieval.log_vector import log_scores
 from hummingbird_agent.logs import signature
 from hummingbird_agent.tools.base import ToolDef, ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
@@ -30,14 +31,16 @@ async def similar_past_incidents(stores: Stores, error_lines: list[str]) -> dict
 
 
 async def candidate_causes(stores: Stores, error_lines: list[str], project: str = "",
-                           features: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Known causes for these error lines; `features` adds task features (`job=build`, ...) as clues."""
+                           features: tuple[str, ...] = (), log_tail: str = "") -> dict[str, Any]:
+    """Known causes for these error lines; `features` adds task features (`job=build`, ...) as clues, `log_tail`
+    the failing log's last lines, compared with learned incidents' whole logs as a diagnosis does."""
     symptoms = [signature(line)[: budgets.BAMBOO_SYMPTOM_MAX_CHARS] for line in error_lines]
     clues = {"symptom": tuple(symptoms), "task_feature": ((f"project={project}",) if project else ()) + features}
     scores = await incident_scores(stores.vectors, stores.embedder, error_lines)
     similar = await similar_incidents(stores.vectors, scores)
     index = await (await GraphIndex.reached(stores.graph, clues)).including(stores.graph, scores)
-    ranked = [c for c in index.rank(clues, similar, scores) if c.specific]
+    logs = await log_scores(stores.vectors, stores.embedder, {"log": log_tail}) if log_tail else {}
+    ranked = [c for c in index.rank(clues, similar, scores, logs=logs) if c.specific]
     return {"candidates": [c.to_json() for c in ranked], "novel_leads": list(index.novel_leads(symptoms)),
             "note": "" if ranked else "Nothing similar is known in the knowledge base."}
 

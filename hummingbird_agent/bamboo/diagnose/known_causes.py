@@ -17,9 +17,10 @@ class StoredCauses:
     def __init__(self, stores: Stores) -> None:
         self._stores = stores
 
-    async def match(self, project: str, lines: Sequence[str], features: Mapping[str, str]) -> KnownCause | None:
+    async def match(self, project: str, lines: Sequence[str], features: Mapping[str, str],
+                    log_tail: str = "") -> KnownCause | None:
         clues = tuple(f"{name}={value}" for name, value in sorted(features.items()) if value)
-        found = await candidate_causes(self._stores, list(lines), project, clues)
+        found = await candidate_causes(self._stores, list(lines), project, clues, log_tail)
         best = next(iter(found["candidates"]), None)
         if best is None or float(best["score"]) < budgets.BAMBOO_KNOWN_MIN_FIT:
             return None
