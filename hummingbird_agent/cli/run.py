@@ -21,6 +21,7 @@ from hummingbird_agent.gitlab.client import MrHead
 from hummingbird_agent.models.base import Content, Model
 from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.observability import setup_logging
+from hummingbird_agent.runner.triage_step import TriageService, starting_from
 from hummingbird_agent.sandbox import SandboxFactory
 from hummingbird_agent.sessions.base import StoredSession, validate_session_id
 from hummingbird_agent.sessions.local import load_directory, save_directory
@@ -140,11 +141,22 @@ async def execute(
     try:
         if check is not None:
             await check(request.project, request.mr_iid)
+        request, deps = await _with_triage(loaded, request, deps)
         await sandboxes.start()
         return await run_workflow(request, deps)
     finally:
         await model.aclose()
         await sandboxes.close()
+
+
+async def _with_triage(loaded: LoadedConfig, request: RunRequest, deps: RunDeps) -> tuple[RunRequest, RunDeps]:
+    """A new run of a workflow with `triage.enabled` starts from the verdicts, as in the service (the
+    knowledge base's known causes are left to the service, which keeps its stores open)."""
+    if request.resume is not None:
+        return request, deps
+    found = await TriageService(loaded).compute(request.workflow, request.project, request.mr_iid,
+                                                pipeline_id=request.pipeline_id)
+    return starting_from(found, request, deps)
 
 
 def report(outcome: RunOutcome, err: TextIO) -> int:

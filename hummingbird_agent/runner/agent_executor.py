@@ -11,11 +11,10 @@ from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.models.base import Model
 from hummingbird_agent.runner.executor import Publish, SaveSession
-from hummingbird_agent.runner.triage_step import TriageService
+from hummingbird_agent.runner.triage_step import TriageService, starting_from
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.sandbox.base import Sandbox
 from hummingbird_agent.sessions.base import StoredSession
-from hummingbird_agent.triage.render import for_model, section
 
 
 class AgentExecutor:
@@ -36,18 +35,18 @@ class AgentExecutor:
         async def deliver(note: str, result: LoopResult) -> None:
             await publish(result.status == "completed", note)
 
-        found = await self._triage.for_order(order) if self._triage is not None and resume is None else None
-        facts = self._task_facts(order) | ({"triage": for_model(found)} if found is not None else {})
         request = RunRequest(
             workflow=order.workflow, project=order.project, mr_iid=order.mr_iid, pipeline_id=order.pipeline_id,
             resume=resume, message=order.message if resume is not None else None, session_id=order.session_id,
-            extra=facts, evidence=found is not None and bool(found.checks),
+            extra=self._task_facts(order),
         )
         deps = RunDeps(
             loaded=self._loaded, model=self._model, sandbox_factory=self._sandboxes,
             register_sources=self._register_sources, publish=deliver, save=save, redact=self._redact,
-            answer_suffix=self._suffix, answer_prefix=section(found) if found is not None else "",
+            answer_suffix=self._suffix,
         )
+        found = await self._triage.for_order(order) if self._triage is not None and resume is None else None
+        request, deps = starting_from(found, request, deps)
         started = time.monotonic()
         outcome = await run_workflow(request, deps)
         self._record(order.workflow, outcome, time.monotonic() - started)

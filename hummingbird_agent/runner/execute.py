@@ -154,6 +154,7 @@ async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: Posted
         body = note_text.result_body(pointer(found, first), marker, reply_prompt=False)
         await deps.gitlab.update_note(order.project_id, order.mr_iid, note.discussion_id, note.note_id, body)
         log.info("outage guard: pointed to the earlier diagnosis %s instead of running the model", first)
+        await deps.triage.publish_status(deps.gitlab, order, found, link)
         return
     await _run_engine(deps, order, marker, note, resume, found)
     if deps.triage is not None and found is not None:

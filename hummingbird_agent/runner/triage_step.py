@@ -7,8 +7,10 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
+from hummingbird_agent.agent.run import RunDeps, RunRequest
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.config.triage import TriageConfig
 from hummingbird_agent.data_sources.direct import ReadTools
@@ -20,12 +22,21 @@ from hummingbird_agent.runner.outage import OutageGuard
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.triage.model import KnownCauses, Triage
 from hummingbird_agent.triage.reader import TriageCache, TriageReader
-from hummingbird_agent.triage.render import headline
+from hummingbird_agent.triage.render import for_model, headline, section
 from hummingbird_agent.triage.run import TriageRequest, triage
 
 log = logging.getLogger(__name__)
 # Triages kept for the orders being run (the runner computes one, the agent's first message reads it back).
 _MEMO_SIZE = 64
+
+
+def starting_from(found: Triage | None, request: RunRequest, deps: RunDeps) -> tuple[RunRequest, RunDeps]:
+    """The run told the verdicts (the first message's `triage`, so an answer from them is not one from no data)
+    and its note starting with them."""
+    if found is None:
+        return request, deps
+    request = replace(request, extra={**request.extra, "triage": for_model(found)}, evidence=bool(found.checks))
+    return request, replace(deps, answer_prefix=section(found))
 
 
 class TriageService:
@@ -52,11 +63,26 @@ class TriageService:
             return None
         if (found := self._memo.get(order.session_id)) is not None:
             return found
-        tools = ReadTools.declared(self._loaded, order.workflow, order.project)
-        reader = TriageReader(tools, order.project, self._cache)
-        request = TriageRequest(order.project, order.mr_iid, datetime.fromtimestamp(self._clock(), UTC),
-                                sha=order.sha or "", pipeline_id=order.pipeline_id,
-                                lookback_pipelines=settings.lookback_pipelines, lookback_days=settings.lookback_days,
+        found = await self.compute(order.workflow, order.project, order.mr_iid, order.sha or "", order.pipeline_id)
+        if found is None:
+            return None
+        self._memo[order.session_id] = found
+        while len(self._memo) > _MEMO_SIZE:
+            self._memo.popitem(last=False)
+        return found
+
+    async def compute(self, workflow: str, project: str, mr_iid: int, sha: str = "",
+                      pipeline_id: int | None = None) -> Triage | None:
+        """A fresh triage of the MR's failed pipeline (`sha`: the analysed commit, else the MR's head), or None
+        when the workflow has none or it failed (the model then runs without it)."""
+        wf = self._loaded.config.workflows.get(workflow)
+        if wf is None or not wf.triage.enabled:
+            return None
+        settings = wf.triage
+        reader = TriageReader(ReadTools.declared(self._loaded, workflow, project), project, self._cache)
+        request = TriageRequest(project, mr_iid, datetime.fromtimestamp(self._clock(), UTC), sha=sha,
+                                pipeline_id=pipeline_id, lookback_pipelines=settings.lookback_pipelines,
+                                lookback_days=settings.lookback_days,
                                 ignore_statuses=frozenset({settings.commit_status} if settings.commit_status else ()))
         try:
             found = await triage(reader, request, self._known)
@@ -64,11 +90,8 @@ class TriageService:
             log.warning("triage failed; the model runs without it: %s", exc)
             return None
         for check in found.checks:
-            self._metrics.triage_checks.labels(order.workflow, check.verdict.value).inc()
+            self._metrics.triage_checks.labels(workflow, check.verdict.value).inc()
         log.info("triage: %s (%d GitLab calls, %d log bytes)", headline(found), found.calls, found.log_bytes)
-        self._memo[order.session_id] = found
-        while len(self._memo) > _MEMO_SIZE:
-            self._memo.popitem(last=False)
         return found
 
     def earlier_diagnosis(self, order: WorkOrder, found: Triage, link: str) -> str | None:

@@ -140,6 +140,8 @@ async def test_five_mrs_failing_the_same_way_get_one_model_run(service: Service)
     assert len(bodies) == 5 and len(service.model.generate_calls) == 1
     pointers = [b for b in bodies if "The same failure was diagnosed" in b]
     assert len(pointers) == 4 and all("#note_" in b for b in pointers)
+    assert sorted(s["sha"] for s in service.gitlab.posted_statuses) == sorted(  # every MR's commit gets its status
+        SHA if iid == IID else sha_of("mr", iid) for iid in iids)
 
 
 async def test_an_mr_with_two_hundred_failed_jobs_stays_within_the_read_budgets(service: Service) -> None:
