@@ -45,15 +45,20 @@ async def test_every_sample_webhook_reaches_the_handler_with_its_type_and_group(
     assert all(uuid.UUID(g) for g in other_groups)
 
 
-async def test_notes_of_one_discussion_are_serialised_while_pipelines_run_in_parallel(pipeline: Any) -> None:
+async def test_notes_of_one_discussion_are_serialised_while_pipelines_run_in_parallel(pipeline: Any,
+                                                                                      sqs: SqsSetup) -> None:
     topic, ingress, work = pipeline
     note = load("gitlab/webhooks_captured/penny_note_hook_diffnote_mr.json")
     pipeline_body = load("gitlab/webhooks_docs/pipeline_event.json")
     for i in range(4):
         note["object_attributes"]["id"] = 1000 + i
         topic.publish(note, "note")
+        # SNS delivers to the standard ingress queue in no promised order: the order is kept from the ingress on,
+        # so each note is in the queue before the next is published.
+        await wait_for(lambda n=2 * i + 1: sqs.depth(ingress.url) == n, 20, f"note {i} in the ingress queue")
         pipeline_body["object_attributes"]["id"] = 2000 + i
         topic.publish(pipeline_body, "pipeline")
+        await wait_for(lambda n=2 * i + 2: sqs.depth(ingress.url) == n, 20, f"pipeline {i} in the ingress queue")
     recorder = Recorder(delay_s=0.25)
     async with running_loops(ingress, work, recorder, FAST):
         await wait_for(lambda: len(recorder.events) >= 8, 20, "8 events")

@@ -71,7 +71,7 @@ def learned(config: str, tmp_path: Path, gitlab_server: GitLabServer, gemini_ser
             capsys: pytest.CaptureFixture[str]) -> str:
     """Two incidents learned, and the MR's head commit failing the same way."""
     learn(tmp_path, config, gemini_server, capsys)
-    fail_build(gitlab_server, SHA, 801, SECOND_LINE)
+    fail_build(gitlab_server, SHA, 801, SECOND_LINE, 501)
     return config
 
 
