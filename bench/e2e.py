@@ -3,7 +3,8 @@
 Latency is probed one event at a time on an idle service; throughput with RUNS events sent at once.
 Single-machine mode (webhook ingress, embedded queue, local sessions) against the fake GitLab, with the
 packaged scripted model answering every turn after MODEL_LATENCY_S (provider SDK cost is not counted).
-Each run is TURNS model turns (tool calls, then the note). The ideal throughput for CONCURRENCY parallel
+Each run is TURNS model turns (a sandbox command, tool calls, then the note),
+so every run starts a Podman sandbox. The ideal throughput for CONCURRENCY parallel
 runs is CONCURRENCY / (TURNS * latency); `efficiency_vs_ideal` is the measured throughput divided by it.
 Prints one JSON line.
 """
@@ -47,9 +48,11 @@ def free_port() -> int:
 
 
 def write_script(directory: Path) -> Path:
-    """Every run replays the same TURNS turns: tool calls, then the note."""
+    """Every run replays the same TURNS turns: a command in the run's sandbox (so every run starts one, as a
+    real analysis does), tool calls, then the note."""
     call = {"name": "gitlab_get_mr_details", "args": {"project": PROJECT, "mr_iid": 1}}
-    turns = [{"calls": [call]}] * (TURNS - 1) + [{"text": "## Analysis\nbench"}]
+    command = {"name": "sandbox_exec", "args": {"command": "ls -la"}}
+    turns = [{"calls": [command]}] + [{"calls": [call]}] * (TURNS - 2) + [{"text": "## Analysis\nbench"}]
     path = directory / "turns.json"
     path.write_text(json.dumps({"latency_s": MODEL_LATENCY_S, "per_conversation": True, "turns": turns}))
     return path
@@ -191,6 +194,7 @@ def main() -> None:
         "notes_per_s": round(measured_per_s, 2),
         "service_cpu_ms_per_run": round(figures["service_cpu_s"] * 1000 / RUNS, 1),
         "ideal_notes_per_s": round(ideal_per_s, 2),
+        "load_1m": round(os.getloadavg()[0], 2),
     }))
 
 

@@ -1,30 +1,36 @@
-"""Throughput and peak memory of the excerpt on a generated 500 MB build log.
+"""Throughput and peak memory of the excerpt on two generated 300 MB build logs.
 
-Usage: python bench/excerpt_speed.py [WORK_DIR]   (where the log is generated; default: a temp dir)
-The log mixes compiler lines, passing tests, CR progress bars, ANSI colours, benign cue words
-(-Werror, "Failures: 0") and one real failure near the end. The excerpt runs in a child process so
-its peak RSS is measured alone. Ends with one JSON line: mb_per_s, peak_rss_mb.
+Usage: python bench/excerpt_speed.py [WORK_DIR]   (where the logs are generated; default: a temp dir)
+`tail`: compiler lines, passing tests, CR progress bars, ANSI colours, benign cue words (-Werror,
+"Failures: 0") and one real failure near the end. `realistic`: what concatenated CI logs look like, with
+failures all through it: timestamps, ANSI colours, GitLab section markers, long lines (JSON dumps, command
+lines), long CR progress bars, warnings naming `err`/`fail` files and flags, and a failed test, traceback,
+Java stack trace, Go FAIL or npm ERR! every few hundred lines. Each excerpt runs in a child process that
+reports its own peak RSS. `read_mb_per_s` is a plain read of the same file in the same run (a baseline for
+the machine's state). Ends with one JSON line.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-TARGET_BYTES = 500 * 1024 * 1024
+TARGET_BYTES = 300 * 1024 * 1024
 PATTERN_LINES = 60_000
 
 _CHILD = """
-import sys
+import resource, sys, time
 from hummingbird_agent.logs import excerpt_lines
+start = time.perf_counter()
 excerpt = excerpt_lines(sys.argv[1])
-print(excerpt.ranges)
+elapsed = time.perf_counter() - start
+print(excerpt.ranges, elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
@@ -49,8 +55,89 @@ def pattern(rng: random.Random) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
-def generate(path: Path) -> int:
-    block = pattern(random.Random(8))
+def realistic_pattern(rng: random.Random) -> bytes:
+    """About 60k lines of mixed CI output with a failure every few hundred lines."""
+    out: list[str] = []
+    while len(out) < PATTERN_LINES:
+        out.extend(_noise(rng, rng.randint(150, 600)))
+        out.extend(rng.choice(_FAILURES)(rng))
+    return ("\n".join(out) + "\n").encode()
+
+
+def _stamp(rng: random.Random) -> str:
+    return f"2024-05-01T12:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}.{rng.randint(0, 999999):06d}Z 00O "
+
+
+# Mostly routine; one in 25 names a cue word without failing.
+_VERBS = ("downloading", "resolving", "linking", "copying", "exiting cleanly", *["unpacking"] * 20)
+
+
+def _noise(rng: random.Random, count: int) -> list[str]:
+    out = []
+    for _ in range(count):
+        r = rng.random()
+        n = rng.randint(0, 99999)
+        if r < 0.25:
+            flags = "-O2 -Wall -Werror" if n % 16 == 0 else "-O2 -Wall"
+            name = "fail_safe" if n % 25 == 0 else "handler"
+            out.append(f"{_stamp(rng)}[INFO] Compiling src/pkg{n % 97}/{name}_{n}.c {flags}")
+        elif r < 0.4:
+            out.append(f"{_stamp(rng)}tests/test_mod{n % 50}.py::test_case_{n} \x1b[32mPASSED\x1b[0m [{n % 100:3d}%]")
+        elif r < 0.44:
+            out.append("\r".join(f"Downloading layer {n:x} {k}% |{'#' * (k // 5):20}|" for k in range(0, 101, 5)))
+        elif r < 0.443:
+            fields = ",".join(f'"k{i}": {{"count": {i}, "value": {rng.random():.6f}}}'
+                              for i in range(rng.randint(20, 600)))
+            out.append(f'{_stamp(rng)}metrics {{"stderr": "", "errors": 0, {fields}}}')
+        elif r < 0.45:
+            out.append("$ gcc " + " ".join(f"-Isrc/handling/inc{i}" for i in range(rng.randint(20, 200))))
+        elif r < 0.46:
+            out.append(f"src/err{n % 9}.c:{n % 400}:5: warning: unused variable 'err' [-Wunused-variable]")
+        elif r < 0.465:
+            out.append(f"\x1b[0Ksection_start:{1700000000 + n}:step_{n % 30}\r\x1b[0K\x1b[36;1m$ make test\x1b[0;m")
+        elif r < 0.48:
+            out.append(f"[INFO] Tests run: {n % 90 + 1}, Failures: 0, Errors: 0, Skipped: {n % 3}")
+        elif r < 0.6:
+            out.append(f"--- PASS: TestHandler{n} ({rng.random():.2f}s)")
+        else:
+            verb = rng.choice(_VERBS)
+            out.append(f"{_stamp(rng)}   {verb} {rng.randbytes(8).hex()} ({n} bytes)")
+    return out
+
+
+def _pytest_failure(rng: random.Random) -> list[str]:
+    n = rng.randint(0, 10**6)
+    return [
+        f"tests/test_api.py::test_endpoint_{n} \x1b[31mFAILED\x1b[0m",
+        "Traceback (most recent call last):",
+        *(f'  File "/app/src/module{i}.py", line {rng.randint(1, 900)}, in handler_{i}' for i in range(6)),
+        f"\x1b[31mE       AssertionError: expected 200, got {rng.choice([404, 500, 503])}\x1b[0m",
+        f"FAILED tests/test_api.py::test_endpoint_{n} - AssertionError",
+    ]
+
+
+def _java_failure(rng: random.Random) -> list[str]:
+    return [
+        f"[ERROR] Tests run: 12, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: {rng.random():.3f} s <<< FAILURE!",
+        "java.lang.NullPointerException: Cannot invoke \"String.length()\" because \"name\" is null",
+        *(f"\tat org.example.pkg{i}.Service.call(Service.java:{rng.randint(10, 500)})" for i in range(20)),
+    ]
+
+
+def _go_failure(rng: random.Random) -> list[str]:
+    return [f"    handler_test.go:{rng.randint(10, 300)}: got {rng.randint(0, 9)}, want 10",
+            f"--- FAIL: TestHandler{rng.randint(0, 999)} ({rng.random():.2f}s)", "FAIL", "exit status 1"]
+
+
+def _npm_failure(rng: random.Random) -> list[str]:
+    return [f"npm ERR! code E{rng.choice(['RESOLVE', 'LIFECYCLE', 'NOENT'])}", "npm ERR! errno 1",
+            f"npm ERR! pkg@1.{rng.randint(0, 9)}.0 build: `tsc -p .`", "npm ERR! Exit status 1"]
+
+
+_FAILURES = (_pytest_failure, _java_failure, _go_failure, _npm_failure)
+
+
+def generate(path: Path, block: bytes) -> int:
     written = 0
     with path.open("wb") as handle:
         while written < TARGET_BYTES:
@@ -63,16 +150,32 @@ def generate(path: Path) -> int:
     return written
 
 
-def main(work: Path) -> dict[str, float]:
-    log = work / "generated.log"
-    size = generate(log)
+def read_s(path: Path) -> float:
     start = time.perf_counter()
+    with path.open("rb") as handle:
+        while handle.read(1024 * 1024):
+            pass
+    return time.perf_counter() - start
+
+
+def measure(log: Path) -> dict[str, object]:
+    size = log.stat().st_size
     done = subprocess.run([sys.executable, "-c", _CHILD, str(log)], capture_output=True, text=True, check=True)
-    elapsed = time.perf_counter() - start
-    log.unlink()
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(f"ranges {done.stdout.strip()} in {elapsed:.1f}s", file=sys.stderr)
-    return {"mb_per_s": round(size / 1e6 / elapsed, 1), "peak_rss_mb": round(peak_kb / 1024, 1)}
+    ranges, elapsed, peak_kb = done.stdout.rsplit(" ", 2)
+    print(f"{log.name}: ranges {ranges} in {float(elapsed):.1f}s", file=sys.stderr)
+    return {"mb_per_s": round(size / 1e6 / float(elapsed), 1), "peak_rss_mb": round(int(peak_kb) / 1024, 1),
+            "read_mb_per_s": round(size / 1e6 / read_s(log), 1)}  # fmt: skip
+
+
+def main(work: Path) -> dict[str, object]:
+    result: dict[str, object] = {}
+    for name, block in (("tail", pattern(random.Random(8))), ("realistic", realistic_pattern(random.Random(8)))):
+        log = work / f"{name}.log"
+        generate(log, block)
+        result[name] = measure(log)
+        log.unlink()
+    result["load_1m"] = round(os.getloadavg()[0], 2)
+    return result
 
 
 if __name__ == "__main__":

@@ -135,10 +135,14 @@ SANDBOX_EXEC_TIMEOUT_S = 120.0
 # After a command's own `timeout -s KILL` should have fired, the host waits this long more before
 # killing the exec session itself (covers a wedged exec transport).
 SANDBOX_KILL_GRACE_S = 5.0
-# Sweep of leftover processes after the last command in flight returns (`kill -KILL -1`): tries when the
-# pids limit refuses the exec itself right after a fork bomb, and the pause between them.
+# Sweep of leftover processes (`kill -KILL -1`) by a separate exec: tries when the pids limit refuses the
+# exec itself right after a fork bomb, and the pause between them.
 SANDBOX_SWEEP_ATTEMPTS = 8
 SANDBOX_SWEEP_RETRY_S = 0.2
+# A box idle this long after its last command is swept by a separate exec (~0.15 s of podman exec), so
+# leftovers never outlive a command by much; a command arriving sooner sweeps them in its own exec instead,
+# so back-to-back commands (a spill after an exec, a read after a write) never pay for a second exec.
+SANDBOX_IDLE_SWEEP_S = 0.5
 # Bound of one streaming operation (stream_exec, read_file_iter, archive): 100 MB takes ~1 s here,
 # a 1 GB archive well under a minute; the bound only catches a wedged transport.
 SANDBOX_STREAM_TIMEOUT_S = 600.0

@@ -1,7 +1,7 @@
 """One pass over a log: cue lines found block by block, regions around them kept, the tail kept.
 
-The hot loop stays in C: literal `bytes.find` on a lower-cased block and `bytes.count` for line
-numbers; Python only touches the few lines a literal matched.
+The hot loop stays in C: one vectorised pass finds the lines holding a literal (`needles`); Python only
+touches those lines. Lines of a region are kept raw and cleaned only if the region is still kept at the end.
 """
 
 from __future__ import annotations
@@ -10,35 +10,23 @@ from collections.abc import Callable, Iterable
 
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.clean import decode_clean
-from hummingbird_agent.logs.stream import HitFinder, LazyLines, LogView, Region, _clip
+from hummingbird_agent.logs.needles import LiteralLines
+from hummingbird_agent.logs.stream import _CLIP_BYTES, HitFinder, LazyLines, LogView, Region, _clip
 
 LineScorer = Callable[[str], float]
 
 
 def literal_finder(literals: Iterable[bytes], score: LineScorer) -> HitFinder:
-    """A hit finder: lines containing one of `literals` (lower-case) that `score` rates above 0."""
-    needles = tuple(sorted({lit.lower() for lit in literals if lit}))
+    """A hit finder: lines containing one of `literals` (ASCII case-insensitive) that `score` rates above 0."""
+    lines_with = LiteralLines(literals)
 
     def find(block: bytes, _lines: LazyLines) -> list[tuple[int, float]]:
-        lower = block.lower()
-        positions: list[int] = []
-        for needle in needles:
-            pos = lower.find(needle)
-            while pos >= 0:
-                positions.append(pos)
-                pos = lower.find(needle, pos + 1)
-        positions.sort()
+        indexes, newlines = lines_with.find(block)
+        ends = newlines.tolist()
         hits: list[tuple[int, float]] = []
-        index, counted_to, line_end = 0, 0, -1
-        for pos in positions:
-            if pos <= line_end:
-                continue  # another literal on a line already scored
-            index += block.count(b"\n", counted_to, pos)
-            counted_to = pos
-            line_start = block.rfind(b"\n", 0, pos) + 1
-            line_end = block.find(b"\n", pos)
-            if line_end < 0:
-                line_end = len(block)
+        for index in indexes.tolist():
+            line_start = ends[index - 1] + 1 if index else 0
+            line_end = ends[index] if index < len(ends) else len(block)
             value = score(decode_clean(block[line_start : min(line_end, line_start + 4096)]))
             if value > 0:
                 hits.append((index, value))
@@ -54,6 +42,7 @@ class Scanner:
         self._finder = finder
         self._window = window
         self._closed: list[Region] = []
+        self._scores: list[float] = []  # of the closed regions, in the same order
         self._open: Region | None = None
         self._before: list[bytes] = []  # the `window` raw lines before the current block
         self._tail: list[bytes] = []
@@ -80,6 +69,8 @@ class Scanner:
         if self._open is not None:
             self._close()
         total = self._base - 1
+        for region in self._closed:
+            region.clean()
         tail = tuple(_clip(raw) for raw in self._tail)
         return LogView(total, tuple(self._closed), total - len(tail) + 1, tail)
 
@@ -105,20 +96,22 @@ class Scanner:
         if region is None:
             return
         block_end = self._base + len(lines) - 1
-        for line_no in range(region.start + len(region.lines), min(region.last_needed, block_end) + 1):
+        for line_no in range(region.start + len(region.raw), min(region.last_needed, block_end) + 1):
             index = line_no - self._base
             raw = lines[index] if index >= 0 else self._before[len(self._before) + index]
-            region.lines.append(_clip(raw))
+            region.raw.append(raw[:_CLIP_BYTES])
         if region.last_needed <= block_end:
             self._close()
 
     def _close(self) -> None:
         region, self._open = self._open, None
-        if region is None or not region.lines:
+        if region is None or not region.raw:
             return
         self._closed.append(region)
+        self._scores.append(region.score)
         if len(self._closed) > budgets.EXCERPT_MAX_REGIONS:
-            # Drop the weakest older region; the most recent quarter is always kept because
-            # the end of a failed log is where failures usually are.
-            older = self._closed[: -budgets.EXCERPT_MAX_REGIONS // 4]
-            self._closed.remove(min(older, key=lambda r: r.score))
+            # Drop the weakest older region (the first of equals); the most recent quarter is always kept
+            # because the end of a failed log is where failures usually are.
+            older = len(self._closed) - budgets.EXCERPT_MAX_REGIONS // 4
+            weakest = min(range(older), key=self._scores.__getitem__)
+            del self._closed[weakest], self._scores[weakest]

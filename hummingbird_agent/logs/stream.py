@@ -63,12 +63,14 @@ class LazyLines:
 
 @dataclass(slots=True)
 class Region:
-    """Consecutive cleaned lines around one or more cue lines."""
+    """Consecutive lines around one or more cue lines: raw (clipped) while the scan runs, cleaned once it
+    is kept (`clean()`), so the many regions a long log drops again are never decoded."""
 
     start: int
     lines: list[str] = field(default_factory=list)
     hits: dict[int, float] = field(default_factory=dict)
     last_needed: int = 0
+    raw: list[bytes] = field(default_factory=list)
 
     @property
     def score(self) -> float:
@@ -76,7 +78,11 @@ class Region:
 
     @property
     def end(self) -> int:
-        return self.start + len(self.lines) - 1
+        return self.start + len(self.lines) + len(self.raw) - 1
+
+    def clean(self) -> None:
+        self.lines.extend(_clip(raw) for raw in self.raw)
+        self.raw = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,4 +103,8 @@ class LogView:
 
 
 def _clip(raw: bytes) -> str:
-    return decode_clean(raw[: budgets.EXCERPT_MAX_LINE_CHARS * 2])[: budgets.EXCERPT_MAX_LINE_CHARS]
+    return decode_clean(raw[:_CLIP_BYTES])[: budgets.EXCERPT_MAX_LINE_CHARS]
+
+
+# Bytes of a raw line that can reach its clipped text (a character is at least one byte; cleaning only removes).
+_CLIP_BYTES = budgets.EXCERPT_MAX_LINE_CHARS * 2

@@ -89,3 +89,49 @@ async def run_channel(channel: Channel, chunks: ByteChunks | None) -> tuple[int,
     finally:
         out.cancel()
         err.cancel()
+
+
+# The byte a sweeping wrapper writes to stderr after `kill -KILL -1` and before its command starts.
+SWEPT_MARK = b"\x1e"
+_SWEEP_THEN_EXEC = "kill -KILL -1 2>/dev/null; printf '\\036' >&2 && exec \"$@\""
+
+
+def swept_argv(argv: list[str]) -> list[str]:
+    """`argv` run by a shell that first kills every other process of the sandbox user (not PID 1, not itself)
+    and marks stderr; the command runs only if the mark was written."""
+    return ["sh", "-c", _SWEEP_THEN_EXEC, "sweep", *argv]
+
+
+class _Replay:
+    """A channel whose stderr starts with bytes already read from it (what followed the sweep mark)."""
+
+    def __init__(self, channel: Channel, stderr_head: bytes) -> None:
+        self._channel = channel
+        self._head = stderr_head
+        self.write, self.close_stdin = channel.write, channel.close_stdin
+        self.read_stdout, self.wait, self.abort = channel.read_stdout, channel.wait, channel.abort
+
+    async def read_stderr(self) -> bytes:
+        head, self._head = self._head, b""
+        return head or await self._channel.read_stderr()
+
+
+async def confirm_swept(channel: Channel) -> Channel | None:
+    """The channel of a `swept_argv` command once its sweep is done, or None (after aborting it) when the
+    stream ended without the mark: the exec itself failed, so the command never ran."""
+    seen = b""
+    try:
+        while SWEPT_MARK not in seen:
+            chunk = await channel.read_stderr()
+            if not chunk:
+                await channel.abort()
+                return None
+            seen += chunk
+            if len(seen) > budgets.SANDBOX_STDERR_CAP_BYTES:
+                await channel.abort()
+                return None
+    except BaseException:
+        await asyncio.shield(channel.abort())
+        raise
+    before, _, after = seen.partition(SWEPT_MARK)
+    return _Replay(channel, before + after)

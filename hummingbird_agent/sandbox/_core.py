@@ -1,8 +1,9 @@
 """Backend-independent sandbox behaviour: lifecycle, timeouts, streaming, archive and restore.
 
 A backend supplies four steps: create the box, open a command channel, sweep stray processes, destroy.
-When the last command in flight returns, every process it left behind is swept, so each command starts from
-a clean process table (background jobs, `setsid`/`nohup` children and detached fork bombs included).
+Each command starts from a clean process table (background jobs, `setsid`/`nohup` children and detached fork
+bombs included): a command that finds none in flight and something run since the last sweep kills the
+leftovers itself, in its own exec, before it starts; a box left idle is swept by a separate exec shortly after.
 """
 
 from __future__ import annotations
@@ -10,15 +11,24 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import functools
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
 from typing import Self
 
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import SandboxError
-from hummingbird_agent.sandbox._channel import Channel, collect, run_channel, timed_argv, write_command
+from hummingbird_agent.sandbox._channel import (
+    Channel,
+    collect,
+    confirm_swept,
+    run_channel,
+    swept_argv,
+    timed_argv,
+    write_command,
+)
 from hummingbird_agent.sandbox.base import WORKDIR, ByteChunks, ExecResult, SandboxState
 
 log = logging.getLogger(__name__)
@@ -28,6 +38,8 @@ _KILLED = 137
 _WORKDIR_PARENT, _WORKDIR_NAME = WORKDIR.rsplit("/", 1)
 ARCHIVE_ARGV = ["tar", "czf", "-", "-C", _WORKDIR_PARENT, _WORKDIR_NAME]
 RESTORE_COMMAND = f"tar xzf - -C {_WORKDIR_PARENT}"
+# Opens the channel of one command inside a command slot: (argv, stdin wanted).
+Opener = Callable[[list[str], bool], Awaitable[Channel]]
 
 
 class SandboxBase(abc.ABC):
@@ -37,9 +49,13 @@ class SandboxBase(abc.ABC):
         self.name = name
         self._state = SandboxState.UNOPENED
         self._closing: asyncio.Future[None] | None = None
-        # Commands running now; the sweep waits until none is, so it never kills a concurrent command.
+        # Commands running now; a sweep happens only when none is, so it never kills a concurrent command.
         self._in_flight = 0
+        # A command has run since the last sweep, so processes it left may still be there.
+        self._dirty = False
+        # The sweep under way (a separate exec, or a command's own); every command entering waits for it.
         self._sweeping: asyncio.Future[None] | None = None
+        self._idle_sweep: asyncio.TimerHandle | None = None
 
     # --- backend steps ------------------------------------------------------------------------------
     @abc.abstractmethod
@@ -75,6 +91,7 @@ class SandboxBase(abc.ABC):
     async def close(self) -> None:
         if self._closing is None:
             self._state = SandboxState.CLOSED
+            self._cancel_idle_sweep()
             if self._sweeping is not None:
                 self._sweeping.cancel()  # the box goes away with everything in it
             self._closing = asyncio.ensure_future(self._destroy_bounded())
@@ -113,23 +130,26 @@ class SandboxBase(abc.ABC):
         return await self._run(command, chunks, timeout_s)
 
     async def _run(self, command: str, chunks: ByteChunks | None, timeout_s: float) -> ExecResult:
-        async with self.command_slot():
-            return await self._run_in_slot(command, chunks, timeout_s)
+        async with self.command_slot() as open_channel:
+            return await self._run_in_slot(open_channel, command, chunks, timeout_s)
 
-    async def _run_in_slot(self, command: str, chunks: ByteChunks | None, timeout_s: float) -> ExecResult:
+    async def _run_in_slot(
+        self, open_channel: Opener, command: str, chunks: ByteChunks | None, timeout_s: float
+    ) -> ExecResult:
         started = time.monotonic()
-        channel = await self._open(timed_argv(command, timeout_s), stdin=chunks is not None)
+        channel: Channel | None = None
         finished = False
         try:
             async with asyncio.timeout(timeout_s + budgets.SANDBOX_KILL_GRACE_S):
+                channel = await open_channel(timed_argv(command, timeout_s), chunks is not None)
                 code, out, err = await run_channel(channel, chunks)
             finished = True
         except TimeoutError:
             log.warning("sandbox exec transport wedged name=%s; killing the session", self.name)
             code, out, err = _KILLED, None, None
         finally:
-            if not finished:
-                await asyncio.shield(channel.abort())  # what it left is swept when the slot ends
+            if not finished and channel is not None:
+                await asyncio.shield(channel.abort())  # what it left is swept after the slot ends
         timed_out = not finished or (code == _KILLED and time.monotonic() - started >= timeout_s)
         return ExecResult(
             exit_code=code,
@@ -141,26 +161,61 @@ class SandboxBase(abc.ABC):
         )
 
     @contextlib.asynccontextmanager
-    async def command_slot(self) -> AsyncIterator[None]:
-        """Hold the box for one command: wait for a pending sweep first, sweep after the last one leaves."""
+    async def command_slot(self) -> AsyncIterator[Opener]:
+        """Hold the box for one command; yields the opener of its channel. Waits for a sweep under way; the
+        first command after others have run sweeps their leftovers in its own exec before it starts."""
         self._require_open()
-        if self._sweeping is not None:
+        self._cancel_idle_sweep()
+        while self._sweeping is not None and not self._sweeping.done():
             await asyncio.wait([self._sweeping])  # never raises: a sweep cancelled by close() is just done
-        self._require_open()
+            self._require_open()
+        sweeping: asyncio.Future[None] | None = None
+        if self._dirty and self._in_flight == 0:
+            sweeping = self._sweeping = asyncio.get_running_loop().create_future()
         self._in_flight += 1
         try:
-            yield
+            yield functools.partial(self._open_clean, sweeping)
         finally:
+            if sweeping is not None and not sweeping.done():
+                sweeping.set_result(None)  # never opened: commands waiting for it may go on
             self._in_flight -= 1
+            self._dirty = True
             if self._in_flight == 0 and self._state is SandboxState.OPEN:
-                # Not awaited here: the caller gets its result now, the next command waits for the sweep.
-                self._sweeping = asyncio.ensure_future(self._sweep_leftovers())
+                self._idle_sweep = asyncio.get_running_loop().call_later(
+                    budgets.SANDBOX_IDLE_SWEEP_S, self._sweep_idle_box)
+
+    async def _open_clean(self, sweeping: asyncio.Future[None] | None, argv: list[str], stdin: bool) -> Channel:
+        """Open a command's channel; with `sweeping`, kill the leftovers first, then let waiting commands go."""
+        if sweeping is None:
+            return await self._open(argv, stdin)
+        try:
+            channel = await confirm_swept(await self._open(swept_argv(argv), stdin))
+            if channel is None:  # the exec was refused (the pids limit right after a fork bomb): sweep apart
+                await self._sweep()
+                channel = await self._open(argv, stdin)
+            self._dirty = False
+            return channel
+        finally:
+            if not sweeping.done():
+                sweeping.set_result(None)
+
+    def _sweep_idle_box(self) -> None:
+        self._idle_sweep = None
+        if self._state is SandboxState.OPEN and self._in_flight == 0 and self._dirty:
+            self._sweeping = asyncio.ensure_future(self._sweep_leftovers())
+
+    def _cancel_idle_sweep(self) -> None:
+        if self._idle_sweep is not None:
+            self._idle_sweep.cancel()
+            self._idle_sweep = None
 
     async def _sweep_leftovers(self) -> None:
         try:
             await self._sweep()
         except SandboxError as exc:
             log.warning("sandbox sweep failed name=%s error=%s", self.name, exc)
+            return
+        self._dirty = False
 
     # --- files and archives ---------------------------------------------------------------------------
     def read_file_iter(self, path: str) -> AsyncIterator[bytes]:
@@ -183,12 +238,12 @@ class SandboxBase(abc.ABC):
 
     async def _read_out(self, argv: list[str], what: str) -> AsyncIterator[bytes]:
         """Yield a command's stdout as it comes; raise SandboxError if it fails or outlives its bound."""
-        async with self.command_slot():
-            async for chunk in self._read_out_in_slot(argv, what):
+        async with self.command_slot() as open_channel:
+            async for chunk in self._read_out_in_slot(open_channel, argv, what):
                 yield chunk
 
-    async def _read_out_in_slot(self, argv: list[str], what: str) -> AsyncIterator[bytes]:
-        channel = await self._open(argv, stdin=False)
+    async def _read_out_in_slot(self, open_channel: Opener, argv: list[str], what: str) -> AsyncIterator[bytes]:
+        channel = await open_channel(argv, False)
         err = asyncio.ensure_future(collect(channel.read_stderr, budgets.SANDBOX_STDERR_CAP_BYTES))
         # A watchdog instead of a timeout per read: one timer for the whole stream keeps reads cheap.
         expired = asyncio.Event()

@@ -57,8 +57,8 @@ async def duplex_exec(box: Sandbox, command: str, timeout_s: float,
     still running is killed and the box's stray processes are swept."""
     if not isinstance(box, SandboxBase):
         raise SandboxError(f"{type(box).__name__} offers no duplex channel")
-    async with box.command_slot():  # what the command leaves behind is swept when the slot ends
-        channel = await box._open(timed_argv(command, timeout_s), stdin=True)
+    async with box.command_slot() as open_channel:  # what the command leaves behind is swept after it
+        channel = await open_channel(timed_argv(command, timeout_s), True)
         duplex = Duplex(channel, max_line_bytes)
         try:
             yield duplex

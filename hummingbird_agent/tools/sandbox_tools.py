@@ -103,8 +103,9 @@ def sandbox_tools(registry: ToolRegistry) -> list[ToolDef]:
             "sandbox_exec",
             f"Run a shell command (sh -c) in the sandbox, working directory {WORKDIR}. No network. "
             "Each command starts from a clean process table: processes a command leaves running are killed "
-            "when it returns (with parallel commands, when the last returns), so use background work within "
-            f"one command; files under {WORKDIR} persist. No new namespaces (unshare fails). "
+            "before the next command starts and soon after it returns (with parallel commands, once the last "
+            f"returns), so use background work within one command; files under {WORKDIR} persist. "
+            "No new namespaces (unshare fails). "
             "Returns exit_code, stdout and stderr; large streams are saved to files and previewed.",
             {
                 "type": "object",

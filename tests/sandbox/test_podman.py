@@ -141,6 +141,30 @@ async def test_a_command_is_not_swept_while_another_runs(sbx: PodmanSandbox) -> 
     assert result.ok and result.stdout == b"slow-done\n"
 
 
+async def test_commands_started_together_after_leftovers_all_run_and_find_none(sbx: PodmanSandbox) -> None:
+    assert (await sbx.exec("sleep 300 >/dev/null 2>&1 & echo left", 30)).ok
+    # The first one in sweeps in its own exec; the others must wait for that, or it would kill them.
+    results = await asyncio.gather(*(sbx.exec(f"sleep 1; echo {i}", 30) for i in range(4)))
+    assert [(r.exit_code, r.stdout) for r in results] == [(0, b"%d\n" % i) for i in range(4)]
+    assert "sleep 300" not in await sh(sbx, "ps -eo args")
+
+
+async def test_leftovers_of_the_last_command_die_with_no_next_command(sbx: PodmanSandbox) -> None:
+    pid = (await sh(sbx, "nohup sleep 300 >/dev/null 2>&1 & echo $!")).strip()
+    # Watched from outside with plain `podman exec`, so no command of ours sweeps before it looks.
+    for _ in range(120):
+        if not await alive_outside(sbx.name, pid):
+            break
+        await asyncio.sleep(0.25)
+    assert not await alive_outside(sbx.name, pid)
+
+
+async def alive_outside(name: str, pid: str) -> bool:
+    proc = await asyncio.create_subprocess_exec("podman", "exec", name, "kill", "-0", pid,
+                                                stderr=asyncio.subprocess.DEVNULL)
+    return await proc.wait() == 0
+
+
 async def test_memory_hog_is_killed_by_the_memory_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # A sandbox of its own, started from tmp_path: conmon marks an OOM kill with a file `oom` in the directory the
     # container was started from, which must never be the service's (or a developer's) current directory.
