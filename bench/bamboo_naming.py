@@ -1,11 +1,14 @@
 """The scripted model of bench/bamboo_retrieval.py, served by the fake Gemini server: it names each learned
-incident's cause by a paraphrase of its label, as a real model would, and reuses an existing name only when the
-extraction prompt shows it.
+incident's cause by a paraphrase of what the discussion says the cause is, as a real model would, and reuses an
+existing name only when one the extraction prompt shows reads like its own wording.
 
 Variants of one label differ by casing, punctuation, a generic prefix, word order and synonyms. Which variant an
-incident gets is fixed by a hash of its discussion, so runs are deterministic. When the prompt's list of existing
-causes holds a name of the same label family, the model copies that name (a model recognising its cause among the
-ones it is shown); otherwise it writes its own variant. Review approves; the summary echoes the discussion.
+incident gets is fixed by a hash of its discussion, so runs are deterministic. The model first writes its own
+variant, then compares it with each name under the prompt's existing causes by their words (case, punctuation,
+order and the filler words of `FILLER` aside; numbers are words; no synonyms): it copies the closest shown name
+when they share at least `REUSE_AT` of their words, and keeps its own wording otherwise. It never looks at which
+label a shown name belongs to, so it splits a cause whose shown name it does not recognise (a synonym variant)
+and would merge two causes whose names share enough words. Review approves; the summary echoes the discussion.
 """
 
 from __future__ import annotations
@@ -18,6 +21,11 @@ from typing import Any
 EXTRACT = "You turn one resolved incident"
 REVIEW = "You review a knowledge graph"
 _CAUSE = re.compile(r"^Cause: (.+)$", re.M)
+# Words a model reads past when it compares two cause names.
+FILLER = frozenset({"root", "cause", "the", "of"})
+# Share of words (Jaccard) at which the model takes a shown name for its own: "the same words, told apart only
+# by filler, case, punctuation or order" is 1.0; two categories of one project differ in a number (0.67-0.71).
+REUSE_AT = 0.8
 
 
 def variants(repo: str, category: int) -> tuple[str, ...]:
@@ -49,8 +57,24 @@ def _shown(user: str) -> list[str]:
     return [m.group(1).strip() for m in re.finditer(r"^- (.+?)(?: — .*)?$", block, re.M)]
 
 
+def words(name: str) -> frozenset[str]:
+    return frozenset(w for w in re.findall(r"[a-z0-9]+", name.lower()) if w not in FILLER)
+
+
+def likeness(a: str, b: str) -> float:
+    """Jaccard of the two names' words."""
+    x, y = words(a), words(b)
+    return len(x & y) / len(x | y) if x | y else 0.0
+
+
+def reuse(own: str, shown: list[str]) -> str | None:
+    """The shown name the model takes for its own wording (the likest, first shown on a tie), if any."""
+    best = max(shown, key=lambda name: likeness(own, name), default=None)
+    return best if best is not None and likeness(own, best) >= REUSE_AT else None
+
+
 class NamingModel:
-    """Answers generateContent bodies; `family` maps a label to its variants, filled as labels are seen."""
+    """Answers generateContent bodies; `calls["reused"]` counts the shown names it copied."""
 
     def __init__(self) -> None:
         self.calls: dict[str, int] = {}
@@ -59,14 +83,13 @@ class NamingModel:
         found = _CAUSE.search(_section(user, "Discussion and fix"))
         if not found:
             return None
-        repo, category = json.loads(found.group(1))
-        family = variants(repo, category)
-        reused = next((s for s in _shown(user) if s in family), None)
+        family = variants(*json.loads(found.group(1)))
+        pick = int.from_bytes(hashlib.sha256(user.split("## Discussion and fix", 1)[1].encode()).digest()[:4], "big")
+        own = family[pick % len(family)]
+        reused = reuse(own, _shown(user))
         if reused is not None:
             self.calls["reused"] = self.calls.get("reused", 0) + 1
-            return reused
-        pick = int.from_bytes(hashlib.sha256(user.split("## Discussion and fix", 1)[1].encode()).digest()[:4], "big")
-        return family[pick % len(family)]
+        return reused or own
 
     def answer(self, system: str, user: str) -> str:
         if system.startswith(EXTRACT):

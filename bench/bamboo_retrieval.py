@@ -5,13 +5,16 @@ Each repository (the project) has its labelled logs split into `--folds` folds b
 other folds are learned (labelled chunk -> failure excerpt, category -> cause, named by the paraphrasing model
 of bench/bamboo_naming.py behind the fake Gemini server and the real Gemini adapter; the whole log only feeds
 the incident's whole-log vector, as a job's log tail does in production) and the fold's logs are diagnosed from
-the whole log. Scored per test log: the true cause among the ranked causes (a cause node counts
-as the true cause its incidents mostly have). Baselines, all restricted to the same project as the knowledge
-base's project clue: TF-IDF of the new log's failure excerpt (localised as the knowledge base does, with the
-project's learned lines as examples) against the learned excerpts, the same with the whole new log as the query,
-the most frequent learned cause, and whole log against learned whole logs (the knowledge base keeps one vector
-of each). `novel_auroc`: how well the
-top candidate's score separates test logs whose cause was learned from those whose cause never was.
+the whole log. Scored per test log: the true cause among the ranked causes (a cause node counts as the true
+cause its incidents mostly have). Baselines (bench/bamboo_baselines.py), all restricted to the same project as
+the knowledge base's project clue: one signal each (TF-IDF of the localised failure excerpt against the learned
+excerpts, the whole new log against them, the most frequent learned cause, the whole new log against the learned
+whole logs), and both signals the knowledge base ranks with, excerpt + w x whole log, w chosen on the other folds
+(`same_project_two_signal_*`). `ceiling`: the share of test logs whose cause was learned in their fold (no
+ranking does better). `novel_auroc`: how well the top candidate's score separates test logs whose cause was
+learned from those whose cause never was. `cause_nodes_per_true_cause` and `wrongly_merged_incidents` (learned
+incidents in a node whose incidents mostly have another cause) measure the naming model's and the knowledge
+base's merges together; the naming model never sees which label a shown name belongs to.
 
     python bench/bamboo_retrieval.py [DATA_DIR] [--folds 5] [--embedder hashing|minilm]
     # DATA_DIR defaults to $LOGCHUNKS_DIR; prints a line per fold, ends with one JSON line
@@ -34,9 +37,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bamboo_naming import NamingModel, label  # noqa: E402
-from bench.bamboo_tfidf import TfIdf, auroc  # noqa: E402
-from hummingbird_agent.bamboo.diagnose.navigator import ReasoningNavigator, with_examples  # noqa: E402
+from bench.bamboo_baselines import WEIGHTS, baselines, choose_weights, hit_rate, truth  # noqa: E402
+from bench.bamboo_naming import NamingModel  # noqa: E402
+from bench.bamboo_tfidf import auroc  # noqa: E402
+from hummingbird_agent.bamboo.diagnose.navigator import ReasoningNavigator  # noqa: E402
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder  # noqa: E402
 from hummingbird_agent.bamboo.embeddings.minilm import MiniLMEmbedder  # noqa: E402
 from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText  # noqa: E402
@@ -75,10 +79,6 @@ def folds_of(rows: list[Row], k: int) -> list[tuple[list[Row], list[Row]]]:
         for position, row in enumerate(sorted(repo_rows, key=lambda r: str(r["log_id"]))):
             fold[id(row)] = position % k
     return [([r for r in rows if fold[id(r)] != f], [r for r in rows if fold[id(r)] == f]) for f in range(k)]
-
-
-def truth(row: Row) -> str:
-    return label(row["repository"], row["category"])
 
 
 def incident(row: Row, log: str | None, whole: str = "") -> IncidentInput:
@@ -121,33 +121,8 @@ async def run_fold(learn: list[Row], test: list[Row], logs: dict[str, str], mode
     return {"ranked": ranked, "top_scores": tops, "nodes": nodes}
 
 
-def localised(row: Row, learn: list[Row], log: str) -> str:
-    """The new log's failure excerpt as the knowledge base localises it: the project's learned failure lines
-    as examples, beside the general-cue excerpt."""
-    lines = [line for r in learn if r["repository"] == row["repository"] for line in r["chunk"].splitlines()]
-    return with_examples(IncidentInput("", {}, task_logs={"build": log}), lines).task_logs["build"]
-
-
-def baselines(learn: list[Row], test: list[Row], logs: dict[str, str]) -> dict[str, list[Any]]:
-    excerpts = TfIdf([(r["repository"], truth(r), r["chunk"]) for r in learn])
-    whole = TfIdf([(r["repository"], truth(r), logs[r["log_id"]]) for r in learn])
-    out: dict[str, list[Any]] = {"tfidf": [], "tfidf_top": [], "tfidf_whole_query": [], "majority": [], "whole": []}
-    for row in test:
-        ranked, top = excerpts.rank(row["repository"], localised(row, learn, logs[row["log_id"]]))
-        out["tfidf"].append(ranked)
-        out["tfidf_top"].append(top)
-        out["tfidf_whole_query"].append(excerpts.rank(row["repository"], logs[row["log_id"]])[0])
-        counts = Counter(truth(r) for r in learn if r["repository"] == row["repository"])
-        out["majority"].append([c for c, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))])
-        out["whole"].append(whole.rank(row["repository"], logs[row["log_id"]])[0])
-    return out
-
-
-def hit_rate(truths: list[str], ranked: list[list[str]], k: int) -> float:
-    return sum(t in r[:k] for t, r in zip(truths, ranked, strict=True)) / max(len(truths), 1)
-
-
-def fold_figures(learn: list[Row], test: list[Row], kb: dict[str, Any], base: dict[str, list[Any]]) -> dict[str, float]:
+def fold_figures(learn: list[Row], test: list[Row], kb: dict[str, Any], base: dict[str, Any],
+                 weight: float) -> dict[str, float]:
     truths = [truth(r) for r in test]
     learned = {truth(r) for r in learn}
     known = [t in learned for t in truths]
@@ -163,6 +138,9 @@ def fold_figures(learn: list[Row], test: list[Row], kb: dict[str, Any], base: di
             "same_project_majority_top1": hit_rate(truths, base["majority"], 1),
             "same_project_majority_top3": hit_rate(truths, base["majority"], 3),
             "whole_log_top1": hit_rate(truths, base["whole"], 1), "whole_log_top3": hit_rate(truths, base["whole"], 3),
+            "same_project_two_signal_top1": hit_rate(truths, base["two_signal"][weight], 1),
+            "same_project_two_signal_top3": hit_rate(truths, base["two_signal"][weight], 3),
+            "ceiling": known.count(True) / max(len(known), 1),
             "novel_auroc": auroc(kb["top_scores"], known),
             "same_project_tfidf_novel_auroc": auroc(base["tfidf_top"], known),
             "cause_nodes_per_true_cause": statistics.mean(len(v) for v in per_cause.values()),
@@ -182,6 +160,23 @@ class MergeLog(logging.Handler):
             self.merges.append((str(record.args[0]), str(record.args[1])))  # type: ignore[index]
 
 
+# Figures where a higher value is worse: their worst fold is the highest.
+LOWER_IS_BETTER = ("cause_nodes_per_true_cause", "wrongly_merged_incidents")
+
+
+def summary(per_fold: list[dict[str, float]]) -> dict[str, Any]:
+    """Mean and worst fold of every figure; counts summed."""
+    out: dict[str, Any] = {}
+    for metric in per_fold[0]:
+        values = [f[metric] for f in per_fold]
+        if metric in ("n", "novel"):
+            out[metric] = sum(values)
+            continue
+        out[metric] = round(statistics.mean(values), 3)
+        out[f"{metric}_worst_fold"] = round(max(values) if metric in LOWER_IS_BETTER else min(values), 3)
+    return out
+
+
 async def run(root: Path, k: int, embedder: str, only: int = 0, fold: int | None = None) -> dict[str, Any]:
     merges = MergeLog()
     causes_log = logging.getLogger("hummingbird_agent.bamboo.learn.causes")
@@ -190,30 +185,27 @@ async def run(root: Path, k: int, embedder: str, only: int = 0, fold: int | None
     rows = read_examples(root)
     logs = {r["log_id"]: read_log(root, r["build_log"]) for r in rows}
     naming = NamingModel()
+    splits = folds_of(rows, k)
+    base = [baselines(learn, test, logs) for learn, test in splits]
+    weights = choose_weights([{w: hit_rate([truth(r) for r in test], b["two_signal"][w], 1) for w in WEIGHTS}
+                              for (_, test), b in zip(splits, base, strict=True)])
     per_fold = []
     started = time.monotonic()
     with GeminiServer(api_key="bench") as server:
         server.responder = naming
         model = GeminiModel(GeminiSettings("bench", server.url), RetryPolicy(retries=0))
         try:
-            chosen = list(enumerate(folds_of(rows, k)))[: only or k] if fold is None else [
-                (fold, folds_of(rows, k)[fold])]
-            for number, (learn, test) in chosen:
+            chosen = list(range(k))[: only or k] if fold is None else [fold]
+            for number in chosen:
+                learn, test = splits[number]
                 kb = await run_fold(learn, test, logs, model, embedder)
-                figures = fold_figures(learn, test, kb, baselines(learn, test, logs))
+                figures = fold_figures(learn, test, kb, base[number], weights[number])
                 per_fold.append(figures)
                 print(f"fold {number}: {json.dumps({m: round(v, 3) for m, v in figures.items()})}", file=sys.stderr)
         finally:
             await model.aclose()
-    out: dict[str, Any] = {}
-    for metric in per_fold[0]:
-        values = [f[metric] for f in per_fold]
-        if metric in ("n", "novel"):
-            out[metric] = sum(values)
-            continue
-        worst = max(values) if metric in ("cause_nodes_per_true_cause", "wrongly_merged_incidents") else min(values)
-        out[metric] = round(statistics.mean(values), 3)
-        out[f"{metric}_worst_fold"] = round(worst, 3)
+    out = summary(per_fold)
+    out["same_project_two_signal_weights"] = [weights[n] for n in chosen]
     for new, stored in sorted(set(merges.merges))[:25]:
         print(f"merged: {new!r} -> {stored!r}", file=sys.stderr)
     out.update({"folds": k, "folds_run": len(per_fold), "embedder": embedder,

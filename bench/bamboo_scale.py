@@ -4,10 +4,14 @@ Each learned incident of a LogChunks-layout folder is extracted once (the same s
 bench/bamboo_retrieval.py); synthetic incidents are copies of those graphs drawn with the data's own
 frequencies, their cause and symptoms renamed into variants drawn from a Zipf law, so the clue
 vocabulary and the number of causes keep growing with the knowledge base as real ones do. They are
-written through `store_knowledge` (the accumulator's store path) in batches; at each size the real
-held-out logs are diagnosed through the navigator's public `gather` (whatever ranking it runs).
+written through `store_knowledge` (the accumulator's store path) in batches: `store_per_s` times that
+write alone (no extraction, no review, no reading of the existing causes). At each size, `populate_per_s` then
+times `bamboo populate` itself on POPULATED real learned incidents (extraction and review by the stand-in model,
+the existing causes read for each batch, the store write), and the real held-out logs are diagnosed through the
+navigator's public `gather` (whatever ranking it runs). The populated incidents stay in the store (under 1% of
+the next size).
 
-    python bench/bamboo_scale.py DATA_DIR [--sizes 1000,10000,100000] [--queries 20]
+    python bench/bamboo_scale.py DATA_DIR [--sizes 1000,10000,100000] [--queries 20] [--populated 100]
 
 Prints progress to stderr and one JSON line.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import inspect
+import io
 import json
 import random
 import resource
@@ -44,6 +49,7 @@ from hummingbird_agent.bamboo.learn.accumulator import (  # noqa: E402
     store_knowledge,
 )
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor  # noqa: E402
+from hummingbird_agent.bamboo.learn.populate import populate  # noqa: E402
 from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer  # noqa: E402
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore  # noqa: E402
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession  # noqa: E402
@@ -117,13 +123,36 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux reports KiB
 
 
-async def templates(root: Path) -> tuple[list[KnowledgeGraph], list[dict[str, object]]]:
-    learn, test = folds_of(read_examples(root), 5)[0]
+def learner(stores: Stores | None) -> KnowledgeAccumulator:
     llm = JsonLLM(TemplateModel())
     extractor = KnowledgeGraphExtractor(default_registry().create("gitlab_ci", StrategyDeps(llm)))
-    accumulator = KnowledgeAccumulator(extractor, KnowledgeReviewer(llm), llm, None)
+    return KnowledgeAccumulator(extractor, KnowledgeReviewer(llm), llm, stores)
+
+
+async def templates(root: Path) -> tuple[list[KnowledgeGraph], list[dict[str, Any]], list[dict[str, Any]]]:
+    """(the learned incidents' graphs, the learned rows, the held-out rows) of fold 0."""
+    learn, test = folds_of(read_examples(root), 5)[0]
+    accumulator = learner(None)
     graphs = [(await accumulator.process(incident(row, None), dry_run=True)).knowledge.graph for row in learn]
-    return [g for g in graphs if g.of_type(NodeType.CAUSE)], test
+    return [g for g in graphs if g.of_type(NodeType.CAUSE)], learn, test
+
+
+def populate_file(path: Path, rows: list[dict[str, Any]], prefix: str) -> Path:
+    """A `bamboo populate` JSONL of learned rows as the retrieval benchmark learns them (ids under `prefix`)."""
+    lines = []
+    for row in rows:
+        learned = incident(row, None)
+        lines.append(json.dumps({"id": f"{prefix}:{row['log_id']}", "email_text": learned.email_text,
+                                 "task_data": learned.task_data, "task_logs": learned.task_logs}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+async def populated_per_s(stores: Stores, path: Path, count: int) -> float:
+    """Incidents per second of `bamboo populate` into the open stores (extraction, review, reads, writes)."""
+    start = time.perf_counter()
+    await populate(learner(stores), None, str(path), False, None, out=io.StringIO(), progress=io.StringIO())
+    return count / (time.perf_counter() - start)
 
 
 async def diagnose_ms(navigator: ReasoningNavigator, root: Path, test: list[dict[str, object]],
@@ -144,12 +173,13 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-async def run(root: Path, sizes: list[int], queries: int) -> dict[str, object]:
-    graphs, test = await templates(root)
+async def run(root: Path, sizes: list[int], queries: int, populated: int) -> dict[str, object]:
+    graphs, learn, test = await templates(root)
     rng = random.Random(20)
     test = rng.sample(test, min(queries, len(test)))
-    out: dict[str, dict[str, float]] = {"populate_per_s": {}, "diagnose_p50_ms": {}, "diagnose_p95_ms": {},
-                                        "diagnose_graph_p50_ms": {}, "diagnose_vectors_p50_ms": {}, "disk_mb": {}}
+    out: dict[str, dict[str, float]] = {"store_per_s": {}, "populate_per_s": {}, "diagnose_p50_ms": {},
+                                        "diagnose_p95_ms": {}, "diagnose_graph_p50_ms": {},
+                                        "diagnose_vectors_p50_ms": {}, "disk_mb": {}}
     with tempfile.TemporaryDirectory() as tmp:
         stores = Stores(CypherGraphStore(LadybugSession(str(Path(tmp) / "graph"))),
                         QdrantVectorStore("scale", DIMENSIONS, path=str(Path(tmp) / "qdrant")),
@@ -169,16 +199,20 @@ async def run(root: Path, sizes: list[int], queries: int) -> dict[str, object]:
                     batch = [synthetic(rng.choice(graphs), f"syn:{n}", rng, size)
                              for n in range(first, min(first + BATCH, size))]
                     await store_knowledge(stores, batch)
-                populate_s, previous, stored = time.perf_counter() - start, stored, size
-                times = await diagnose_ms(navigator, root, test, spent)
+                store_s, previous, stored = time.perf_counter() - start, stored, size
                 label = str(size)
+                sample = rng.sample(learn, min(populated, len(learn)))
+                out["populate_per_s"][label] = round(await populated_per_s(
+                    stores, populate_file(Path(tmp) / f"populate{size}.jsonl", sample, f"pop{size}"), len(sample)), 1)
+                times = await diagnose_ms(navigator, root, test, spent)
                 for part, values in spent.items():
                     out[f"diagnose_{part}_p50_ms"][label] = round(statistics.median(values[-len(times):]), 1)
-                out["populate_per_s"][label] = round((size - previous) / populate_s, 1)
+                out["store_per_s"][label] = round((size - previous) / store_s, 1)
                 out["diagnose_p50_ms"][label] = round(statistics.median(times), 1)
                 out["diagnose_p95_ms"][label] = round(p95(times), 1)
                 out["disk_mb"][label] = round(disk_mb(Path(tmp)), 1)
-                print(f"{size} incidents: {out['populate_per_s'][label]}/s stored, diagnosis p50 "
+                print(f"{size} incidents: {out['store_per_s'][label]}/s stored, {out['populate_per_s'][label]}/s "
+                      f"populated, diagnosis p50 "
                       f"{out['diagnose_p50_ms'][label]} ms (graph {out['diagnose_graph_p50_ms'][label]}, vectors "
                       f"{out['diagnose_vectors_p50_ms'][label]}) p95 {out['diagnose_p95_ms'][label]} ms "
                       f"(n={len(times)}), "
@@ -191,7 +225,8 @@ async def run(root: Path, sizes: list[int], queries: int) -> dict[str, object]:
     return {**out, "diagnose_growth_10k_to_100k": round(p50["100000"] / p50["10000"], 2)
             if "100000" in p50 and "10000" in p50 else None,
             "disk_mb_per_1k_incidents": round(out["disk_mb"][largest] / (sizes[-1] / 1000), 2),
-            "peak_rss_mb": round(peak_rss_mb(), 1), "queries": len(test), "templates": len(graphs)}
+            "peak_rss_mb": round(peak_rss_mb(), 1), "queries": len(test), "templates": len(graphs),
+            "populated": min(populated, len(learn))}
 
 
 def main() -> int:
@@ -199,12 +234,13 @@ def main() -> int:
     parser.add_argument("data", type=Path, help="a LogChunks-layout folder")
     parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated, increasing")
     parser.add_argument("--queries", type=int, default=20, help="held-out logs diagnosed at each size")
+    parser.add_argument("--populated", type=int, default=100, help="real incidents run through populate at each size")
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
     if not args.data.is_dir() or not sizes or sizes[0] <= 0:
         print("usage: python bench/bamboo_scale.py DATA_DIR [--sizes 1000,10000]", file=sys.stderr)
         return 2
-    print(json.dumps(asyncio.run(run(args.data, sizes, args.queries))))
+    print(json.dumps(asyncio.run(run(args.data, sizes, args.queries, args.populated))))
     return 0
 
 

@@ -29,16 +29,26 @@ class TfIdf:
         norm = math.sqrt(sum(x * x for x in v.values())) or 1.0
         return {w: x / norm for w, x in v.items()}
 
-    def rank(self, project: str, text: str) -> tuple[list[str], float]:
-        """(causes of `project`, best first; the best cosine)."""
+    def scores(self, project: str, text: str) -> dict[str, float]:
+        """{cause of `project`: the best cosine of `text` with any learned text of that cause}."""
         query = self._vector(_tf(text))
         best: dict[str, float] = {}
         for owner, cause, vector in self._learned:
             if owner == project:
                 score = sum(x * vector.get(w, 0.0) for w, x in query.items())
                 best[cause] = max(best.get(cause, 0.0), score)
-        ranked = sorted(best, key=lambda c: (-best[c], c))
+        return best
+
+    def rank(self, project: str, text: str) -> tuple[list[str], float]:
+        """(causes of `project`, best first; the best cosine)."""
+        best = self.scores(project, text)
+        ranked = ranked_by(best)
         return ranked, best[ranked[0]] if ranked else 0.0
+
+
+def ranked_by(scores: dict[str, float]) -> list[str]:
+    """Causes by score, best first; ties by name."""
+    return sorted(scores, key=lambda c: (-scores[c], c))
 
 
 def auroc(scores: Sequence[float], positive: Sequence[bool]) -> float:

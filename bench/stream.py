@@ -1,5 +1,7 @@
 """Konflux list streaming benchmark: peak RSS growth and MB/s for gzip PipelineRun list pages of 10 MB,
 100 MB and 1 GB, for the Konflux streaming path next to json.loads and raw ijson parsing of the same bytes.
+The runs are shaped like real ones (bench/tekton_runs.py: nested specs, status conditions, results, labels and
+annotations, about 12 KB a PipelineRun and 9 KB a TaskRun), not padded with one long string.
 
 Each measurement runs in a fresh process (its own peak RSS); the fake API generates every page lazily.
 Both paths share the HTTP and gzip work, which on a busy machine can dominate; `parser_ratio_vs_ijson`
@@ -25,16 +27,15 @@ sys.path.insert(0, str(REPO))
 
 import ijson  # noqa: E402
 
+from bench.tekton_runs import item_bytes, page  # noqa: E402
 from hummingbird_agent import budgets  # noqa: E402
 from hummingbird_agent.data_sources import konflux  # noqa: E402
 from hummingbird_agent.data_sources.kube_page import PageScanner  # noqa: E402
-from tests.servers.k8s import KubeServer, generated_page  # noqa: E402
+from tests.servers.k8s import KubeServer  # noqa: E402
 
 SIZES = {"10MB": 10 * 10**6, "100MB": 100 * 10**6, "1GB": 10**9}
 MODES = ("konflux", "json_loads", "ijson")
 NS, SHA = "tenant", "be7c" * 10
-# A PipelineRun of ~12 KB: the Tekton sample plus a status message, typical of real runs.
-PAD_BYTES = 8000
 
 
 def probe(mode: str, url: str) -> dict[str, Any]:
@@ -44,11 +45,10 @@ def probe(mode: str, url: str) -> dict[str, Any]:
 
 
 def measure(size: int) -> dict[str, dict[str, Any]]:
-    item = len(b"".join(generated_page("pipelineruns", 1, PAD_BYTES, NS)()))
-    count = size // item + 1
+    count = size // item_bytes("pipelineruns", NS, SHA) + 1
     with KubeServer("live", gzip=True) as server:
         selector = f"{konflux.BUILD_SHA_LABEL}={SHA}"
-        server.generated[(NS, "pipelineruns", selector)] = generated_page("pipelineruns", count, PAD_BYTES, NS)
+        server.generated[(NS, "pipelineruns", selector)] = page("pipelineruns", count, NS, SHA)
         results = {mode: probe(mode, server.url) for mode in MODES}
     for result in results.values():
         result["mb_s"] = size / 10**6 / result["seconds"]
@@ -80,9 +80,8 @@ def _timed(parse: Callable[[bytes], int], data: bytes) -> float:
     return time.perf_counter() - started
 
 
-def parser_ratio(size: int) -> dict[str, float]:
-    item = len(b"".join(generated_page("pipelineruns", 1, PAD_BYTES, NS)()))
-    data = b"".join(generated_page("pipelineruns", size // item + 1, PAD_BYTES, NS)())
+def parser_ratio(size: int, kind: str = "pipelineruns") -> dict[str, float]:
+    data = b"".join(page(kind, size // item_bytes(kind, NS, SHA) + 1, NS, SHA)())
     ratios = []
     for _ in range(PARSER_ROUNDS):
         seconds = [min(_timed(parse, data) for _ in range(PARSER_REPEATS)) for parse in (_scan, _ijson)]
@@ -92,6 +91,7 @@ def parser_ratio(size: int) -> dict[str, float]:
 
 def main() -> None:
     parser = {label: parser_ratio(size) for label, size in PARSER_SIZES.items()}
+    taskruns = parser_ratio(PARSER_SIZES["10MB"], "taskruns")
     runs = {label: measure(size) for label, size in SIZES.items()}
 
     def per_size(mode: str, key: str) -> dict[str, float]:
@@ -107,6 +107,8 @@ def main() -> None:
         "ijson_mb_s": per_size("ijson", "mb_s"),
         "json_loads_mb_s": per_size("json_loads", "mb_s"),
         "parser_ratio_vs_ijson": parser,
+        "parser_ratio_vs_ijson_taskruns_10MB": taskruns,
+        "item_bytes": {kind: item_bytes(kind, NS, SHA) for kind in ("pipelineruns", "taskruns")},
     }))
 
 
