@@ -28,6 +28,7 @@ __all__ = ["box"]
 pytestmark = [pytest.mark.podman, pytest.mark.asyncio(loop_scope="module")]
 NO_ARGS = {"type": "object", "properties": {}}
 WINDOW_TOKENS = 2600  # the prompt, the answer margin and about ten compact tool lines
+BOUNDS = ToolBounds(window_tokens=WINDOW_TOKENS)
 
 
 def catalogue() -> BuiltinMcpClient:
@@ -49,8 +50,8 @@ async def nothing(_: InvestigationState) -> None:
 def investigator(box: PodmanSandbox, stores: Stores, selector: ToolSelector | None, *answers: object):
     llm, model = scripted(*answers)
     enricher = ContextEnricher(llm, catalogue(), kept_open(box), selector,
-                               bounds=ToolBounds(window_tokens=WINDOW_TOKENS))
-    return Investigator(Planner(llm, selector, WINDOW_TOKENS), enricher, stores, None, nothing), model
+                               bounds=BOUNDS)
+    return Investigator(Planner(llm, selector, BOUNDS), enricher, stores, None, nothing), model
 
 
 async def test_a_decline_with_tools_left_out_escalates_once_with_a_fresh_page(box: PodmanSandbox,
@@ -76,8 +77,8 @@ async def test_over_budget_without_tool_vectors_is_a_clear_error_and_no_turn(box
     assert result.reply == f"**Error:** {OVER_BUDGET}" and result.state == state and model.requests == []
     small = BuiltinMcpClient(list(catalogue()._tools.values())[:3])  # a catalogue that fits needs no vectors
     llm, model = scripted(json.dumps({"narration": "Gauge 1 is red."}))
-    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=ToolBounds(window_tokens=WINDOW_TOKENS))
-    answer = await Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing).turn(state, "?")
+    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=BOUNDS)
+    answer = await Investigator(Planner(llm, None, BOUNDS), enricher, stores, None, nothing).turn(state, "?")
     assert answer.reply == "Gauge 1 is red." and answer.state.turns == 1
 
 
@@ -85,8 +86,8 @@ async def test_review_rules_limits_and_a_redelivered_approval(box: PodmanSandbox
     small = BuiltinMcpClient(list(catalogue()._tools.values())[:3])
     code = "return {'v': await tools.probe_01()}"
     llm, model = scripted({"orchestration_code": code})
-    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=ToolBounds(window_tokens=WINDOW_TOKENS))
-    waiting = Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing, auto_run_read_only=False)
+    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=BOUNDS)
+    waiting = Investigator(Planner(llm, None, BOUNDS), enricher, stores, None, nothing, auto_run_read_only=False)
     state = InvestigationState("s3", "which gauge is red?", {})
     proposed = await waiting.turn(state, "which gauge is red?")
     assert "Read-only code waits for review here" in proposed.reply and proposed.state.runs == ()
@@ -109,8 +110,8 @@ async def test_abandoned_runs_are_stored_tentative_and_never_offered(box: Podman
     small = BuiltinMcpClient(list(catalogue()._tools.values())[:3])
     code = "a = await tools.probe_01()\nb = await tools.probe_02()\nreturn {'a': a, 'b': b}"
     llm, _ = scripted({"orchestration_code": code})
-    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=ToolBounds(window_tokens=WINDOW_TOKENS))
-    engine = Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing)
+    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=BOUNDS)
+    engine = Investigator(Planner(llm, None, BOUNDS), enricher, stores, None, nothing)
     ran = await engine.turn(InvestigationState("s4abcdef", "which gauge is red?", {}), "which gauge is red?")
     ended = await engine.turn(ran.state, "abandon")
     assert ended.state.status == "abandoned"
@@ -125,8 +126,8 @@ async def test_a_turn_s_calls_and_wall_time_are_capped(box: PodmanSandbox, store
     many = "return {'n': [await tools.probe_01() for _ in range(4)]}"
     slow = "await asyncio.sleep(60)\nreturn {}"
     llm, _ = scripted({"orchestration_code": many}, {"orchestration_code": slow})
-    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=ToolBounds(window_tokens=WINDOW_TOKENS))
-    engine = Investigator(Planner(llm, None, WINDOW_TOKENS), enricher, stores, None, nothing,
+    enricher = ContextEnricher(llm, small, kept_open(box), None, bounds=BOUNDS)
+    engine = Investigator(Planner(llm, None, BOUNDS), enricher, stores, None, nothing,
                           limits=TurnLimits(max_calls=3, timeout_s=3))
     capped = await engine.turn(InvestigationState("s5", "q", {}), "read gauge 1 four times")
     assert capped.reply.count("`probe_01` ok") == 3 and "call budget of 3 exhausted" in capped.reply

@@ -127,8 +127,8 @@ class ContextEnricher:
         return self._selector
 
     @property
-    def context_window_tokens(self) -> int:
-        return self._bounds.window_tokens
+    def bounds(self) -> ToolBounds:
+        return self._bounds
 
     async def run_gated(self, code: str, task: Mapping[str, Any], allowed: Callable[[], Collection[str]],
                         max_calls: int, timeout_s: float) -> RunOutcome:

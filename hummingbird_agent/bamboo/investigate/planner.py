@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.explore.prompt_fit import ToolBounds
 from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector, render_tools, tool_budget
 from hummingbird_agent.bamboo.investigate.state import InvestigationState
 from hummingbird_agent.bamboo.json_llm import JsonLLM
@@ -76,13 +77,15 @@ async def tool_page(tools: Sequence[McpTool], query: str, budget_tokens: int,
 
 
 class Planner:
-    def __init__(self, llm: JsonLLM, selector: ToolSelector | None, window_tokens: int, guidance: str = "") -> None:
-        self._llm, self._selector, self._window, self._guidance = llm, selector, window_tokens, guidance
+    def __init__(self, llm: JsonLLM, selector: ToolSelector | None, bounds: ToolBounds, guidance: str = "") -> None:
+        """`bounds`: the configured window, margin and full-schema cap (bamboo.llm_context_window, ...)."""
+        self._llm, self._selector, self._bounds, self._guidance = llm, selector, bounds, guidance
 
     async def plan(self, state: InvestigationState, utterance: str, tools: Sequence[McpTool]) -> Plan:
         system = load_prompt("investigate_system")
         values = _values(state, utterance, self._guidance)
-        budget = tool_budget(self._window, system + render("investigate_user", tools="", **values))
+        budget = tool_budget(self._bounds.window_tokens, system + render("investigate_user", tools="", **values),
+                             self._bounds.margin_tokens)
         block, omitted = await tool_page(tools, f"{state.question}\n{utterance}", budget, self._selector)
         plan = await self._ask(system, render("investigate_user", tools=block, **values))
         if plan.code or plan.narration or not omitted:
@@ -90,7 +93,7 @@ class Planner:
         # Declined while tools were left out: once more with the ones it did not see.
         log.info("investigate: planner declined with %d tool(s) left out; escalating once", len(omitted))
         left = [t for t in tools if t.name in set(omitted)]
-        block, _ = render_tools(left, {t.name for t in left[: budgets.TOOL_MAX_FULL_SCHEMAS]}, budget)
+        block, _ = render_tools(left, {t.name for t in left[: self._bounds.max_full]}, budget)
         again = await self._ask(system, render("investigate_user", tools=block, **values))
         return Plan(again.narration, again.code, (*plan.gaps, *again.gaps), True)
 

@@ -26,5 +26,5 @@ class InvestigationKit:
     @contextlib.asynccontextmanager
     async def investigator(self, task: Mapping[str, Any], checkpoint: Checkpoint) -> AsyncIterator[Investigator]:
         async with self.explorer.session(IncidentInput("", dict(task))) as enricher:
-            planner = Planner(self.llm, enricher.selector, enricher.context_window_tokens, self.guidance)
+            planner = Planner(self.llm, enricher.selector, enricher.bounds, self.guidance)
             yield Investigator(planner, enricher, self.stores, self.explorer, checkpoint, self.auto_run_read_only)
