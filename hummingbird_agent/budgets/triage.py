@@ -13,6 +13,8 @@ TRIAGE_MAX_CALLS = 120
 # rests on what was read, and the note says so); 64 MiB is ~30 s of GitLab bandwidth at worst.
 TRIAGE_MAX_LOG_BYTES = 64 * 1024 * 1024
 TRIAGE_MAX_ONE_LOG_BYTES = 16 * 1024 * 1024
+# Bytes of a commit's statuses (JSONL, ~400 bytes each) read: thousands of statuses, more than any pipeline has.
+TRIAGE_MAX_STATUS_BYTES = 4 * 1024 * 1024
 # Failed checks one triage lists and classifies; beyond it the note says how many were left out.
 TRIAGE_MAX_CHECKS = 60
 # Pipelines of one SHA (the analysed one, or the merge base) looked at: retries of a whole pipeline.

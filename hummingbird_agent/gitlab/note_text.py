@@ -25,6 +25,11 @@ TRUNCATION_NOTICE = "\n\n**[truncated: the result was longer than a GitLab note 
 COMMAND = "/hummingbird"
 
 
+def mr_url(gitlab_url: str, project: str, iid: int | str) -> str:
+    """The web page of a merge request."""
+    return f"{gitlab_url.rstrip('/')}/{project}/-/merge_requests/{iid}"
+
+
 def placeholder_body(marker: SessionMarker, workflow: str) -> str:
     return f"{PLACEHOLDER_TEXT} (`{workflow}`)\n\n{format_marker(marker)}"
 

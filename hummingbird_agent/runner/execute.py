@@ -143,7 +143,7 @@ async def _run_without_note(deps: Deps, order: WorkOrder, resume: StoredSession 
 
 
 def note_url(deps: Deps, order: WorkOrder, note: PostedNote) -> str:
-    return f"{deps.config.gitlab.url.rstrip('/')}/{order.project}/-/merge_requests/{order.mr_iid}#note_{note.note_id}"
+    return f"{note_text.mr_url(deps.config.gitlab.url, order.project, order.mr_iid)}#note_{note.note_id}"
 
 
 async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: PostedNote,

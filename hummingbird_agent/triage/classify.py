@@ -25,7 +25,9 @@ class Classifier:
     def __init__(self, reader: TriageReader, sources: Sources, target: Callable[[], Awaitable[Runs]],
                  known: KnownCauses | None, project: str, branch: str) -> None:
         self._reader, self._src, self._target = reader, sources, target
-        self._known, self._project, self._branch = known, project, branch or "the target branch"
+        # Shown in inline code in the note: a backtick in a branch name would end it.
+        self._known, self._project = known, project
+        self._branch = branch.replace("`", "'") or "the target branch"
 
     async def job(self, name: str, attempts: Sequence[Job]) -> CheckResult:
         failed = failed_attempts(attempts)[-1]

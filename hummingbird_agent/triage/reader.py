@@ -129,8 +129,12 @@ class TriageReader:
         chunks = _chunks(await self._call("gitlab_get_commit_statuses", sha=sha))
         if chunks is None:
             return []
-        text = await asyncio.to_thread(lambda: b"".join(chunks))
-        return [json.loads(line) for line in text.decode("utf-8", "replace").splitlines() if line.strip()]
+        budget = _Budget(budgets.TRIAGE_MAX_STATUS_BYTES)
+        text = await asyncio.to_thread(lambda: b"".join(budget.take(chunks)))
+        if budget.cut:
+            self._gap(f"the commit's statuses were read only up to {budgets.TRIAGE_MAX_STATUS_BYTES // 2**20} MiB")
+        lines = text.decode("utf-8", "replace").splitlines()
+        return [json.loads(line) for line in lines[:-1 if budget.cut else None] if line.strip()]
 
     async def log(self, job: Job, passing: Job | None = None) -> LogEvidence | None:
         """The failure excerpt of a finished job's log (shown against `passing`'s log when given) and its

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.gitlab.note_text import mr_url
 from hummingbird_agent.tools.base import ToolDef
 
 # `group/project!7:1a2b3c4d`: the MR it was learned from, then the analysis session it came from.
@@ -26,7 +27,7 @@ def incident_link(incident_id: str, gitlab_url: str) -> str:
     match = _MR_INCIDENT.match(incident_id)
     if match is None:
         return f"`{incident_id}`"
-    url = f"{gitlab_url.rstrip('/')}/{match['project']}/-/merge_requests/{match['iid']}"
+    url = mr_url(gitlab_url, match["project"], match["iid"])
     return f"`{incident_id}` ([!{match['iid']}]({url}))"
 
 
