@@ -51,6 +51,7 @@ from hummingbird_agent.data_sources.direct import ReadTools  # noqa: E402
 from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings  # noqa: E402
 from hummingbird_agent.models.retry import RetryPolicy  # noqa: E402
 from hummingbird_agent.tools.registry import ToolRegistry  # noqa: E402
+from hummingbird_agent.triage.evidence import INFRASTRUCTURE_REASONS  # noqa: E402
 from hummingbird_agent.triage.model import NOT_YOURS, Triage, Verdict  # noqa: E402
 from hummingbird_agent.triage.reader import TriageCache, TriageReader  # noqa: E402
 from hummingbird_agent.triage.run import TriageRequest, triage  # noqa: E402
@@ -148,6 +149,19 @@ def figures(rows: list[tuple[Scenario, str, str, Triage]]) -> dict[str, Any]:
     return out
 
 
+def name_only(s: Scenario) -> str:
+    """The baseline "it failed on main too": the same job lists and failure reasons as the triage, no logs. A job
+    whose last run on the merge base or a recent target-branch pipeline failed is called pre-existing."""
+    if s.retry_passes or s.same_sha_passes:
+        return Verdict.FLAKY.value
+    if (s.failure_reason or "") in INFRASTRUCTURE_REASONS or s.trace is None:
+        return Verdict.INFRASTRUCTURE.value
+    on_base = s.base is not None and s.base_job == s.job
+    if (on_base and s.base is not None and not s.base.passed) or s.target is not None:
+        return Verdict.PRE_EXISTING.value
+    return Verdict.NEW.value if on_base else Verdict.UNCLASSIFIED.value
+
+
 def cost(results: list[tuple[MR, Triage]]) -> dict[str, Any]:
     per_calls = [found.calls / max(len(mr.scenarios), 1) for mr, found in results]
     per_bytes = [found.log_bytes / max(len(mr.scenarios), 1) for mr, found in results]
@@ -204,6 +218,9 @@ async def main_async(logchunks: Path, cidiff: Path, limit: int) -> dict[str, Any
     out["truth_counts"] = dict(Counter(s.truth for s, *_ in rows_out))
     out["false_not_yours_by_kind"] = dict(Counter(s.kind for s, v, _, _ in rows_out
                                                   if v in NOT_YOURS and v != s.truth))
+    baseline = [(s, name_only(s), "", found) for s, _, _, found in rows_out]
+    out["baseline_name_only"] = {k: figures(baseline)[k] for k in ("not_yours_precision", "not_yours_verdicts")}
+    out["baseline_name_only"]["folds"] = by_folds(baseline)["not_yours_precision"]
     out.update(learn_s=round(learned_s, 1), seconds=round(time.monotonic() - started, 1))
     return out
 
