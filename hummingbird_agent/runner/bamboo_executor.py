@@ -95,7 +95,7 @@ class BambooAccumulateExecutor:
         analysed = analysis.sha or order.sha
         gathered = await gather_failure(tools, order, analysed)
         gathered.discussion = await trusted_discussion(self._gitlab, order.project_id, discussions)
-        fix = await self._fix(order, analysed, gathered.gaps)
+        fix = await self._fix(order, analysed, gathered)
         verified = order.trigger == "pipeline"
         same = bool(analysed) and analysed == order.sha
         outcome = fix_section(fix, verified, same) if verified or fix is not None else ""
@@ -110,7 +110,7 @@ class BambooAccumulateExecutor:
                  result.attempts)
         await publish(True, learned_note(result, self._loaded.config.gitlab.url, gathered.gaps, fix))
 
-    async def _fix(self, order: WorkOrder, analysed: str | None, gaps: list[str]) -> Fix | None:
+    async def _fix(self, order: WorkOrder, analysed: str | None, gathered: Gathered) -> Fix | None:
         """The changes from the analysed commit to the order's (the passing one, or the MR head for a
         command); None when they are the same commit or the compare cannot be read (a stated gap)."""
         if not analysed or not order.sha or analysed == order.sha:
@@ -118,9 +118,9 @@ class BambooAccumulateExecutor:
         try:
             compare = await self._gitlab.compare(order.project_id, analysed, order.sha)
         except AgentError as exc:
-            gaps.append(f"the fix (changes {analysed[:12]}..{order.sha[:12]}): {exc}")
+            gathered.gaps.append(f"the fix (changes {analysed[:12]}..{order.sha[:12]}): {exc}")
             return None
-        return read_fix(compare, analysed, order.sha)
+        return read_fix(compare, analysed, order.sha, titles_trusted=gathered.author_trusted)
 
 
 class BambooDiagnoseExecutor:

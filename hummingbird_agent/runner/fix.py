@@ -21,6 +21,8 @@ class Fix:
     """Commit titles, oldest first."""
     summary: str
     more_files: int = 0
+    withheld_titles: int = 0
+    """Commit titles left out: free text by an MR author below Developer, like the MR's own title."""
 
     def to_json(self) -> dict[str, Any]:
         return {"commits": f"{self.base[:12]}..{self.head[:12]}", "files": list(self.files),
@@ -60,12 +62,16 @@ def diff_summary(diffs: Iterable[Mapping[str, Any]]) -> str:
     return "\n".join(parts)
 
 
-def read_fix(compare: Mapping[str, Any], base: str, head: str) -> Fix:
+def read_fix(compare: Mapping[str, Any], base: str, head: str, *, titles_trusted: bool) -> Fix:
+    """The fix; commit titles only when `titles_trusted` (the MR's author is Developer+): the diff is the code
+    under analysis, but a title is free text that would reach the extraction model."""
     diffs = [d for d in compare.get("diffs") or [] if isinstance(d, Mapping)]
     files = tuple(_path(d) for d in diffs)
     titles = tuple(str(c.get("title") or "") for c in compare.get("commits") or [] if isinstance(c, Mapping))
     cap = budgets.BAMBOO_FIX_MAX_FILES
-    return Fix(base, head, files[:cap], titles[:cap], diff_summary(diffs), max(0, len(files) - cap))
+    shown = titles[:cap] if titles_trusted else ()
+    return Fix(base, head, files[:cap], shown, diff_summary(diffs), max(0, len(files) - cap),
+               0 if titles_trusted else len(titles))
 
 
 def fix_section(fix: Fix | None, verified: bool, same_commit: bool) -> str:
@@ -81,6 +87,8 @@ def fix_section(fix: Fix | None, verified: bool, same_commit: bool) -> str:
     lines = [f"{head}. Changes from {fix.base[:12]} to {fix.head[:12]}: {files or 'no file changed'}."]
     if fix.commits:
         lines.append("Commits: " + "; ".join(fix.commits))
+    if fix.withheld_titles:
+        lines.append(f"Commits: {fix.withheld_titles}, titles withheld (the MR's author is below Developer).")
     if fix.summary:
         lines += ["```diff", fix.summary, "```"]
     return "\n".join(lines)

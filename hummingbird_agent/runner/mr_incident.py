@@ -13,7 +13,7 @@ from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.direct import ReadTools
-from hummingbird_agent.data_sources.gitlab_discussions import REDACTED, filter_discussions
+from hummingbird_agent.data_sources.gitlab_discussions import REDACTED, REDACTED_TITLE, filter_discussions
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS, GitLabClient
 from hummingbird_agent.logs import excerpt_lines
 from hummingbird_agent.logs.decode import iter_lines
@@ -91,6 +91,8 @@ class Gathered:
     """Each job's log tail (the whole-log vector's input; never shown to a model)."""
     discussion: str = ""
     title: str = ""
+    author_trusted: bool = False
+    """The MR's author is Developer+ (its title was not withheld); decides whether commit titles are shown."""
     gaps: list[str] = field(default_factory=list)
 
 
@@ -114,6 +116,7 @@ async def gather_failure(tools: ReadTools, order: WorkOrder, sha: str | None) ->
         out.task["sha"] = sha
     details = await tools.call("gitlab_get_mr_details", project=order.project, mr_iid=order.mr_iid)
     out.title = str(details.get("title") or "") if isinstance(details, dict) else ""
+    out.author_trusted = bool(out.title) and out.title != REDACTED_TITLE  # the MR-text gate's own decision
     statuses = await _read_stream(await tools.call("gitlab_get_commit_statuses", project=order.project, sha=sha),
                                   _statuses) if sha else None
     failed = failed_statuses(statuses or [])
