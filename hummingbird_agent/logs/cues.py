@@ -31,7 +31,7 @@ _STRONG = re.compile(
 # The lower-case words count only as words of their own: inside a name (`quick-error`, `upnperrors.h`,
 # `libfoo.failure`) they name a package or a file.
 _MEDIUM = re.compile(
-    r"(?<![\w.-])(?:error|errors|fatal|failed|failure|failing|fails|aborted|timed out|timeout)\b"
+    r"(?<![\w.-])(?:error|errors|fatal|failed|failure|failing|fails|aborted|timed out|timeout(?!=))\b"
     r"|No such file or directory|command not found|not found\b|cannot\b|can't\b|[Uu]nable to"
     r"|assert|expected\b.*\b(?:got|but|actual|was|received)\b|mismatch"
     r"|denied\b|violations?\b|unresolved|Exception\b"

@@ -25,6 +25,7 @@ from hummingbird_agent.logs.steps import (
     is_routine,
     is_wrap_up,
     last_output,
+    unstamped,
 )
 from hummingbird_agent.logs.stream import LogView
 
@@ -50,7 +51,7 @@ def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> l
     `rescore` when the view's hits were scored by other evidence: every kept line is then rated by
     its failure cues alone.
     """
-    text = view.text_of()
+    text = unstamped(view.text_of())
     evidence = _evidence(view, text, rescore)
     step = failing_step(text, view.total_lines)
     inside = {n: v for n, v in evidence.items() if step.first <= n < step.end}

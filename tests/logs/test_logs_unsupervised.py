@@ -120,3 +120,33 @@ def test_a_later_block_naming_only_the_same_exception_class_is_not_a_report_of_t
     log = ["$ java -jar app.jar"] + FILLER[:10] + cause + FILLER[:40] + later + FILLER[:40]
     log += ["The command \"java -jar app.jar\" exited with 1."]
     assert covered(excerpt_lines(log)) == {12}
+
+
+def test_a_timestamped_log_is_read_past_its_stamps_so_blank_lines_end_the_failure_block():
+    # A downloaded GitHub Actions log: job and step columns, then a timestamp, on every line (blank ones too).
+    body = ["##[group]Run ./gradlew build"] + FILLER[:30] + [
+        "> Task :core:test FAILED",
+        "LogDifferTest > parsesGithubLogs() FAILED",
+        "    java.lang.IllegalArgumentException at LogDifferTest.java:61",
+        "",
+        "6 actionable tasks: 6 executed",
+        "> There were failing tests. See the report at: file:///build/reports/tests/test/index.html",
+        "> Run the build with a fresh daemon to see more output.",
+    ] + FILLER[:8] + ["##[error]Process completed with exit code 1."]
+    log = [f"build\tgradle build\t2021-12-01T13:01:{i // 10:02d}.{i:07d}Z {line}" for i, line in enumerate(body)]
+    got = covered(excerpt_lines(log))
+    assert {33, 34} <= got  # the failed test and its exception
+    assert not got & set(range(36, len(log) + 1))  # the output after the blank line, the runner's end
+
+
+def test_a_timeout_setting_is_not_a_timeout():
+    assert cue_score(" > git fetch --tags https://example.org/repo.git # timeout=10") == 0.0
+    assert cue_score("Tests timed out after 600 s") > 0 and cue_score("ERROR: timeout waiting for the database") > 0
+    # A Jenkins log: the SCM plugin prints its settings before every git command; the build fails at its end.
+    checkout = [f" > git {cmd} # timeout=10" for cmd in ("init /w", "--version", "fetch --tags origin", "config a b",
+                                                          "rev-parse HEAD", "config core.sparse", "checkout -f c0ffee")]
+    failure = ["[ERROR] Failed to execute goal on project flow: Could not resolve dependencies for project flow"]
+    log = checkout + FILLER[:40] + failure + ["Build step 'Execute shell' marked build as failure", "Finished: FAILURE"]
+    got = covered(excerpt_lines(log))
+    assert len(checkout) + 41 in got
+    assert not got & set(range(1, len(checkout) + 1))
