@@ -110,7 +110,15 @@ def _first_strong(text: dict[int, str], blocks: list[Block], step: Step, max_lin
 
 
 def _grown(text: dict[int, str], block: Block, step: Step, max_lines: int, cap: int) -> tuple[int, int]:
-    """A block grown through its paragraph, with the traced command before it when the budget has room."""
+    """A block grown through its paragraph, with the line that leads it when the budget has room."""
     last = min(extend(text, block.first, block.last, step, cap), block.first + max_lines - 1)
-    traced = last - block.first + 1 < max_lines and _COMMAND_ECHO.match(text.get(block.first - 1, ""))
-    return (block.first - 1 if traced else block.first, last)
+    room = last - block.first + 1 < max_lines and block.first > step.first
+    return (block.first - 1 if room and _leads(text.get(block.first - 1), text[block.first]) else block.first, last)
+
+
+def _leads(above: str | None, head: str) -> bool:
+    """Whether the line above a block starts it: the shell-traced command that failed, or the header of an
+    indented report (a file name above its `  28:14  error  ...` lines, a test's name above its failure)."""
+    if above is None or not above.strip() or is_wrap_up(above):
+        return False
+    return _COMMAND_ECHO.match(above) is not None or len(above) - len(above.lstrip()) < len(head) - len(head.lstrip())

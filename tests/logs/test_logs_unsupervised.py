@@ -150,3 +150,14 @@ def test_a_timeout_setting_is_not_a_timeout():
     got = covered(excerpt_lines(log))
     assert len(checkout) + 41 in got
     assert not got & set(range(1, len(checkout) + 1))
+
+
+def test_an_indented_report_is_shown_with_the_header_line_above_it():
+    # A linter names the file once, then reports each problem indented under it.
+    report = ["/home/ci/app/src/components/MenuLinks.js",
+              "  28:14  error  Replace `·to='x'` with `to='x'`  prettier/prettier"]
+    log = ["$ npm run lint"] + FILLER[:30] + report + ["", "✖ 1 problem (1 error, 0 warnings)"]
+    log += ["The command \"npm run lint\" exited with 1."]
+    got = covered(excerpt_lines(log))
+    assert {32, 33} <= got
+    assert not got & set(range(1, 32))
