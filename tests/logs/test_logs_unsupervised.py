@@ -161,3 +161,19 @@ def test_an_indented_report_is_shown_with_the_header_line_above_it():
     got = covered(excerpt_lines(log))
     assert {32, 33} <= got
     assert not got & set(range(1, 32))
+
+
+def test_a_section_banner_is_weak_evidence_so_the_failure_under_it_is_chosen():
+    assert cue_score("=================================== FAILURES ===================================") <= 1.0
+    assert cue_score("E       AssertionError: Missing rule in README.md") == 3.0
+    progress = [f"tests/test_{i}.py::test_case PASSED [ {i}%]" for i in range(40)]
+    section = ["", "=================================== FAILURES ===================================",
+               "________________________________ test_readme _________________________________", "",
+               "    def test_readme(source_root):", ">       assert rule.stem in readme",
+               "E       AssertionError: Missing rule \"shell_alias\" in README.md",
+               "E       assert 'shell_alias' in '# The Fuck'", "", "tests/test_readme.py:11: AssertionError",
+               "=================== 1 failed, 40 passed in 12.03 seconds ===================="]
+    log = ["$ pytest -v"] + progress + section + ["The command \"pytest -v\" exited with 1."]
+    got = covered(excerpt_lines(log))
+    assert {48, 49} <= got  # the assertion the section reports
+    assert not got & set(range(1, 43))  # neither the passing tests nor the banner alone
