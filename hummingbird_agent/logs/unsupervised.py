@@ -16,7 +16,7 @@ import re
 
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.cues import cue_score
-from hummingbird_agent.logs.select import Block, Shape, build_blocks, choose, end_prior, fit
+from hummingbird_agent.logs.select import Block, Shape, build_blocks, choose, end_prior, fit, line_shape
 from hummingbird_agent.logs.steps import (
     BOUNDARY_SCORE,
     Step,
@@ -55,6 +55,11 @@ def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> l
     evidence = _evidence(view, text, rescore)
     step = failing_step(text, view.total_lines)
     inside = {n: v for n, v in evidence.items() if step.first <= n < step.end}
+    if step.found:
+        # A complaint the earlier steps, which succeeded, printed too (a missing optional tool, a warning
+        # every step repeats) is not what failed this one.
+        seen = {line_shape(text[n]) for n in evidence if n < step.first}
+        inside = {n: v for n, v in inside.items() if line_shape(text[n]) not in seen}
     shape = Shape(distinct=True)
     blocks = build_blocks(inside, text, lambda last: _step_prior(step, last), shape)
     cap = min(max_lines, budgets.EXCERPT_PARAGRAPH_LINES)

@@ -177,3 +177,17 @@ def test_a_section_banner_is_weak_evidence_so_the_failure_under_it_is_chosen():
     got = covered(excerpt_lines(log))
     assert {48, 49} <= got  # the assertion the section reports
     assert not got & set(range(1, 43))  # neither the passing tests nor the banner alone
+
+
+def test_a_complaint_the_successful_steps_printed_too_is_not_what_failed():
+    benign = "ERROR: svgo worker: `svgo` not found; please provide proper binary or disable this worker"
+    setup = ["$ bin/rake assets", benign] + FILLER[:10] + ["The command \"bin/rake assets\" exited with 0."]
+    tests = ["$ bin/rspec", "Randomized with seed 43565", benign] + FILLER[:30] + [
+        "Failures:", "", "  1) DistributedMutex allows only one lock at a time",
+        "     Failure/Error: expect(x).to eq(10)", "       expected: 10", "            got: 7", "",
+        "13107 examples, 1 failure, 3 pending", "The command \"bin/rspec\" exited with 1."]
+    log = setup + tests
+    got = covered(excerpt_lines(log))
+    failure = log.index("  1) DistributedMutex allows only one lock at a time") + 1
+    assert {failure, failure + 1} <= got
+    assert log.index(benign, len(setup)) + 1 not in got
