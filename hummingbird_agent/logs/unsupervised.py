@@ -43,6 +43,10 @@ _NAME = re.compile(r"(?<![\w.])[A-Za-z_][\w.:]*[a-z][A-Z_][\w.:]{5,}\w|\b[a-z]+_
 # A name of a kind of failure (`java.lang.RuntimeException`, `AssertionError`) names no test: other
 # failures print it too.
 _KIND = re.compile(r"(?:Exception|Error|Failure|Failed)$")
+# A stack frame (`at pkg.Cls.run(Cls.java:12)`, `File "x.py", line 3`, `... 15 more`), even under a logger's
+# `[error]` tag, details the exception line above it and is no evidence of its own: a long trace would
+# otherwise outweigh the failure reports before it.
+_FRAME = re.compile(r"\s*(?:\[\w+\]\s*)?(?:at [\w$.<>]+\(|File \"|\.\.\. \d+ more)")
 
 
 def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> list[tuple[int, int]]:
@@ -80,17 +84,18 @@ def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> l
 
 
 def _evidence(view: LogView, text: dict[int, str], rescore: bool) -> dict[int, float]:
-    """Failure evidence by line; wrap-up and routine lines are none."""
+    """Failure evidence by line; wrap-up and routine lines and stack frames are none."""
     if rescore:
         scores = {n: cue_score(line) for n, line in text.items()}
     else:
         scores = {n: v for region in view.regions for n, v in region.hits.items()}
         for n in range(view.tail_start, view.total_lines + 1):
             scores.setdefault(n, cue_score(text[n]))
-    return {
-        n: v for n, v in scores.items()
-        if v > BOUNDARY_SCORE and not is_wrap_up(text.get(n, "")) and not is_routine(text.get(n, ""))
-    }
+    return {n: v for n, v in scores.items() if v > BOUNDARY_SCORE and _telling(text.get(n, ""))}
+
+
+def _telling(line: str) -> bool:
+    return not is_wrap_up(line) and not is_routine(line) and _FRAME.match(line) is None
 
 
 def _step_prior(step: Step, last: int) -> float:

@@ -191,3 +191,17 @@ def test_a_complaint_the_successful_steps_printed_too_is_not_what_failed():
     failure = log.index("  1) DistributedMutex allows only one lock at a time") + 1
     assert {failure, failure + 1} <= got
     assert log.index(benign, len(setup)) + 1 not in got
+
+
+def test_stack_frames_under_a_logger_tag_do_not_outweigh_the_report_before_them():
+    # sbt tags every line of stderr `[error]`: the frames of the plugin's exception carry the tag too.
+    report = [f"[error]  * the type hierarchy of class akka.msg.Check{i} is different in current version"
+              for i in range(3)]
+    trace = ["[error] java.lang.RuntimeException: akka-cluster: Binary compatibility check failed!"]
+    trace += [f"[error] \tat sbt.Execute.work{i}(Execute.scala:{200 + i})" for i in range(20)]
+    compiling = [f"[info] Compiling {i} Scala sources to /build/akka-{i}/target/classes ..." for i in range(10)]
+    log = ["$ sbt mimaReportBinaryIssues"] + FILLER[:20] + report + compiling + trace
+    log += ["The command \"sbt mimaReportBinaryIssues\" exited with 1."]
+    got = covered(excerpt_lines(log))
+    assert {22, 23, 24} <= got
+    assert not got & set(range(36, 56))  # the frames
