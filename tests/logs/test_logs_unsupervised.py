@@ -3,6 +3,7 @@
 from hummingbird_agent import budgets
 from hummingbird_agent.logs import excerpt_lines
 from hummingbird_agent.logs.cues import cue_score
+from hummingbird_agent.logs.steps import unstamped
 
 FILLER = [f"[INFO] step {i}: copying resource_{i}.txt" for i in range(120)]
 
@@ -205,3 +206,11 @@ def test_stack_frames_under_a_logger_tag_do_not_outweigh_the_report_before_them(
     got = covered(excerpt_lines(log))
     assert {22, 23, 24} <= got
     assert not got & set(range(36, 56))  # the frames
+
+
+def test_only_a_log_whose_every_line_is_stamped_is_read_past_its_stamps():
+    stamped = {n: f"2024-05-01T12:00:{n:02d}.5Z 01O line {n}" for n in range(1, 41)}
+    assert unstamped(stamped)[7] == "line 7"
+    # A tool's own log lines carry dates too, but the runner's lines between them do not: kept as they are.
+    mixed = {n: f"2024-05-01T12:00:{n:02d}Z [INFO] built {n}" if n % 3 else f"+ make {n}" for n in range(1, 41)}
+    assert unstamped(mixed) == mixed
