@@ -31,7 +31,7 @@ _STRONG = re.compile(
 # The lower-case words count only as words of their own: inside a name (`quick-error`, `upnperrors.h`,
 # `libfoo.failure`) they name a package or a file.
 _MEDIUM = re.compile(
-    r"(?<![\w.-])(?:error|errors|fatal|failed|failure|failing|fails|aborted|timed out|timeout)\b"
+    r"(?<![\w.-])(?:error|errors|fatal|failed|failure|failing|fails|aborted|timed out|timeout(?!=))\b"
     r"|No such file or directory|command not found|not found\b|cannot\b|can't\b|[Uu]nable to"
     r"|assert|expected\b.*\b(?:got|but|actual|was|received)\b|mismatch"
     r"|denied\b|violations?\b|unresolved|Exception\b"
@@ -55,6 +55,9 @@ _OUTCOME = (
 )
 _COUNT = re.compile(rf"\b{_OUTCOME}:? \d+\b|\b\d+ {_OUTCOME}\b", re.IGNORECASE)
 _SUMMARY_SCORE = 1.0
+# A banner heading a section (`=== FAILURES ===`, `--- ERRORS ---`) says, like a summary, that failures
+# follow, not what they are: the section's lines explain them.
+_BANNER = re.compile(r"\s*([=_\-*#~])\1\1.*\1\1\1\s*$")
 # Lines a CI runner prints after every failed job; evidence of failure, but never its explanation.
 _EPILOGUE = re.compile(
     r"^(?:Done\. Your build exited with|ERROR: Job failed|Cleaning up|Finished: FAILURE"
@@ -95,6 +98,6 @@ def cue_score(line: str) -> float:
         value -= 1.5
     if _EPILOGUE.search(line):
         value = min(value, 0.5)
-    elif len(_COUNT.findall(line)) >= 2:
+    elif len(_COUNT.findall(line)) >= 2 or _BANNER.match(line):
         value = min(value, _SUMMARY_SCORE)
     return max(value, 0.0)

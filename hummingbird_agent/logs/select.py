@@ -68,6 +68,11 @@ def build_blocks(
 _VOLATILE = re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{7,}\b|\d+")
 
 
+def line_shape(line: str) -> str:
+    """A line without its numbers and hex ids: lines of the same shape make the same complaint."""
+    return _VOLATILE.sub("", line)
+
+
 def _evidence(scores: dict[int, float], text: dict[int, str], first: int, last: int, distinct: bool) -> float:
     """Sum of the lines' scores (each capped at 3); with `distinct`, the best score of each line shape once.
 
@@ -80,7 +85,7 @@ def _evidence(scores: dict[int, float], text: dict[int, str], first: int, last: 
     for n in range(first, last + 1):
         value = min(scores.get(n, 0.0), 3.0)
         if value > 0:
-            key = _VOLATILE.sub("", text.get(n, ""))
+            key = line_shape(text.get(n, ""))
             best[key] = max(best.get(key, 0.0), value)
     return sum(best.values())
 

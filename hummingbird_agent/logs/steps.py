@@ -40,6 +40,16 @@ _ROUTINE = re.compile(
     r"|^\s*(?:Unpacking|Selecting|Preparing to|Setting up|Get:\d|Download|Install|Collecting|Requirement)|^>|deprecat",
     re.IGNORECASE,
 )
+# A runner's prefix on every line: a timestamp (GitHub Actions, GitLab's timestamps, Jenkins' timestamper),
+# after at most two tab-separated columns (the job's and the step's names of a downloaded GitHub log) and
+# before GitLab's stream tag (`01O`). The rules read a line after it: a blank output line is then blank.
+_STAMP = re.compile(
+    r"^(?:[^\t]*\t){0,2}\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]? ?(?:\d\d[OE]\+? )?"
+)
+# Kept lines looked at to decide whether a log is stamped, and the share of them that must carry a stamp: a
+# runner stamps every line, while a tool's own log lines (`2024-05-01T12:00:00Z [INFO] ...`) are a few.
+_STAMP_SAMPLE = 50
+_STAMPED_SHARE = 0.9
 # Score of a step boundary line, so the streaming scan keeps it (and the lines around it) in view.
 BOUNDARY_SCORE = 0.01
 BOUNDARY_LITERALS: tuple[bytes, ...] = (b"$ ",)
@@ -140,3 +150,11 @@ def _skippable(line: str) -> bool:
 
 def _plain(line: str | None) -> bool:
     return line is not None and bool(line.strip()) and not is_wrap_up(line)
+
+
+def unstamped(text: dict[int, str]) -> dict[int, str]:
+    """The lines without the runner's timestamp prefix when the log stamps its lines, else `text` itself."""
+    sample = [line for _, line in zip(range(_STAMP_SAMPLE), text.values(), strict=False) if line]
+    if not sample or sum(_STAMP.match(line) is not None for line in sample) < _STAMPED_SHARE * len(sample):
+        return text
+    return {n: _STAMP.sub("", line, count=1) for n, line in text.items()}

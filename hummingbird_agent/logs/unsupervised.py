@@ -16,7 +16,7 @@ import re
 
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.cues import cue_score
-from hummingbird_agent.logs.select import Block, Shape, build_blocks, choose, end_prior, fit
+from hummingbird_agent.logs.select import Block, Shape, build_blocks, choose, end_prior, fit, line_shape
 from hummingbird_agent.logs.steps import (
     BOUNDARY_SCORE,
     Step,
@@ -25,6 +25,7 @@ from hummingbird_agent.logs.steps import (
     is_routine,
     is_wrap_up,
     last_output,
+    unstamped,
 )
 from hummingbird_agent.logs.stream import LogView
 
@@ -42,6 +43,10 @@ _NAME = re.compile(r"(?<![\w.])[A-Za-z_][\w.:]*[a-z][A-Z_][\w.:]{5,}\w|\b[a-z]+_
 # A name of a kind of failure (`java.lang.RuntimeException`, `AssertionError`) names no test: other
 # failures print it too.
 _KIND = re.compile(r"(?:Exception|Error|Failure|Failed)$")
+# A stack frame (`at pkg.Cls.run(Cls.java:12)`, `File "x.py", line 3`, `... 15 more`), even under a logger's
+# `[error]` tag, details the exception line above it and is no evidence of its own: a long trace would
+# otherwise outweigh the failure reports before it.
+_FRAME = re.compile(r"\s*(?:\[\w+\]\s*)?(?:at [\w$.<>]+\(|File \"|\.\.\. \d+ more)")
 
 
 def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> list[tuple[int, int]]:
@@ -50,10 +55,15 @@ def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> l
     `rescore` when the view's hits were scored by other evidence: every kept line is then rated by
     its failure cues alone.
     """
-    text = view.text_of()
+    text = unstamped(view.text_of())
     evidence = _evidence(view, text, rescore)
     step = failing_step(text, view.total_lines)
     inside = {n: v for n, v in evidence.items() if step.first <= n < step.end}
+    if step.found:
+        # A complaint the earlier steps, which succeeded, printed too (a missing optional tool, a warning
+        # every step repeats) is not what failed this one.
+        seen = {line_shape(text[n]) for n in evidence if n < step.first}
+        inside = {n: v for n, v in inside.items() if line_shape(text[n]) not in seen}
     shape = Shape(distinct=True)
     blocks = build_blocks(inside, text, lambda last: _step_prior(step, last), shape)
     cap = min(max_lines, budgets.EXCERPT_PARAGRAPH_LINES)
@@ -74,17 +84,18 @@ def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> l
 
 
 def _evidence(view: LogView, text: dict[int, str], rescore: bool) -> dict[int, float]:
-    """Failure evidence by line; wrap-up and routine lines are none."""
+    """Failure evidence by line; wrap-up and routine lines and stack frames are none."""
     if rescore:
         scores = {n: cue_score(line) for n, line in text.items()}
     else:
         scores = {n: v for region in view.regions for n, v in region.hits.items()}
         for n in range(view.tail_start, view.total_lines + 1):
             scores.setdefault(n, cue_score(text[n]))
-    return {
-        n: v for n, v in scores.items()
-        if v > BOUNDARY_SCORE and not is_wrap_up(text.get(n, "")) and not is_routine(text.get(n, ""))
-    }
+    return {n: v for n, v in scores.items() if v > BOUNDARY_SCORE and _telling(text.get(n, ""))}
+
+
+def _telling(line: str) -> bool:
+    return not is_wrap_up(line) and not is_routine(line) and _FRAME.match(line) is None
 
 
 def _step_prior(step: Step, last: int) -> float:
@@ -109,7 +120,15 @@ def _first_strong(text: dict[int, str], blocks: list[Block], step: Step, max_lin
 
 
 def _grown(text: dict[int, str], block: Block, step: Step, max_lines: int, cap: int) -> tuple[int, int]:
-    """A block grown through its paragraph, with the traced command before it when the budget has room."""
+    """A block grown through its paragraph, with the line that leads it when the budget has room."""
     last = min(extend(text, block.first, block.last, step, cap), block.first + max_lines - 1)
-    traced = last - block.first + 1 < max_lines and _COMMAND_ECHO.match(text.get(block.first - 1, ""))
-    return (block.first - 1 if traced else block.first, last)
+    room = last - block.first + 1 < max_lines and block.first > step.first
+    return (block.first - 1 if room and _leads(text.get(block.first - 1), text[block.first]) else block.first, last)
+
+
+def _leads(above: str | None, head: str) -> bool:
+    """Whether the line above a block starts it: the shell-traced command that failed, or the header of an
+    indented report (a file name above its `  28:14  error  ...` lines, a test's name above its failure)."""
+    if above is None or not above.strip() or is_wrap_up(above):
+        return False
+    return _COMMAND_ECHO.match(above) is not None or len(above) - len(above.lstrip()) < len(head) - len(head.lstrip())

@@ -3,6 +3,7 @@
 from hummingbird_agent import budgets
 from hummingbird_agent.logs import excerpt_lines
 from hummingbird_agent.logs.cues import cue_score
+from hummingbird_agent.logs.steps import unstamped
 
 FILLER = [f"[INFO] step {i}: copying resource_{i}.txt" for i in range(120)]
 
@@ -120,3 +121,96 @@ def test_a_later_block_naming_only_the_same_exception_class_is_not_a_report_of_t
     log = ["$ java -jar app.jar"] + FILLER[:10] + cause + FILLER[:40] + later + FILLER[:40]
     log += ["The command \"java -jar app.jar\" exited with 1."]
     assert covered(excerpt_lines(log)) == {12}
+
+
+def test_a_timestamped_log_is_read_past_its_stamps_so_blank_lines_end_the_failure_block():
+    # A downloaded GitHub Actions log: job and step columns, then a timestamp, on every line (blank ones too).
+    body = ["##[group]Run ./gradlew build"] + FILLER[:30] + [
+        "> Task :core:test FAILED",
+        "LogDifferTest > parsesGithubLogs() FAILED",
+        "    java.lang.IllegalArgumentException at LogDifferTest.java:61",
+        "",
+        "6 actionable tasks: 6 executed",
+        "> There were failing tests. See the report at: file:///build/reports/tests/test/index.html",
+        "> Run the build with a fresh daemon to see more output.",
+    ] + FILLER[:8] + ["##[error]Process completed with exit code 1."]
+    log = [f"build\tgradle build\t2021-12-01T13:01:{i // 10:02d}.{i:07d}Z {line}" for i, line in enumerate(body)]
+    got = covered(excerpt_lines(log))
+    assert {33, 34} <= got  # the failed test and its exception
+    assert not got & set(range(36, len(log) + 1))  # the output after the blank line, the runner's end
+
+
+def test_a_timeout_setting_is_not_a_timeout():
+    assert cue_score(" > git fetch --tags https://example.org/repo.git # timeout=10") == 0.0
+    assert cue_score("Tests timed out after 600 s") > 0 and cue_score("ERROR: timeout waiting for the database") > 0
+    # A Jenkins log: the SCM plugin prints its settings before every git command; the build fails at its end.
+    checkout = [f" > git {cmd} # timeout=10" for cmd in ("init /w", "--version", "fetch --tags origin", "config a b",
+                                                          "rev-parse HEAD", "config core.sparse", "checkout -f c0ffee")]
+    failure = ["[ERROR] Failed to execute goal on project flow: Could not resolve dependencies for project flow"]
+    log = checkout + FILLER[:40] + failure + ["Build step 'Execute shell' marked build as failure", "Finished: FAILURE"]
+    got = covered(excerpt_lines(log))
+    assert len(checkout) + 41 in got
+    assert not got & set(range(1, len(checkout) + 1))
+
+
+def test_an_indented_report_is_shown_with_the_header_line_above_it():
+    # A linter names the file once, then reports each problem indented under it.
+    report = ["/home/ci/app/src/components/MenuLinks.js",
+              "  28:14  error  Replace `·to='x'` with `to='x'`  prettier/prettier"]
+    log = ["$ npm run lint"] + FILLER[:30] + report + ["", "✖ 1 problem (1 error, 0 warnings)"]
+    log += ["The command \"npm run lint\" exited with 1."]
+    got = covered(excerpt_lines(log))
+    assert {32, 33} <= got
+    assert not got & set(range(1, 32))
+
+
+def test_a_section_banner_is_weak_evidence_so_the_failure_under_it_is_chosen():
+    assert cue_score("=================================== FAILURES ===================================") <= 1.0
+    assert cue_score("E       AssertionError: Missing rule in README.md") == 3.0
+    progress = [f"tests/test_{i}.py::test_case PASSED [ {i}%]" for i in range(40)]
+    section = ["", "=================================== FAILURES ===================================",
+               "________________________________ test_readme _________________________________", "",
+               "    def test_readme(source_root):", ">       assert rule.stem in readme",
+               "E       AssertionError: Missing rule \"shell_alias\" in README.md",
+               "E       assert 'shell_alias' in '# The Fuck'", "", "tests/test_readme.py:11: AssertionError",
+               "=================== 1 failed, 40 passed in 12.03 seconds ===================="]
+    log = ["$ pytest -v"] + progress + section + ["The command \"pytest -v\" exited with 1."]
+    got = covered(excerpt_lines(log))
+    assert {48, 49} <= got  # the assertion the section reports
+    assert not got & set(range(1, 43))  # neither the passing tests nor the banner alone
+
+
+def test_a_complaint_the_successful_steps_printed_too_is_not_what_failed():
+    benign = "ERROR: svgo worker: `svgo` not found; please provide proper binary or disable this worker"
+    setup = ["$ bin/rake assets", benign] + FILLER[:10] + ["The command \"bin/rake assets\" exited with 0."]
+    tests = ["$ bin/rspec", "Randomized with seed 43565", benign] + FILLER[:30] + [
+        "Failures:", "", "  1) DistributedMutex allows only one lock at a time",
+        "     Failure/Error: expect(x).to eq(10)", "       expected: 10", "            got: 7", "",
+        "13107 examples, 1 failure, 3 pending", "The command \"bin/rspec\" exited with 1."]
+    log = setup + tests
+    got = covered(excerpt_lines(log))
+    failure = log.index("  1) DistributedMutex allows only one lock at a time") + 1
+    assert {failure, failure + 1} <= got
+    assert log.index(benign, len(setup)) + 1 not in got
+
+
+def test_stack_frames_under_a_logger_tag_do_not_outweigh_the_report_before_them():
+    # sbt tags every line of stderr `[error]`: the frames of the plugin's exception carry the tag too.
+    report = [f"[error]  * the type hierarchy of class akka.msg.Check{i} is different in current version"
+              for i in range(3)]
+    trace = ["[error] java.lang.RuntimeException: akka-cluster: Binary compatibility check failed!"]
+    trace += [f"[error] \tat sbt.Execute.work{i}(Execute.scala:{200 + i})" for i in range(20)]
+    compiling = [f"[info] Compiling {i} Scala sources to /build/akka-{i}/target/classes ..." for i in range(10)]
+    log = ["$ sbt mimaReportBinaryIssues"] + FILLER[:20] + report + compiling + trace
+    log += ["The command \"sbt mimaReportBinaryIssues\" exited with 1."]
+    got = covered(excerpt_lines(log))
+    assert {22, 23, 24} <= got
+    assert not got & set(range(36, 56))  # the frames
+
+
+def test_only_a_log_whose_every_line_is_stamped_is_read_past_its_stamps():
+    stamped = {n: f"2024-05-01T12:00:{n:02d}.5Z 01O line {n}" for n in range(1, 41)}
+    assert unstamped(stamped)[7] == "line 7"
+    # A tool's own log lines carry dates too, but the runner's lines between them do not: kept as they are.
+    mixed = {n: f"2024-05-01T12:00:{n:02d}Z [INFO] built {n}" if n % 3 else f"+ make {n}" for n in range(1, 41)}
+    assert unstamped(mixed) == mixed
