@@ -3,6 +3,13 @@
 Prints one JSON line. Each ratio is raw time / our time, raw and ours measured back to back in one round and
 the median over rounds taken, so load from other processes hits both sides of a ratio alike. Our commands
 run back to back, as a tool call's write and the read after it do: any sweep cost is inside our times.
+
+The raw side is the same container and the same `cat`, through podman's own attached stdio, with nothing of
+ours around it and nothing on this side to feed or drain it: in, podman reads the payload file itself
+(`podman exec -i NAME sh -c 'cat > F' < file`); out, podman writes to /dev/null (`podman exec NAME cat F`).
+Ours moves the same bytes from and to this process's memory (write_file from 64 KB chunks, read_file_iter
+consumed chunk by chunk) through the sandbox API: the sweep, `timeout`, the seccomp profile and the limits
+included. Raw and ours run under the same seccomp profile and limits (one container), so those cost both alike.
 Run: .venv/bin/python bench/sandbox.py  (needs scripts/setup-host.sh done)
 """
 
@@ -13,11 +20,16 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+from pathlib import Path
 
-from hummingbird_agent.config.loading import SandboxConfig
-from hummingbird_agent.sandbox import PodmanSandbox
+# The checkout this file is in, not whichever copy of the package the interpreter has installed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hummingbird_agent.config.loading import SandboxConfig  # noqa: E402
+from hummingbird_agent.sandbox import PodmanSandbox  # noqa: E402
 
 STREAM_BYTES = 100 * 1024 * 1024
 EXEC_ROUNDS = 40

@@ -167,6 +167,18 @@ SANDBOX_CPUS = 1.0
 # often to look again meanwhile.
 SANDBOX_POOL_CLAIM_WAIT_S = 10.0
 SANDBOX_POOL_POLL_S = 0.5
+# Podman worker: started sandboxes kept ready (each used by one run, then removed), so a run's first command
+# does not wait for `podman run` (0.3 s alone, seconds when ten start together). At most the worker's
+# max_concurrent_agents; small, because each is a running container (pids, memory reservations) and the
+# runs of a burst beyond it start their own while the pool refills.
+SANDBOX_WARM_POOL_SIZE = 4
+# A ready sandbox unused this long is removed and replaced, so the one a run takes is never near its
+# lifetime backstop (a pooled container's --timeout is SANDBOX_MAX_LIFETIME_S plus this) and an idle worker
+# restarts its pool only every few minutes.
+SANDBOX_WARM_POOL_MAX_IDLE_S = 600.0
+# After a failed pool start (podman broken or the host out of resources): wait this long before trying again,
+# so a broken podman is not hammered; runs meanwhile start their own sandbox and report its error.
+SANDBOX_WARM_POOL_RETRY_S = 5.0
 
 # --- trust gate ----------------------------------------------------------------------------------
 # A non-member's `/hummingbird` comment or reply is refused with one note per user per MR in this

@@ -84,7 +84,7 @@ async def open_deps(
                               settle_s=cfg.gitlab.write_settle_s, redact=redact)
         await gitlab.open()
         stack.push_async_callback(gitlab.aclose)
-        sandboxes = SandboxFactory(cfg.sandbox)
+        sandboxes = SandboxFactory(cfg.sandbox, min(budgets.SANDBOX_WARM_POOL_SIZE, cfg.queues.max_concurrent_agents))
         await sandboxes.start()
         stack.push_async_callback(sandboxes.close)
 

@@ -38,8 +38,8 @@ _KILLED = 137
 _WORKDIR_PARENT, _WORKDIR_NAME = WORKDIR.rsplit("/", 1)
 ARCHIVE_ARGV = ["tar", "czf", "-", "-C", _WORKDIR_PARENT, _WORKDIR_NAME]
 RESTORE_COMMAND = f"tar xzf - -C {_WORKDIR_PARENT}"
-# Opens the channel of one command inside a command slot: (argv, stdin wanted).
-Opener = Callable[[list[str], bool], Awaitable[Channel]]
+# Opens the channel of one command inside a command slot: (argv, stdin wanted, stdout is a stream to read).
+Opener = Callable[[list[str], bool, bool], Awaitable[Channel]]
 
 
 class SandboxBase(abc.ABC):
@@ -62,7 +62,8 @@ class SandboxBase(abc.ABC):
     async def _create(self) -> None: ...
 
     @abc.abstractmethod
-    async def _open(self, argv: list[str], stdin: bool) -> Channel: ...
+    async def _open(self, argv: list[str], stdin: bool, stream_out: bool = False) -> Channel:
+        """Start `argv`; `stream_out`: its stdout is a stream read to the end, not output to capture."""
 
     @abc.abstractmethod
     async def _sweep(self) -> None:
@@ -141,7 +142,7 @@ class SandboxBase(abc.ABC):
         finished = False
         try:
             async with asyncio.timeout(timeout_s + budgets.SANDBOX_KILL_GRACE_S):
-                channel = await open_channel(timed_argv(command, timeout_s), chunks is not None)
+                channel = await open_channel(timed_argv(command, timeout_s), chunks is not None, False)
                 code, out, err = await run_channel(channel, chunks)
             finished = True
         except TimeoutError:
@@ -184,15 +185,16 @@ class SandboxBase(abc.ABC):
                 self._idle_sweep = asyncio.get_running_loop().call_later(
                     budgets.SANDBOX_IDLE_SWEEP_S, self._sweep_idle_box)
 
-    async def _open_clean(self, sweeping: asyncio.Future[None] | None, argv: list[str], stdin: bool) -> Channel:
+    async def _open_clean(self, sweeping: asyncio.Future[None] | None, argv: list[str], stdin: bool,
+                          stream_out: bool) -> Channel:
         """Open a command's channel; with `sweeping`, kill the leftovers first, then let waiting commands go."""
         if sweeping is None:
-            return await self._open(argv, stdin)
+            return await self._open(argv, stdin, stream_out)
         try:
-            channel = await confirm_swept(await self._open(swept_argv(argv), stdin))
+            channel = await confirm_swept(await self._open(swept_argv(argv), stdin, stream_out))
             if channel is None:  # the exec was refused (the pids limit right after a fork bomb): sweep apart
                 await self._sweep()
-                channel = await self._open(argv, stdin)
+                channel = await self._open(argv, stdin, stream_out)
             self._dirty = False
             return channel
         finally:
@@ -243,7 +245,7 @@ class SandboxBase(abc.ABC):
                 yield chunk
 
     async def _read_out_in_slot(self, open_channel: Opener, argv: list[str], what: str) -> AsyncIterator[bytes]:
-        channel = await open_channel(argv, False)
+        channel = await open_channel(argv, False, True)
         err = asyncio.ensure_future(collect(channel.read_stderr, budgets.SANDBOX_STDERR_CAP_BYTES))
         # A watchdog instead of a timeout per read: one timer for the whole stream keeps reads cheap.
         expired = asyncio.Event()

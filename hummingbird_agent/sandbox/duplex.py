@@ -58,7 +58,7 @@ async def duplex_exec(box: Sandbox, command: str, timeout_s: float,
     if not isinstance(box, SandboxBase):
         raise SandboxError(f"{type(box).__name__} offers no duplex channel")
     async with box.command_slot() as open_channel:  # what the command leaves behind is swept after it
-        channel = await open_channel(timed_argv(command, timeout_s), True)
+        channel = await open_channel(timed_argv(command, timeout_s), True, False)
         duplex = Duplex(channel, max_line_bytes)
         try:
             yield duplex

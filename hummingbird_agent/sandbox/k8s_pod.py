@@ -108,7 +108,7 @@ class KubePodSandbox(SandboxBase):
                 raise SandboxError(f"sandbox pod {name} ended before it was ready")
             await asyncio.sleep(budgets.SANDBOX_POOL_POLL_S)
 
-    async def _open(self, argv: list[str], stdin: bool) -> ExecSocket:
+    async def _open(self, argv: list[str], stdin: bool, stream_out: bool = False) -> ExecSocket:
         assert self.pod is not None
         return await self._api.open_exec(self.pod, argv, stdin)
 

@@ -16,23 +16,14 @@ from hummingbird_agent import budgets
 from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import ConfigError, SandboxError
 from hummingbird_agent.sandbox._core import SandboxBase
+from hummingbird_agent.sandbox._podman_exec import ExecChannel, open_exec
 from hummingbird_agent.sandbox.base import SANDBOX_UID, WORKDIR
 
 log = logging.getLogger(__name__)
 
 # Label on every sandbox container, so an operator can find orphans: podman ps -a --filter label=...
 SANDBOX_LABEL = "io.hummingbird.sandbox=1"
-# The pipes to and from `podman exec` hold 1 MiB (Linux's default pipe-max-size; the default is 64 KiB, one
-# chunk), so podman keeps writing while this process is between two reads: a 64 KiB pipe made a 100 MB read
-# ~30 % slower than podman writing to a file.
-_PIPE_SIZE_BYTES = 1024 * 1024
-# The reader's buffer above the pipe's, so a fast producer is not paused per chunk read; the writer queues
-# as much before drain() waits. At most twice this is buffered per stream.
-_PIPE_LIMIT_BYTES = 4 * _PIPE_SIZE_BYTES
-_WRITE_HIGH_BYTES = _PIPE_SIZE_BYTES
-
-
-def run_argv(config: SandboxConfig, name: str) -> list[str]:
+def run_argv(config: SandboxConfig, name: str, lifetime_s: float = budgets.SANDBOX_MAX_LIFETIME_S) -> list[str]:
     """The `podman run` command line of a sandbox container (pure; every isolation flag is here)."""
     # Imported here, not with the package: `python -m hummingbird_agent.sandbox.seccomp` (regenerating the
     # profile) would otherwise find its module imported already and warn.
@@ -47,45 +38,9 @@ def run_argv(config: SandboxConfig, name: str) -> list[str]:
         "--cap-drop=ALL", "--security-opt=no-new-privileges", f"--security-opt=seccomp={seccomp.profile_path()}",
         f"--memory={config.memory_bytes}", f"--memory-swap={config.memory_bytes}",
         f"--pids-limit={config.pids_limit}", f"--cpus={config.cpus}",
-        f"--timeout={int(budgets.SANDBOX_MAX_LIFETIME_S)}",
+        f"--timeout={int(lifetime_s)}",
         config.image, "/usr/local/bin/sandbox-init",
     ]  # fmt: skip
-
-
-class _ExecChannel:
-    """A `podman exec` child process as a Channel."""
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self._proc = proc
-
-    async def write(self, data: bytes) -> None:
-        assert self._proc.stdin is not None
-        self._proc.stdin.write(data)
-        await self._proc.stdin.drain()
-
-    async def close_stdin(self) -> None:
-        assert self._proc.stdin is not None
-        self._proc.stdin.close()
-        try:
-            await self._proc.stdin.wait_closed()
-        except (BrokenPipeError, ConnectionResetError):
-            return
-
-    async def read_stdout(self) -> bytes:
-        assert self._proc.stdout is not None
-        return await self._proc.stdout.read(budgets.STREAM_CHUNK_BYTES)
-
-    async def read_stderr(self) -> bytes:
-        assert self._proc.stderr is not None
-        return await self._proc.stderr.read(budgets.STREAM_CHUNK_BYTES)
-
-    async def wait(self) -> int:
-        return await self._proc.wait()
-
-    async def abort(self) -> None:
-        if self._proc.returncode is None:
-            self._proc.kill()
-            await self._proc.wait()
 
 
 class PodmanSandbox(SandboxBase):
@@ -101,25 +56,11 @@ class PodmanSandbox(SandboxBase):
 
     async def _create(self) -> None:
         self._scratch = tempfile.mkdtemp(prefix=f"{self.name}-")
-        code, _, err = await _podman(run_argv(self._config, self.name), self._scratch)
-        if code != 0:
-            raise SandboxError(f"podman run failed for {self.name}: {_first_line(err)}")
+        await create_container(self._config, self.name, self._scratch)
 
-    async def _open(self, argv: list[str], stdin: bool) -> _ExecChannel:
-        cmd = [self._config.podman_binary, "exec", *(["--interactive"] if stdin else []), self.name, *argv]
-        proc = await asyncio.create_subprocess_exec(
-            *cmd,
-            stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            limit=_PIPE_LIMIT_BYTES,
-            pipesize=_PIPE_SIZE_BYTES,
-            cwd=self._scratch,
-        )
-        if proc.stdin is not None:
-            # Let a few chunks queue before drain() waits, so the feeder is not woken per 64 KB write.
-            proc.stdin.transport.set_write_buffer_limits(high=_WRITE_HIGH_BYTES)
-        return _ExecChannel(proc)
+    async def _open(self, argv: list[str], stdin: bool, stream_out: bool = False) -> ExecChannel:
+        podman = [self._config.podman_binary, "exec", self.name]
+        return await open_exec(podman, argv, stdin, stream_out, self._scratch)
 
     async def _sweep(self) -> None:
         # kill(-1) reaches every process of the sandbox uid except PID 1 (sandbox-init) and the caller, in
@@ -135,12 +76,24 @@ class PodmanSandbox(SandboxBase):
         log.warning("sandbox sweep failed name=%s error=%s", self.name, _first_line(err))
 
     async def _destroy(self) -> None:
-        code, _, err = await _podman([self._config.podman_binary, "rm", "--force", "--time=0", self.name],
-                                     self._scratch)
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
-        if code != 0 and b"no such container" not in err:
-            raise SandboxError(f"podman rm failed for {self.name}: {_first_line(err)}")
+        await remove_container(self._config, self.name, self._scratch)
+
+
+async def create_container(config: SandboxConfig, name: str, scratch: str,
+                           lifetime_s: float = budgets.SANDBOX_MAX_LIFETIME_S) -> None:
+    """Start sandbox container `name` (`podman run`, calls made from `scratch`); SandboxError if it fails."""
+    code, _, err = await _podman(run_argv(config, name, lifetime_s), scratch)
+    if code != 0:
+        raise SandboxError(f"podman run failed for {name}: {_first_line(err)}")
+
+
+async def remove_container(config: SandboxConfig, name: str, scratch: str | None) -> None:
+    """Kill and remove container `name` and its scratch directory; a container that is not there is fine."""
+    code, _, err = await _podman([config.podman_binary, "rm", "--force", "--time=0", name], scratch)
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if code != 0 and b"no such container" not in err:
+        raise SandboxError(f"podman rm failed for {name}: {_first_line(err)}")
 
 
 async def _podman(argv: list[str], cwd: str | None = None) -> tuple[int, bytes, bytes]:
