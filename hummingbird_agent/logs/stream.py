@@ -32,16 +32,16 @@ def open_log(path: str) -> io.BufferedIOBase:
 
 def read_blocks(handle: io.BufferedIOBase, block_bytes: int) -> Iterator[bytes]:
     """Yield blocks of whole lines without their final `\\n`; block k+1 starts on the next line."""
-    rest = b""
+    pending: list[bytes | memoryview] = []  # the start of the next block's first line
     while chunk := handle.read(block_bytes):
-        data = rest + chunk
-        cut = data.rfind(b"\n")
+        cut = chunk.rfind(b"\n")
         if cut < 0:
-            rest = data
+            pending.append(chunk)
             continue
-        yield data[:cut]
-        rest = data[cut + 1 :]
-    if rest:
+        pending.append(memoryview(chunk)[:cut])
+        yield b"".join(pending)  # the block's one copy
+        pending = [chunk[cut + 1 :]]
+    if rest := b"".join(pending):
         yield rest
 
 
