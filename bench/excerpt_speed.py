@@ -6,8 +6,9 @@ Usage: python bench/excerpt_speed.py [WORK_DIR]   (where the logs are generated;
 failures all through it: timestamps, ANSI colours, GitLab section markers, long lines (JSON dumps, command
 lines), long CR progress bars, warnings naming `err`/`fail` files and flags, and a failed test, traceback,
 Java stack trace, Go FAIL or npm ERR! every few hundred lines. Each excerpt runs in a child process that
-reports its own peak RSS. `read_mb_per_s` is a plain read of the same file in the same run (a baseline for
-the machine's state). Ends with one JSON line.
+reports its own peak RSS and CPU time. `read_mb_per_s` is a plain read of the same file in the same run (a
+baseline for the machine's state); `cpu_mb_per_s` is the size over the child's CPU time, which other work
+on a shared machine disturbs less than the elapsed time. Ends with one JSON line.
 """
 
 from __future__ import annotations
@@ -27,10 +28,10 @@ PATTERN_LINES = 60_000
 _CHILD = """
 import resource, sys, time
 from hummingbird_agent.logs import excerpt_lines
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 excerpt = excerpt_lines(sys.argv[1])
-elapsed = time.perf_counter() - start
-print(excerpt.ranges, elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+print(excerpt.ranges, elapsed, cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 
 
@@ -161,10 +162,11 @@ def read_s(path: Path) -> float:
 def measure(log: Path) -> dict[str, object]:
     size = log.stat().st_size
     done = subprocess.run([sys.executable, "-c", _CHILD, str(log)], capture_output=True, text=True, check=True)
-    ranges, elapsed, peak_kb = done.stdout.rsplit(" ", 2)
+    ranges, elapsed, cpu, peak_kb = done.stdout.rsplit(" ", 3)
     print(f"{log.name}: ranges {ranges} in {float(elapsed):.1f}s", file=sys.stderr)
-    return {"mb_per_s": round(size / 1e6 / float(elapsed), 1), "peak_rss_mb": round(int(peak_kb) / 1024, 1),
-            "read_mb_per_s": round(size / 1e6 / read_s(log), 1)}  # fmt: skip
+    mb = size / 1e6
+    return {"mb_per_s": round(mb / float(elapsed), 1), "cpu_mb_per_s": round(mb / float(cpu), 1),
+            "peak_rss_mb": round(int(peak_kb) / 1024, 1), "read_mb_per_s": round(mb / read_s(log), 1)}  # fmt: skip
 
 
 def main(work: Path) -> dict[str, object]:

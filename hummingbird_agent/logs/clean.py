@@ -32,3 +32,9 @@ def clean_line(line: str) -> str:
 def decode_clean(raw: bytes) -> str:
     """Decode one raw line (undecodable bytes become U+FFFD) and clean it."""
     return clean_line(raw.decode("utf-8", "replace"))
+
+
+def decode_clean_lines(raw: bytes) -> list[str]:
+    """`decode_clean` of each line of `raw` (lines joined by `\n`), decoded in one call: a `\n` never belongs
+    to a UTF-8 sequence, so each line decodes as it would alone."""
+    return [clean_line(line) for line in raw.decode("utf-8", "replace").split("\n")]

@@ -10,8 +10,11 @@ import io
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from hummingbird_agent import budgets
-from hummingbird_agent.logs.clean import decode_clean
+from hummingbird_agent.logs.clean import decode_clean, decode_clean_lines
+from hummingbird_agent.logs.needles import Indexes, newline_positions
 
 # A hit finder gets one block (whole lines, no trailing `\n`) and its lines, and returns the
 # indexes (into the lines) of the cue lines with their scores.
@@ -29,27 +32,30 @@ def open_log(path: str) -> io.BufferedIOBase:
 
 def read_blocks(handle: io.BufferedIOBase, block_bytes: int) -> Iterator[bytes]:
     """Yield blocks of whole lines without their final `\\n`; block k+1 starts on the next line."""
-    rest = b""
+    pending: list[bytes | memoryview] = []  # the start of the next block's first line
     while chunk := handle.read(block_bytes):
-        data = rest + chunk
-        cut = data.rfind(b"\n")
+        cut = chunk.rfind(b"\n")
         if cut < 0:
-            rest = data
+            pending.append(chunk)
             continue
-        yield data[:cut]
-        rest = data[cut + 1 :]
-    if rest:
+        pending.append(memoryview(chunk)[:cut])
+        yield b"".join(pending)  # the block's one copy
+        pending = [chunk[cut + 1 :]]
+    if rest := b"".join(pending):
         yield rest
 
 
 class LazyLines:
-    """The lines of a block, split only when somebody asks for them."""
+    """The lines of a block, split only when somebody asks for them; its newline positions, found once."""
 
-    __slots__ = ("_block", "_lines")
+    __slots__ = ("_block", "_bounds", "_lines", "_long", "_newlines")
 
     def __init__(self, block: bytes) -> None:
         self._block = block
         self._lines: list[bytes] | None = None
+        self._newlines: Indexes | None = None
+        self._bounds: list[int] | None = None  # -1, the newline positions, the block's length
+        self._long: list[int] | None = None  # indexes of the lines longer than `_CLIP_BYTES`
 
     @property
     def is_split(self) -> bool:
@@ -59,6 +65,47 @@ class LazyLines:
         if self._lines is None:
             self._lines = self._block.split(b"\n")
         return self._lines
+
+    def newlines(self) -> Indexes:
+        if self._newlines is None:
+            self._newlines = newline_positions(self._block)
+        return self._newlines
+
+    def count(self) -> int:
+        """The number of lines."""
+        if self._lines is not None:
+            return len(self._lines)
+        if self._newlines is not None:
+            return len(self._newlines) + 1
+        return self._block.count(b"\n") + 1
+
+    def last(self, keep: int) -> list[bytes]:
+        """The last `keep` lines."""
+        if self._lines is not None:
+            return self._lines[-keep:]
+        if self._newlines is None:
+            return self._block.rsplit(b"\n", keep)[-keep:]
+        return self._block[self._start(max(self.count() - keep, 0)) :].split(b"\n")
+
+    def clipped(self, first: int, last: int) -> list[bytes]:
+        """Lines `first`..`last` (0-based, inclusive), each clipped to `_CLIP_BYTES`."""
+        lines = self.get()[first : last + 1]
+        for index in self._long_lines():
+            if first <= index <= last:
+                lines[index - first] = lines[index - first][:_CLIP_BYTES]
+        return lines
+
+    def _start(self, index: int) -> int:
+        """Where line `index` starts (for the line after the last: one past the block's end)."""
+        if self._bounds is None:
+            self._bounds = [-1, *self.newlines().tolist(), len(self._block)]
+        return self._bounds[index] + 1
+
+    def _long_lines(self) -> list[int]:
+        if self._long is None:
+            lengths = np.diff(np.concatenate(([-1], self.newlines(), [len(self._block)]))) - 1
+            self._long = np.flatnonzero(lengths > _CLIP_BYTES).tolist()
+        return self._long
 
 
 @dataclass(slots=True)
@@ -81,7 +128,9 @@ class Region:
         return self.start + len(self.lines) + len(self.raw) - 1
 
     def clean(self) -> None:
-        self.lines.extend(_clip(raw) for raw in self.raw)
+        if self.raw:
+            texts = decode_clean_lines(b"\n".join(self.raw))
+            self.lines.extend(text[: budgets.EXCERPT_MAX_LINE_CHARS] for text in texts)
         self.raw = []
 
 
@@ -96,9 +145,9 @@ class LogView:
 
     def text_of(self) -> dict[int, str]:
         """Every kept line by 1-based line number."""
-        known = {self.tail_start + i: t for i, t in enumerate(self.tail)}
+        known = dict(zip(range(self.tail_start, self.tail_start + len(self.tail)), self.tail, strict=True))
         for region in self.regions:
-            known.update((region.start + i, t) for i, t in enumerate(region.lines))
+            known.update(zip(range(region.start, region.start + len(region.lines)), region.lines, strict=True))
         return known
 
 

@@ -45,3 +45,17 @@ def test_cached_score_equals_the_score_of_each_line_whatever_its_numbers() -> No
     cache: dict[str, float] = {}
     for line in lines * 2:
         assert cached_cue_score(cache, line) == cue_score(line), line
+
+
+def test_matches_find_for_random_literals_at_every_offset() -> None:
+    # Literals of 1 to 6 bytes over a small alphabet occur at even and odd offsets, overlapping, at block
+    # edges; the anchors chosen on the first block must find them in every later block too.
+    rng = random.Random(7)
+    alphabet = b"aAbB$ \n\xe2\x9c"
+    for _ in range(30):
+        literals = tuple(bytes(rng.choice(alphabet[:-3] + alphabet[-2:]) for _ in range(rng.randint(1, 6)))
+                         for _ in range(rng.randint(1, 5)))
+        finder = LiteralLines(literals)
+        for size in (64, 7, 0, 2, 3, 513):
+            block = bytes(rng.choice(alphabet) for _ in range(size))
+            assert finder.find(block)[0].tolist() == lines_by_find(block, literals), (literals, block)
