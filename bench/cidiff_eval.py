@@ -15,9 +15,12 @@ import re
 import sys
 from pathlib import Path
 
-from excerpt_figures import covered, report, score, tail
+# The checkout this file is in, not whichever copy of the package the interpreter has installed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hummingbird_agent.logs import excerpt_lines, signature
+from excerpt_figures import covered, report, score, tail  # noqa: E402
+
+from hummingbird_agent.logs import excerpt_lines, signature  # noqa: E402
 
 TAIL_LINES = 15
 _BREAK = re.compile(rb"\r\n|\r|\n")

@@ -161,7 +161,8 @@ def read_s(path: Path) -> float:
 
 def measure(log: Path) -> dict[str, object]:
     size = log.stat().st_size
-    done = subprocess.run([sys.executable, "-c", _CHILD, str(log)], capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", _CHILD, str(log)], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[1])  # this checkout's package
     ranges, elapsed, cpu, peak_kb = done.stdout.rsplit(" ", 3)
     print(f"{log.name}: ranges {ranges} in {float(elapsed):.1f}s", file=sys.stderr)
     mb = size / 1e6

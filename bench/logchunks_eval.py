@@ -18,9 +18,12 @@ import statistics
 import sys
 from pathlib import Path
 
-from excerpt_figures import covered, report, score, tail
+# The checkout this file is in, not whichever copy of the package the interpreter has installed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hummingbird_agent.logs import Example, excerpt_lines
+from excerpt_figures import covered, report, score, tail  # noqa: E402
+
+from hummingbird_agent.logs import Example, excerpt_lines  # noqa: E402
 
 MAX_EXAMPLES = 5
 TAIL_LINES = 15

@@ -25,6 +25,9 @@ from typing import Any
 
 import boto3
 
+# The checkout this file is in, not whichever copy of the package the interpreter has installed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from hummingbird_agent.events import (
     EmbeddedStore,
     Event,
