@@ -149,15 +149,18 @@ def fold_figures(learn: list[Row], test: list[Row], kb: dict[str, Any], base: di
 
 
 class MergeLog(logging.Handler):
-    """Collects the accumulator's cause-name merges (new name, stored name) for the hand-checked sample."""
+    """Collects the accumulator's cause-name merges (new name, stored name) for the hand-checked sample: by
+    name embedding (learn.causes) and by the fit of the new name's incident (learn.fit_merge)."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.merges: list[tuple[str, str]] = []
+        self.by_fit = 0
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.msg.startswith("cause %r merged into"):
             self.merges.append((str(record.args[0]), str(record.args[1])))  # type: ignore[index]
+            self.by_fit += record.name.endswith("fit_merge")
 
 
 # Figures where a higher value is worse: their worst fold is the highest.
@@ -179,9 +182,10 @@ def summary(per_fold: list[dict[str, float]]) -> dict[str, Any]:
 
 async def run(root: Path, k: int, embedder: str, only: int = 0, fold: int | None = None) -> dict[str, Any]:
     merges = MergeLog()
-    causes_log = logging.getLogger("hummingbird_agent.bamboo.learn.causes")
-    causes_log.addHandler(merges)
-    causes_log.setLevel(logging.INFO)
+    for name in ("causes", "fit_merge"):
+        causes_log = logging.getLogger(f"hummingbird_agent.bamboo.learn.{name}")
+        causes_log.addHandler(merges)
+        causes_log.setLevel(logging.INFO)
     rows = read_examples(root)
     logs = {r["log_id"]: read_log(root, r["build_log"]) for r in rows}
     naming = NamingModel()
@@ -210,7 +214,7 @@ async def run(root: Path, k: int, embedder: str, only: int = 0, fold: int | None
         print(f"merged: {new!r} -> {stored!r}", file=sys.stderr)
     out.update({"folds": k, "folds_run": len(per_fold), "embedder": embedder,
                 "names_reused": naming.calls.get("reused", 0),
-                "names_merged": len(merges.merges),
+                "names_merged": len(merges.merges), "names_merged_by_fit": merges.by_fit,
                 "seconds": round(time.monotonic() - started, 1)})
     return out
 
