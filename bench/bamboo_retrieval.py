@@ -12,7 +12,9 @@ excerpts, the whole new log against them, the most frequent learned cause, the w
 whole logs), and both signals the knowledge base ranks with, excerpt + w x whole log, w chosen on the other folds
 (`same_project_two_signal_*`). `ceiling`: the share of test logs whose cause was learned in their fold (no
 ranking does better). `novel_auroc`: how well the top candidate's score separates test logs whose cause was
-learned from those whose cause never was. `cause_nodes_per_true_cause` and `wrongly_merged_incidents` (learned
+learned from those whose cause never was. `top1_with_resolution` / `top1_with_procedure`: the share of test logs
+whose top candidate is the true cause and carries a learned resolution / investigation procedure (retrieval returns
+neither). `cause_nodes_per_true_cause` and `wrongly_merged_incidents` (learned
 incidents in a node whose incidents mostly have another cause) measure the naming model's and the knowledge
 base's merges together; the naming model never sees which label a shown name belongs to.
 
@@ -110,15 +112,17 @@ async def run_fold(learn: list[Row], test: list[Row], logs: dict[str, str], mode
         nodes = {c.name: Counter(owner[g] for g in c.incidents if g in owner)
                  for c in await stores.graph.nodes("Cause")}
         meaning = {name: votes.most_common(1)[0][0] for name, votes in nodes.items() if votes}
-        ranked, tops = [], []
+        ranked, tops, carried = [], [], []
         for row in test:
-            evidence, _ = await navigator.gather(incident(row, logs[row["log_id"]]))
+            evidence, index = await navigator.gather(incident(row, logs[row["log_id"]]))
             ranked.append([meaning.get(c.name, c.name) for c in evidence.candidates])
             tops.append(evidence.candidates[0].score if evidence.candidates else 0.0)
+            top = evidence.candidates[0] if evidence.candidates else None
+            carried.append((bool(top and top.resolutions), bool(top and index.procedures.get(top.name))))
     finally:
         await stores.vectors.aclose()
         await stores.graph.aclose()
-    return {"ranked": ranked, "top_scores": tops, "nodes": nodes}
+    return {"ranked": ranked, "top_scores": tops, "nodes": nodes, "carried": carried}
 
 
 def fold_figures(learn: list[Row], test: list[Row], kb: dict[str, Any], base: dict[str, Any],
@@ -145,19 +149,30 @@ def fold_figures(learn: list[Row], test: list[Row], kb: dict[str, Any], base: di
             "same_project_tfidf_novel_auroc": auroc(base["tfidf_top"], known),
             "cause_nodes_per_true_cause": statistics.mean(len(v) for v in per_cause.values()),
             "wrongly_merged_incidents": impure / max(len(learn), 1),
+            "top1_with_resolution": _right_and(truths, kb, 0), "top1_with_procedure": _right_and(truths, kb, 1),
             "n": len(test), "novel": known.count(False)}
 
 
+def _right_and(truths: list[str], kb: dict[str, Any], which: int) -> float:
+    """Share of test logs whose top candidate is the true cause and comes with a learned resolution (`which`
+    0) or investigation procedure (1): what a diagnosis hands over beyond the name of a past cause."""
+    hits = [bool(r[:1] == [t] and c[which]) for t, r, c in zip(truths, kb["ranked"], kb["carried"], strict=True)]
+    return hits.count(True) / max(len(hits), 1)
+
+
 class MergeLog(logging.Handler):
-    """Collects the accumulator's cause-name merges (new name, stored name) for the hand-checked sample."""
+    """Collects the accumulator's cause-name merges (new name, stored name) for the hand-checked sample: by
+    name embedding (learn.causes) and by the fit of the new name's incident (learn.fit_merge)."""
 
     def __init__(self) -> None:
         super().__init__(logging.INFO)
         self.merges: list[tuple[str, str]] = []
+        self.by_fit = 0
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.msg.startswith("cause %r merged into"):
             self.merges.append((str(record.args[0]), str(record.args[1])))  # type: ignore[index]
+            self.by_fit += record.name.endswith("fit_merge")
 
 
 # Figures where a higher value is worse: their worst fold is the highest.
@@ -179,9 +194,10 @@ def summary(per_fold: list[dict[str, float]]) -> dict[str, Any]:
 
 async def run(root: Path, k: int, embedder: str, only: int = 0, fold: int | None = None) -> dict[str, Any]:
     merges = MergeLog()
-    causes_log = logging.getLogger("hummingbird_agent.bamboo.learn.causes")
-    causes_log.addHandler(merges)
-    causes_log.setLevel(logging.INFO)
+    for name in ("causes", "fit_merge"):
+        causes_log = logging.getLogger(f"hummingbird_agent.bamboo.learn.{name}")
+        causes_log.addHandler(merges)
+        causes_log.setLevel(logging.INFO)
     rows = read_examples(root)
     logs = {r["log_id"]: read_log(root, r["build_log"]) for r in rows}
     naming = NamingModel()
@@ -210,7 +226,7 @@ async def run(root: Path, k: int, embedder: str, only: int = 0, fold: int | None
         print(f"merged: {new!r} -> {stored!r}", file=sys.stderr)
     out.update({"folds": k, "folds_run": len(per_fold), "embedder": embedder,
                 "names_reused": naming.calls.get("reused", 0),
-                "names_merged": len(merges.merges),
+                "names_merged": len(merges.merges), "names_merged_by_fit": merges.by_fit,
                 "seconds": round(time.monotonic() - started, 1)})
     return out
 

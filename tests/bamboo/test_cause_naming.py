@@ -38,15 +38,17 @@ def section(body: dict[str, Any], title: str) -> str:
     return user.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
 
 
-def symptoms(body: dict[str, Any]) -> list[str]:
+def facts(body: dict[str, Any], kind: str) -> list[str]:
     block = section(body, "Facts extracted by code")
-    return [line[len("- Symptom: "):] for line in block.splitlines() if line.startswith("- Symptom: ")]
+    return [line[len(f"- {kind}: "):] for line in block.splitlines() if line.startswith(f"- {kind}: ")]
 
 
 def naming(cause: str) -> Any:
-    """An extraction answer naming `cause` for every symptom of the incident."""
+    """An extraction answer naming `cause` for every symptom of the incident, in the incident's project."""
     def answer(body: dict[str, Any]) -> dict[str, Any]:
-        return text_turn(json.dumps({"causes": [{"name": cause, "confidence": 0.9, "symptoms": symptoms(body)}],
+        return text_turn(json.dumps({"causes": [{"name": cause, "confidence": 0.9, "symptoms": facts(body, "Symptom"),
+                                                 "features": [f for f in facts(body, "Task_Feature")
+                                                              if f.startswith("project=")]}],
                                      "procedures": [{"name": "read the job log", "tools": ["get_job_log"],
                                                      "cause": cause}]}))
     return answer
@@ -137,3 +139,21 @@ async def test_a_failure_no_learned_cause_fits_says_so_in_the_diagnosis_note(
     assert all(c.score < 0.5 for c in result.candidates)
     note = diagnosis_note(result, "https://gitlab.example", [])
     assert f"{NOTHING_SIMILAR}." in note and result.explanation.startswith(NOTHING_SIMILAR)
+
+
+
+@pytest.mark.parametrize(("first", "second", "expected"), [
+    # No word in common and names that embed apart: only the graph (the same error line, task and log) says so.
+    (("runner disk full", INCIDENT_B), ("storage exhausted on the build host", DISK), {"runner disk full": 2}),
+    # Alike names, different failures of one project: what fits is only the project.
+    (("npm registry mirror unreachable", INCIDENT_A), ("npm registry cache disk full", INCIDENT_B),
+     {"npm registry mirror unreachable": 1, "npm registry cache disk full": 1}),
+])
+async def test_a_new_name_joins_the_cause_its_failure_fits_and_a_different_failure_stays_apart(
+        gemini_server: GeminiServer, llm: JsonLLM, stores: Stores, first: tuple[str, IncidentInput],
+        second: tuple[str, IncidentInput], expected: dict[str, int]) -> None:
+    accumulator, _ = parts(llm, stores)
+    gemini_server.script(*learning(first[0]), *learning(second[0]))
+    await accumulator.process(first[1])
+    await accumulator.process(second[1])
+    assert await cause_rows(stores) == expected

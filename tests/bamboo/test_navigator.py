@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 
@@ -81,6 +82,20 @@ async def test_the_diagnosis_reads_only_what_its_clues_reach_and_ranks_as_over_t
     assert index.known_causes == len(whole.causes)
     nothing = await (await GraphIndex.reached(stores.graph, {"symptom": ("never seen",)})).including(stores.graph, {})
     assert not nothing.causes and nothing.known_causes == len(whole.causes)
+
+
+async def test_a_known_error_line_the_excerpt_missed_is_found_in_the_whole_log(model: JsonLLM, stores: Stores) -> None:
+    # The excerpt shows only a vague line; the job's log tail (full_logs) holds B's exact error line.
+    accumulator, navigator = parts(model, stores)
+    for incident in (INCIDENT_A, INCIDENT_B):
+        await accumulator.process(incident)
+    tail = "$ make test\ncollected 12 items\nOSError: [Errno 28] No space left on device\nmake: *** [test] Error 1\n"
+    failure = replace(LIKE_NEITHER, task_logs={"test": "$ make test\ncollected 12 items\n"},
+                      full_logs={"test": tail})
+    evidence, _ = await navigator.gather(failure)
+    top = evidence.candidates[0]
+    assert top.name == CAUSE_B and "symptom" in top.clue_types
+    assert any("No space left on device" in m for m in top.matched)
 
 
 async def test_a_failure_like_neither_returns_novel_leads_and_says_nothing_similar(

@@ -95,10 +95,16 @@ class ReasoningNavigator:
         local = with_examples(incident, await self._failure_lines(f"project={project}") if project else [])
         graph = await self._clues(local, notes)
         clues = clues_of(graph)
-        scores, similar = await self._similar(graph, local, notes)
-        lines = symptom_lines(local.task_logs.values())
-        index = await self._index({**clues, "symptom": (*clues["symptom"], *lines)}, scores, notes)
-        clues["symptom"] = tuple(dict.fromkeys(clues["symptom"] + index.known_symptoms(local.task_logs.values())))
+        # Error lines the graph knows are looked up in the whole log too, not only in the excerpt: a localiser
+        # led astray by look-alike lines (a passing test's line like a failing one's) can miss the line that
+        # names the failure, and a stored symptom is an exact line, specific when few causes share it.
+        texts = [*local.task_logs.values(), *(incident.full_logs or incident.task_logs).values()]
+        reached = await self._reached({**clues, "symptom": (*clues["symptom"], *symptom_lines(texts))}, notes)
+        known = reached.known_symptoms(texts)
+        clues["symptom"] = tuple(dict.fromkeys(clues["symptom"] + known))
+        specific = sorted(known, key=lambda s: len(reached.links.get(("symptom", s), ())))
+        scores, similar = await self._similar(graph, local, notes, specific)
+        index = await self._including(reached, scores, notes)
         candidates = index.rank(clues, similar, scores, logs=await self._log_scores(incident, notes))
         evidence = Evidence(clues, candidates, index.novel_leads(clues["symptom"]), similar)
         return evidence, index
@@ -136,10 +142,18 @@ class ReasoningNavigator:
             log.warning("the project's earlier failure lines not read: %s", exc)
             return []
 
-    async def _index(self, clues: Mapping[str, Sequence[str]], scores: Scores, notes: list[str]) -> GraphIndex:
-        """The part of the graph this diagnosis reads: bounded by its clues and similar incidents."""
+    async def _reached(self, clues: Mapping[str, Sequence[str]], notes: list[str]) -> GraphIndex:
+        """The part of the graph this diagnosis's clues reach (`_including` adds its similar incidents')."""
         try:
-            return await (await GraphIndex.reached(self._stores.graph, clues)).including(self._stores.graph, scores)
+            return await GraphIndex.reached(self._stores.graph, clues)
+        except AgentError as exc:
+            log.warning("diagnosis without the graph: %s", exc)
+            notes.append(f"the knowledge graph could not be read ({exc})")
+            return GraphIndex({}, {}, {}, {}, {}, {})
+
+    async def _including(self, index: GraphIndex, scores: Scores, notes: list[str]) -> GraphIndex:
+        try:
+            return await index.including(self._stores.graph, scores)
         except AgentError as exc:
             log.warning("diagnosis without the graph: %s", exc)
             notes.append(f"the knowledge graph could not be read ({exc})")
@@ -153,11 +167,14 @@ class ReasoningNavigator:
             notes.append(f"clue extraction failed ({exc})")
             return KnowledgeGraph()
 
-    async def _similar(self, graph: KnowledgeGraph, incident: IncidentInput, notes: list[str]
-                       ) -> tuple[Scores, tuple[PastIncident, ...]]:
+    async def _similar(self, graph: KnowledgeGraph, incident: IncidentInput, notes: list[str],
+                       known: Sequence[str] = ()) -> tuple[Scores, tuple[PastIncident, ...]]:
+        """Past incidents like the failure: searched with its error lines, its excerpt, then the error lines of
+        its whole log the graph knows (`known`, most specific first)."""
         symptoms = graph.of_type(NodeType.SYMPTOM)
         texts = [s.description or s.name for s in symptoms] + [s.name for s in symptoms]
         texts += [clip(t, budgets.BAMBOO_PROMPT_LOG_CHARS) for t in incident.task_logs.values()]
+        texts += known
         texts += [n.description for n in graph.of_type(NodeType.TASK_CONTEXT)]
         try:
             scores = await incident_scores(self._stores.vectors, self._stores.embedder, texts,

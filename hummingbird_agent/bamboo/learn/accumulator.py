@@ -1,5 +1,6 @@
 """KnowledgeAccumulator: closest existing causes -> extract -> review (-> enrich once -> re-extract)* -> drop
-names the prompt supplied -> merge near-identical cause names -> store graph and vectors.
+names the prompt supplied -> merge near-identical cause names, or a new name into the stored cause its incident fits
+-> store graph and vectors.
 
 After `max_review_retries` rejected re-extractions the best result is stored with a warning; the
 enricher fires at most once, after the first rejection. When an approved run used the enricher's
@@ -24,8 +25,9 @@ from hummingbird_agent.bamboo.incident_graph import (
     derive_id,
 )
 from hummingbird_agent.bamboo.json_llm import JsonLLM
-from hummingbird_agent.bamboo.learn.causes import CauseMerger, ExistingCause, closest_causes
+from hummingbird_agent.bamboo.learn.causes import CauseMerger, ExistingCause, Refit, closest_causes
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
+from hummingbird_agent.bamboo.learn.fit_merge import FitMerger
 from hummingbird_agent.bamboo.learn.prompt_echo import without_echoes
 from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer, ReviewResult, ToolInfo, render_graph
 from hummingbird_agent.bamboo.mcp.procedures import procedure_node
@@ -108,6 +110,7 @@ class KnowledgeAccumulator:
         self._max_retries = max_review_retries
         self._memory = tool_memory
         self._merger = CauseMerger()
+        self._fit = FitMerger()
 
     async def existing_causes(self, incidents: Sequence[IncidentInput]) -> list[tuple[ExistingCause, ...]]:
         """The closest stored causes of each incident, read together (populate reads once a batch)."""
@@ -131,7 +134,7 @@ class KnowledgeAccumulator:
             log.warning("incident %s: dropped %d name(s) copied from the prompt: %s", gid, len(dropped),
                         "; ".join(f"{n.type.value} {n.name!r}" for n in dropped)[:300])
         if self._stores is not None:
-            graph, _ = await self._merger.merge(self._stores, graph)
+            graph, _ = await self._merger.merge(self._stores, graph, self._refit(incident, graph, gid))
         enriched = found is not None
         if not review.approved:
             log.warning("incident %s: still rejected after %d re-extractions; storing the best result (%s)",
@@ -148,6 +151,14 @@ class KnowledgeAccumulator:
             await self.store([result])
             result = replace(result, stored=True)
         return result
+
+    def _refit(self, incident: IncidentInput, graph: KnowledgeGraph, gid: str) -> Refit:
+        stores = self._stores
+        assert stores is not None  # only called with stores
+
+        async def refit(fresh: list[str]) -> dict[str, str]:
+            return await self._fit.names(stores, incident, graph, fresh, gid)
+        return refit
 
     async def store(self, results: Sequence[AccumulationResult]) -> None:
         """Store processed incidents as one batch, then remember the tools of the approved ones."""

@@ -4,7 +4,8 @@ cause into an existing one whose name embeds almost identically.
 A model names the same cause differently each time; the graph merges on the name, so without this the
 frequency and the ranking of one cause would split over its paraphrases. Names are normalised first
 (`cause_name`), the model is shown the closest existing causes and asked to copy one, and what still comes
-back new is compared by embedding with the existing names.
+back new is compared by embedding with the existing names (and, through `refit`, by what the graph says of its
+incident: learn/fit_merge.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,6 +26,8 @@ from hummingbird_agent.bamboo.strategies.causal import clip
 from hummingbird_agent.errors import AgentError
 
 log = logging.getLogger(__name__)
+# New cause names -> {new name: stored name} by evidence other than the names.
+Refit = Callable[[list[str]], Awaitable[dict[str, str]]]
 _NUMBER = re.compile(r"\d+")
 
 
@@ -62,7 +65,7 @@ async def closest_causes(stores: Stores, incidents: Sequence[IncidentInput],
             return [() for _ in incidents]
         clues = [{"symptom": index.known_symptoms(i.task_logs.values()), "task_feature": tuple(fs)}
                  for i, fs in zip(incidents, features, strict=True)]
-        texts = [_search_texts(i, c["symptom"]) for i, c in zip(incidents, clues, strict=True)]
+        texts = [search_texts(i, c["symptom"]) for i, c in zip(incidents, clues, strict=True)]
         scores = await incident_scores_many(stores.vectors, stores.embedder, texts)
         index = await index.including(stores.graph, _best_of(scores), fixes=False)
     except AgentError as exc:
@@ -71,7 +74,7 @@ async def closest_causes(stores: Stores, incidents: Sequence[IncidentInput],
     return [_closest(index, c, fs, s, limit) for c, fs, s in zip(clues, features, scores, strict=True)]
 
 
-def _search_texts(incident: IncidentInput, symptoms: Sequence[str]) -> list[str]:
+def search_texts(incident: IncidentInput, symptoms: Sequence[str]) -> list[str]:
     """What the incident's similar incidents are searched with: its known error lines, logs and email."""
     return [*symptoms, *(clip(t, budgets.BAMBOO_PROMPT_LOG_CHARS) for t in incident.task_logs.values()),
             clip(incident.email_text, budgets.BAMBOO_PROMPT_LOG_CHARS)]
@@ -139,9 +142,11 @@ class CauseMerger:
         if missing:
             self._vectors.update(zip(missing, await stores.embedder.embed(missing), strict=True))
 
-    async def merge(self, stores: Stores, graph: KnowledgeGraph) -> tuple[KnowledgeGraph, dict[str, str]]:
+    async def merge(self, stores: Stores, graph: KnowledgeGraph, refit: Refit | None = None,
+                    ) -> tuple[KnowledgeGraph, dict[str, str]]:
         """(graph with merged cause names, {new name: existing name}); unchanged when nothing is close
-        enough or the stores cannot be read."""
+        enough or the stores cannot be read. `refit` gets the new names no stored name is close to and
+        says which stored causes they are by other evidence (fit_merge)."""
         new = [n.name for n in graph.of_type(NodeType.CAUSE)]
         try:
             if self._known is None:
@@ -156,6 +161,15 @@ class CauseMerger:
         except AgentError as exc:
             log.warning("cause names not compared with the stored ones: %s", exc)
             return graph, {}
+        names = self._alike(fresh, stored)
+        still = [n for n in fresh if n not in names]
+        if refit is not None and still:
+            names.update(await refit(still))
+        self._pending.update(names.get(n, n) for n in new)
+        return (renamed(graph, names) if names else graph), names
+
+    def _alike(self, fresh: Sequence[str], stored: Sequence[str]) -> dict[str, str]:
+        """{new name: the stored name with the same numbers it embeds most alike, when at `threshold` or above}."""
         names: dict[str, str] = {}
         for name in fresh:
             numbers = sorted(_NUMBER.findall(name))
@@ -165,5 +179,4 @@ class CauseMerger:
             if score >= self.threshold:
                 log.info("cause %r merged into %r (cosine %.3f)", name, best, score)
                 names[name] = best
-        self._pending.update(names.get(n, n) for n in new)
-        return (renamed(graph, names) if names else graph), names
+        return names
