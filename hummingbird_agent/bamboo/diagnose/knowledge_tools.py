@@ -38,8 +38,8 @@ async def candidate_causes(stores: Stores, error_lines: list[str], project: str 
     clues = {"symptom": tuple(symptoms), "task_feature": ((f"project={project}",) if project else ()) + features}
     scores = await incident_scores(stores.vectors, stores.embedder, error_lines)
     similar = await similar_incidents(stores.vectors, scores)
-    index = await (await GraphIndex.reached(stores.graph, clues)).including(stores.graph, scores)
     logs = await log_scores(stores.vectors, stores.embedder, {"log": log_tail}) if log_tail else {}
+    index = await (await GraphIndex.reached(stores.graph, clues)).including(stores.graph, scores, logs=logs)
     ranked = [c for c in index.rank(clues, similar, scores, logs=logs) if c.specific]
     return {"candidates": [c.to_json() for c in ranked], "novel_leads": list(index.novel_leads(symptoms)),
             "note": "" if ranked else "Nothing similar is known in the knowledge base."}

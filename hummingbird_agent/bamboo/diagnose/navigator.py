@@ -96,10 +96,11 @@ class ReasoningNavigator:
         graph = await self._clues(local, notes)
         clues = clues_of(graph)
         scores, similar = await self._similar(graph, local, notes)
+        logs = await self._log_scores(incident, notes)
         lines = symptom_lines(local.task_logs.values())
-        index = await self._index({**clues, "symptom": (*clues["symptom"], *lines)}, scores, notes)
+        index = await self._index({**clues, "symptom": (*clues["symptom"], *lines)}, scores, logs, notes)
         clues["symptom"] = tuple(dict.fromkeys(clues["symptom"] + index.known_symptoms(local.task_logs.values())))
-        candidates = index.rank(clues, similar, scores, logs=await self._log_scores(incident, notes))
+        candidates = index.rank(clues, similar, scores, logs=logs)
         evidence = Evidence(clues, candidates, index.novel_leads(clues["symptom"]), similar)
         return evidence, index
 
@@ -136,10 +137,12 @@ class ReasoningNavigator:
             log.warning("the project's earlier failure lines not read: %s", exc)
             return []
 
-    async def _index(self, clues: Mapping[str, Sequence[str]], scores: Scores, notes: list[str]) -> GraphIndex:
-        """The part of the graph this diagnosis reads: bounded by its clues and similar incidents."""
+    async def _index(self, clues: Mapping[str, Sequence[str]], scores: Scores, logs: Mapping[str, float],
+                     notes: list[str]) -> GraphIndex:
+        """The part of the graph this diagnosis reads: bounded by its clues and the incidents the searches rated."""
         try:
-            return await (await GraphIndex.reached(self._stores.graph, clues)).including(self._stores.graph, scores)
+            return await (await GraphIndex.reached(self._stores.graph, clues)).including(self._stores.graph, scores,
+                                                                                         logs=logs)
         except AgentError as exc:
             log.warning("diagnosis without the graph: %s", exc)
             notes.append(f"the knowledge graph could not be read ({exc})")
