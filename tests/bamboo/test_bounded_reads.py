@@ -89,3 +89,19 @@ async def test_incident_records_written_before_they_named_their_causes_are_compl
     await store.open()
     assert [c.name for c in (await store.causes_of_incidents(["g0"]))["g0"]] == ["big"]
     await store.aclose()
+
+
+async def test_a_projects_failure_lines_are_its_first_distinct_ones_whatever_their_number(
+        store: CypherGraphStore) -> None:
+    f = make_node(NodeType.TASK_FEATURE, "project=g/app", attribute="project", value="g/app")
+    lines = {"e: <N> failed": "e: 3 failed", "a: timeout": "a: timeout after 5s", "c: again": "a: timeout after 5s",
+             "b: no line": "", "d: disk": "No space left on device"}
+    for n, (name, line) in enumerate(lines.items()):
+        s, c = make_node(NodeType.SYMPTOM, name, line), make_node(NodeType.CAUSE, f"cause {n}")
+        await store.replace_incident(f"p{n}", KnowledgeGraph((s, c, f), (
+            Edge(s.key, RelType.INDICATE, c.key), Edge(f.key, RelType.ASSOCIATED_WITH, s.key))))
+    rows = await store.linked("Task_Feature", "associated_with", "Symptom", ["project=g/app"])
+    every = list(dict.fromkeys(row.description for _, row in rows if row.description))  # the whole read
+    assert every == ["a: timeout after 5s", "No space left on device", "e: 3 failed"]
+    for limit in (1, 2, 3, 10):
+        assert await store.feature_lines("project=g/app", limit) == every[:limit]

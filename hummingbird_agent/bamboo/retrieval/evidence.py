@@ -245,9 +245,7 @@ def symptom_lines(texts: Iterable[str]) -> tuple[str, ...]:
 
 async def failure_lines(store: GraphStore, feature: str, limit: int = budgets.EXCERPT_MAX_EXAMPLES) -> list[str]:
     """Raw error lines of earlier incidents that share `feature` (e.g. `project=g/app`), by key lookups."""
-    rows = await store.linked(NodeType.TASK_FEATURE.value, RelType.ASSOCIATED_WITH.value, NodeType.SYMPTOM.value,
-                              [feature])
-    return list(dict.fromkeys(row.description for _, row in rows if row.description))[:limit]
+    return await store.feature_lines(feature, limit)
 
 
 async def incident_scores(vectors: VectorStore, embedder: Embedder, texts: Sequence[str],

@@ -130,6 +130,11 @@ class GraphStore(Protocol):
         cost as much as the graph."""
         ...
 
+    async def feature_lines(self, feature: str, limit: int) -> list[str]:
+        """The raw lines (descriptions) of the symptoms associated with a task feature, distinct, in the order
+        of their symptoms' names, the first `limit` only (a project's symptoms grow with the store)."""
+        ...
+
     async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
         """Each known incident's causes, by indexed lookups (for the similar-incident clue and the ranking's
         scored incidents); the causes come with a sample of their support, as from `clue_causes`."""

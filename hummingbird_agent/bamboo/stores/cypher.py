@@ -178,6 +178,15 @@ def causes_named(names: list[str], sample: int) -> Statement:
             "c.props AS props ORDER BY name", {"names": names, "sample": sample})
 
 
+def feature_lines(feature: str, limit: int) -> Statement:
+    """The first `limit` distinct non-empty descriptions of the symptoms a task feature is associated with, in
+    the order of their first symptom's name: only they cross to the caller, however many the project has."""
+    return (f"MATCH (f:{NodeType.TASK_FEATURE.value} {{name: $feature}})-[:{RelType.ASSOCIATED_WITH.value}]->"
+            f"(t:{NodeType.SYMPTOM.value}) WHERE t.description <> '' "
+            "WITH t.description AS line, min(t.name) AS first RETURN line ORDER BY first LIMIT $limit",
+            {"feature": feature, "limit": limit})
+
+
 def incident_causes(gids: list[str]) -> Statement:
     """The names of each incident's causes, by primary-key lookups (not its contribution, a few KB each)."""
     return (f"UNWIND $gids AS g MATCH (i:{INCIDENT_LABEL} {{name: g}}) RETURN i.name AS gid, i.causes AS causes "

@@ -247,6 +247,9 @@ class CypherGraphStore:
         pairs = [(source, _node_row(group[2], r)) for r in rows for source in r["sources"]]
         return sorted(pairs, key=lambda pair: (pair[0], pair[1].name))
 
+    async def feature_lines(self, feature: str, limit: int) -> list[str]:
+        return [str(r["line"]) for r in await self._session.read(*cypher.feature_lines(feature, limit))]
+
     async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
         rows = await self._session.read(*cypher.incident_causes(sorted(set(incident_ids))))
         names = {r["gid"]: list(r["causes"] or ()) for r in rows}
