@@ -71,6 +71,8 @@ async def test_the_graph_returns_a_sample_of_each_causes_support(store: CypherGr
     [hit] = [h for h in await store.clue_causes({"Task_Feature": ["project=a"]})]
     assert (hit.cause.name, hit.cause.frequency, hit.cause.incidents) == (
         "big", 3 * SAMPLE, tuple(f"g{i}" for i in range(SAMPLE)))
+    assert [(c.name, c.frequency, len(c.incidents)) for c in await store.causes(["nope", "big"])] == [
+        ("big", 3 * SAMPLE, SAMPLE)]
     found = await store.causes_of_incidents([f"g{3 * SAMPLE - 1}", "s0", "nope"])
     assert {gid: [(c.name, len(c.incidents)) for c in rows] for gid, rows in found.items()} == {
         f"g{3 * SAMPLE - 1}": [("big", SAMPLE)], "s0": [("small", 2)]}

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.incident_graph import NodeType, RelType
 from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex, incident_scores, similar_incidents
 from hummingbird_agent.bamboo.retrieval.log_vector import log_scores
@@ -46,12 +47,13 @@ async def candidate_causes(stores: Stores, error_lines: list[str], project: str 
 
 
 async def known_procedures(stores: Stores, cause: str) -> dict[str, Any] | ToolResult:
-    index = await GraphIndex.load(stores.graph)
-    if cause not in index.causes:
+    # Key lookups of this cause and its procedures, not a read of the whole graph.
+    if not await stores.graph.causes([cause]):
         return ToolResult.error("not_found", f"no known cause named {cause!r}; copy a name from candidate causes")
+    procedures = await stores.graph.linked(NodeType.CAUSE.value, RelType.INVESTIGATED_BY.value,
+                                           NodeType.PROCEDURE.value, [cause])
     return {"cause": cause, "procedures": [{"name": p.name, "description": p.description, "tools": p.props.get("tools"),
-                                            "parameters": p.props.get("parameters")}
-                                           for p in index.procedures.get(cause, ())]}
+                                            "parameters": p.props.get("parameters")} for _, p in procedures]}
 
 
 def _schema(required: list[str], **properties: Any) -> dict[str, Any]:

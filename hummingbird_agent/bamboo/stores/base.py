@@ -130,6 +130,10 @@ class GraphStore(Protocol):
         cost as much as the graph."""
         ...
 
+    async def causes(self, names: Sequence[str]) -> list[NodeRow]:
+        """The causes of these names that exist, by key lookups, each with a sample of its support."""
+        ...
+
     async def feature_lines(self, feature: str, limit: int) -> list[str]:
         """The raw lines (descriptions) of the symptoms associated with a task feature, distinct, in the order
         of their symptoms' names, the first `limit` only (a project's symptoms grow with the store)."""

@@ -247,6 +247,11 @@ class CypherGraphStore:
         pairs = [(source, _node_row(group[2], r)) for r in rows for source in r["sources"]]
         return sorted(pairs, key=lambda pair: (pair[0], pair[1].name))
 
+    async def causes(self, names: Sequence[str]) -> list[NodeRow]:
+        wanted = sorted(set(names))
+        rows = await self._session.read(*cypher.causes_named(wanted, SAMPLE)) if wanted else []
+        return [_node_row(NodeType.CAUSE.value, r) for r in rows]
+
     async def feature_lines(self, feature: str, limit: int) -> list[str]:
         return [str(r["line"]) for r in await self._session.read(*cypher.feature_lines(feature, limit))]
 
