@@ -251,6 +251,7 @@ async def run(root: Path, sizes: list[int], queries: int, rounds: int, populated
                 sample = rng.sample(learn, min(populated, len(learn)))
                 out["populate_per_s"][label] = round(await populated_per_s(
                     stores, populate_file(Path(tmp) / f"populate{size}.jsonl", sample, f"pop{size}"), len(sample)), 1)
+                out.setdefault("load_avg_1m", {})[label] = round(os.getloadavg()[0], 2)  # other work on the machine
                 progress = record(out, label, await diagnoses(navigator, asked, rounds, spent))
                 out["store_per_s"][label] = round((size - previous) / store_s, 1)
                 out["disk_mb"][label] = round(disk_mb(Path(tmp)), 1)
