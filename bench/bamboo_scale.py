@@ -8,10 +8,13 @@ written through `store_knowledge` (the accumulator's store path) in batches: `st
 write alone (no extraction, no review, no reading of the existing causes). At each size, `populate_per_s` then
 times `bamboo populate` itself on POPULATED real learned incidents (extraction and review by the stand-in model,
 the existing causes read for each batch, the store write), and the real held-out logs are diagnosed through the
-navigator's public `gather` (whatever ranking it runs). The populated incidents stay in the store (under 1% of
-the next size).
+navigator's public `gather` (whatever ranking it runs), `--rounds` times each, in rounds that alternate a quiet
+machine with one where the bench runs a CPU-bound child process (a spinner on one core) beside the diagnoses:
+`diagnose_*` are the quiet figures, `loaded_diagnose_*` those with the spinner, and
+`diagnose_growth_10k_to_100k` the loaded p50 at 100k over the loaded p50 at 10k (`quiet_diagnose_growth...` the
+quiet one). The populated incidents stay in the store (under 1% of the next size).
 
-    python bench/bamboo_scale.py DATA_DIR [--sizes 1000,10000,100000] [--queries 20] [--populated 100]
+    python bench/bamboo_scale.py DATA_DIR [--sizes 1000,10000,100000] [--queries 40] [--rounds 2] [--populated 100]
 
 Prints progress to stderr and one JSON line.
 """
@@ -23,9 +26,11 @@ import asyncio
 import inspect
 import io
 import json
+import os
 import random
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -155,11 +160,9 @@ async def populated_per_s(stores: Stores, path: Path, count: int) -> float:
     return count / (time.perf_counter() - start)
 
 
-async def diagnose_ms(navigator: ReasoningNavigator, root: Path, test: list[dict[str, object]],
-                      spent: dict[str, list[float]]) -> list[float]:
+async def diagnose_ms(navigator: ReasoningNavigator, queries: list[Any], spent: dict[str, list[float]]) -> list[float]:
     times = []
-    for row in test:
-        query = incident(row, read_log(root, str(row["build_log"])))
+    for query in queries:
         for part in spent.values():
             part.append(0.0)
         start = time.perf_counter()
@@ -168,18 +171,62 @@ async def diagnose_ms(navigator: ReasoningNavigator, root: Path, test: list[dict
     return times
 
 
+def spinner() -> subprocess.Popen[bytes]:
+    """A CPU-bound child process spinning on one core until stopped: the load of a job running beside."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+async def diagnoses(navigator: ReasoningNavigator, queries: list[Any], rounds: int, spent: dict[str, list[float]]
+                    ) -> dict[str, dict[str, list[float]]]:
+    """{"": quiet, "loaded_": with the spinner} -> {"total" and each part of `spent`: ms per diagnosis}, rounds
+    alternating quiet and loaded (the spinner started and stopped around each loaded round)."""
+    out: dict[str, dict[str, list[float]]] = {"": {}, "loaded_": {}}
+    await diagnose_ms(navigator, queries[:1], spent)  # warm: the first diagnosis after a write reads cold pages
+    for _ in range(rounds):
+        for condition in out:
+            child = spinner() if condition else None
+            try:
+                times = await diagnose_ms(navigator, queries, spent)
+            finally:
+                if child is not None:
+                    child.kill()
+                    child.wait()
+            out[condition].setdefault("total", []).extend(times)
+            for part, values in spent.items():
+                out[condition].setdefault(part, []).extend(values[-len(times):])
+    return out
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
 
 
-async def run(root: Path, sizes: list[int], queries: int, populated: int) -> dict[str, object]:
+def record(out: dict[str, dict[str, float]], label: str, measured: dict[str, dict[str, list[float]]]) -> str:
+    """Per condition the p50/p95 and the graph and vector parts' p50 into `out`; a progress line."""
+    line = []
+    for condition, values in measured.items():
+        times = values["total"]
+        figures = {"p50_ms": statistics.median(times), "p95_ms": p95(times),
+                   **{f"{part}_p50_ms": statistics.median(v) for part, v in values.items() if part != "total"}}
+        for name, value in figures.items():
+            out.setdefault(f"{condition}diagnose_{name}", {})[label] = round(value, 1)
+        line.append(f"{condition or 'quiet_'}p50 {figures['p50_ms']:.1f} ms (graph {figures['graph_p50_ms']:.1f}, "
+                    f"vectors {figures['vectors_p50_ms']:.1f}) p95 {figures['p95_ms']:.1f} ms (n={len(times)})")
+    return ", ".join(line)
+
+
+def growth(p50: dict[str, float]) -> float | None:
+    return round(p50["100000"] / p50["10000"], 2) if "100000" in p50 and "10000" in p50 else None
+
+
+async def run(root: Path, sizes: list[int], queries: int, rounds: int, populated: int) -> dict[str, object]:
     graphs, learn, test = await templates(root)
     rng = random.Random(20)
     test = rng.sample(test, min(queries, len(test)))
-    out: dict[str, dict[str, float]] = {"store_per_s": {}, "populate_per_s": {}, "diagnose_p50_ms": {},
-                                        "diagnose_p95_ms": {}, "diagnose_graph_p50_ms": {},
-                                        "diagnose_vectors_p50_ms": {}, "disk_mb": {}}
+    asked = [incident(row, read_log(root, str(row["build_log"]))) for row in test]
+    load_before = os.getloadavg()
+    out: dict[str, dict[str, float]] = {"store_per_s": {}, "populate_per_s": {}, "disk_mb": {}}
     with tempfile.TemporaryDirectory() as tmp:
         stores = Stores(CypherGraphStore(LadybugSession(str(Path(tmp) / "graph"))),
                         QdrantVectorStore("scale", DIMENSIONS, path=str(Path(tmp) / "qdrant")),
@@ -204,43 +251,39 @@ async def run(root: Path, sizes: list[int], queries: int, populated: int) -> dic
                 sample = rng.sample(learn, min(populated, len(learn)))
                 out["populate_per_s"][label] = round(await populated_per_s(
                     stores, populate_file(Path(tmp) / f"populate{size}.jsonl", sample, f"pop{size}"), len(sample)), 1)
-                times = await diagnose_ms(navigator, root, test, spent)
-                for part, values in spent.items():
-                    out[f"diagnose_{part}_p50_ms"][label] = round(statistics.median(values[-len(times):]), 1)
+                out.setdefault("load_avg_1m", {})[label] = round(os.getloadavg()[0], 2)  # other work on the machine
+                progress = record(out, label, await diagnoses(navigator, asked, rounds, spent))
                 out["store_per_s"][label] = round((size - previous) / store_s, 1)
-                out["diagnose_p50_ms"][label] = round(statistics.median(times), 1)
-                out["diagnose_p95_ms"][label] = round(p95(times), 1)
                 out["disk_mb"][label] = round(disk_mb(Path(tmp)), 1)
                 print(f"{size} incidents: {out['store_per_s'][label]}/s stored, {out['populate_per_s'][label]}/s "
-                      f"populated, diagnosis p50 "
-                      f"{out['diagnose_p50_ms'][label]} ms (graph {out['diagnose_graph_p50_ms'][label]}, vectors "
-                      f"{out['diagnose_vectors_p50_ms'][label]}) p95 {out['diagnose_p95_ms'][label]} ms "
-                      f"(n={len(times)}), "
-                      f"{out['disk_mb'][label]} MB, rss {peak_rss_mb():.0f} MB", file=sys.stderr)
+                      f"populated, diagnosis {progress}, {out['disk_mb'][label]} MB, rss {peak_rss_mb():.0f} MB",
+                      file=sys.stderr)
         finally:
             await stores.vectors.aclose()
             await stores.graph.aclose()
-    p50 = out["diagnose_p50_ms"]
     largest = str(sizes[-1])
-    return {**out, "diagnose_growth_10k_to_100k": round(p50["100000"] / p50["10000"], 2)
-            if "100000" in p50 and "10000" in p50 else None,
+    return {**out, "diagnose_growth_10k_to_100k": growth(out["loaded_diagnose_p50_ms"]),
+            "quiet_diagnose_growth_10k_to_100k": growth(out["diagnose_p50_ms"]),
             "disk_mb_per_1k_incidents": round(out["disk_mb"][largest] / (sizes[-1] / 1000), 2),
-            "peak_rss_mb": round(peak_rss_mb(), 1), "queries": len(test), "templates": len(graphs),
-            "populated": min(populated, len(learn))}
+            "peak_rss_mb": round(peak_rss_mb(), 1), "queries": len(test), "rounds": rounds,
+            "diagnoses_per_condition": len(test) * rounds, "templates": len(graphs),
+            "populated": min(populated, len(learn)), "cpus": os.cpu_count(),
+            "load_avg_1m_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)]}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", type=Path, help="a LogChunks-layout folder")
     parser.add_argument("--sizes", default="1000,10000,100000", help="comma-separated, increasing")
-    parser.add_argument("--queries", type=int, default=20, help="held-out logs diagnosed at each size")
+    parser.add_argument("--queries", type=int, default=40, help="held-out logs diagnosed at each size")
+    parser.add_argument("--rounds", type=int, default=2, help="passes over them, quiet and with the spinner each")
     parser.add_argument("--populated", type=int, default=100, help="real incidents run through populate at each size")
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
-    if not args.data.is_dir() or not sizes or sizes[0] <= 0:
+    if not args.data.is_dir() or not sizes or sizes[0] <= 0 or args.rounds <= 0:
         print("usage: python bench/bamboo_scale.py DATA_DIR [--sizes 1000,10000]", file=sys.stderr)
         return 2
-    print(json.dumps(asyncio.run(run(args.data, sizes, args.queries, args.populated))))
+    print(json.dumps(asyncio.run(run(args.data, sizes, args.queries, args.rounds, args.populated))))
     return 0
 
 

@@ -70,6 +70,14 @@ BAMBOO_CAUSE_FIT_MERGE_MIN = 0.7
 BAMBOO_KNOWN_MIN_FIT = 0.6
 # Diagnosis (navigator): candidate causes kept after ranking, shown to the LLM and in the result.
 BAMBOO_CANDIDATE_CAUSES = 10
+# A cause read from the graph for a diagnosis comes with the first this many incidents of its support (its
+# whole list grows with the store: a common cause of a 100k-incident store has thousands); the ranking gets,
+# besides, every one of its incidents the vector searches scored (at most BAMBOO_VECTOR_QUERIES x 3 sections
+# x BAMBOO_VECTOR_HITS + BAMBOO_LOG_VECTOR_HITS, looked up by incident), so its fit is as with the whole list.
+BAMBOO_CAUSE_SAMPLE_INCIDENTS = 10
+# Incidents a candidate cause lists (prompt, tool answer, the note's citations): the sample above, then the
+# ones the searches scored, most similar first.
+BAMBOO_CANDIDATE_INCIDENTS = 2 * BAMBOO_CAUSE_SAMPLE_INCIDENTS
 # Texts of a new failure embedded for the similarity search (its error lines, then excerpts); each
 # query searches every failure section, so this times BAMBOO_VECTOR_HITS bounds the hits read.
 BAMBOO_VECTOR_QUERIES = 8

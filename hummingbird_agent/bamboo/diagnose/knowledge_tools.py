@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.bamboo.incident_graph import NodeType, RelType
 from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex, incident_scores, similar_incidents
 from hummingbird_agent.bamboo.retrieval.log_vector import log_scores
@@ -38,20 +39,21 @@ async def candidate_causes(stores: Stores, error_lines: list[str], project: str 
     clues = {"symptom": tuple(symptoms), "task_feature": ((f"project={project}",) if project else ()) + features}
     scores = await incident_scores(stores.vectors, stores.embedder, error_lines)
     similar = await similar_incidents(stores.vectors, scores)
-    index = await (await GraphIndex.reached(stores.graph, clues)).including(stores.graph, scores)
     logs = await log_scores(stores.vectors, stores.embedder, {"log": log_tail}) if log_tail else {}
+    index = await (await GraphIndex.reached(stores.graph, clues)).including(stores.graph, scores, logs=logs)
     ranked = [c for c in index.rank(clues, similar, scores, logs=logs) if c.specific]
     return {"candidates": [c.to_json() for c in ranked], "novel_leads": list(index.novel_leads(symptoms)),
             "note": "" if ranked else "Nothing similar is known in the knowledge base."}
 
 
 async def known_procedures(stores: Stores, cause: str) -> dict[str, Any] | ToolResult:
-    index = await GraphIndex.load(stores.graph)
-    if cause not in index.causes:
+    # Key lookups of this cause and its procedures, not a read of the whole graph.
+    if not await stores.graph.causes([cause]):
         return ToolResult.error("not_found", f"no known cause named {cause!r}; copy a name from candidate causes")
+    procedures = await stores.graph.linked(NodeType.CAUSE.value, RelType.INVESTIGATED_BY.value,
+                                           NodeType.PROCEDURE.value, [cause])
     return {"cause": cause, "procedures": [{"name": p.name, "description": p.description, "tools": p.props.get("tools"),
-                                            "parameters": p.props.get("parameters")}
-                                           for p in index.procedures.get(cause, ())]}
+                                            "parameters": p.props.get("parameters")} for _, p in procedures]}
 
 
 def _schema(required: list[str], **properties: Any) -> dict[str, Any]:

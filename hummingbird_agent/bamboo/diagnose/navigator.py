@@ -104,8 +104,9 @@ class ReasoningNavigator:
         clues["symptom"] = tuple(dict.fromkeys(clues["symptom"] + known))
         specific = sorted(known, key=lambda s: len(reached.links.get(("symptom", s), ())))
         scores, similar = await self._similar(graph, local, notes, specific)
-        index = await self._including(reached, scores, notes)
-        candidates = index.rank(clues, similar, scores, logs=await self._log_scores(incident, notes))
+        logs = await self._log_scores(incident, notes)
+        index = await self._including(reached, scores, logs, notes)
+        candidates = index.rank(clues, similar, scores, logs=logs)
         evidence = Evidence(clues, candidates, index.novel_leads(clues["symptom"]), similar)
         return evidence, index
 
@@ -143,7 +144,8 @@ class ReasoningNavigator:
             return []
 
     async def _reached(self, clues: Mapping[str, Sequence[str]], notes: list[str]) -> GraphIndex:
-        """The part of the graph this diagnosis's clues reach (`_including` adds its similar incidents')."""
+        """The part of the graph this diagnosis's clues reach (`_including` adds the incidents the searches
+        rated): bounded by the clues and those incidents, never a whole cause's support list."""
         try:
             return await GraphIndex.reached(self._stores.graph, clues)
         except AgentError as exc:
@@ -151,9 +153,10 @@ class ReasoningNavigator:
             notes.append(f"the knowledge graph could not be read ({exc})")
             return GraphIndex({}, {}, {}, {}, {}, {})
 
-    async def _including(self, index: GraphIndex, scores: Scores, notes: list[str]) -> GraphIndex:
+    async def _including(self, index: GraphIndex, scores: Scores, logs: Mapping[str, float],
+                         notes: list[str]) -> GraphIndex:
         try:
-            return await index.including(self._stores.graph, scores)
+            return await index.including(self._stores.graph, scores, logs=logs)
         except AgentError as exc:
             log.warning("diagnosis without the graph: %s", exc)
             notes.append(f"the knowledge graph could not be read ({exc})")

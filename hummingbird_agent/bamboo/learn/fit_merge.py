@@ -50,9 +50,9 @@ async def best_fit(stores: Stores, incident: IncidentInput, exclude: str) -> Can
     clues = {"symptom": index.known_symptoms(incident.task_logs.values()), "task_feature": tuple(features)}
     scores = await incident_scores(stores.vectors, stores.embedder, search_texts(incident, clues["symptom"]),
                                    exclude=exclude)
-    index = await index.including(stores.graph, scores, fixes=False)
     logs = await log_scores(stores.vectors, stores.embedder, incident.full_logs or incident.task_logs,
                             exclude=exclude)
+    index = await index.including(stores.graph, scores, fixes=False, logs=logs)  # as the diagnosis reads it
     ranked = index.rank(clues, (), scores, 1, logs=logs)
     return ranked[0] if ranked else None
 

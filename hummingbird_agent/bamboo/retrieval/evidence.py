@@ -70,7 +70,8 @@ class GraphIndex:
         """The part of the graph these clues reach, by indexed lookups bounded by the failure, not by the
         graph: every cause each clue reaches (so a clue's specificity is as over the whole graph), and the
         symptoms of `features` with the causes they indicate (for `feature_causes`). `including` adds the
-        causes of similar incidents; `rank` then gives what it gives over `load` for these clues."""
+        causes of similar incidents and the scored incidents of every cause; `rank` then gives what it gives
+        over `load` for these clues."""
         symptoms: dict[str, NodeRow] = {}
         feature_symptoms: dict[str, list[str]] = defaultdict(list)
         found = await store.linked(NodeType.TASK_FEATURE.value, RelType.ASSOCIATED_WITH.value,
@@ -89,13 +90,20 @@ class GraphIndex:
         return cls(causes, _frozen(links), {}, {}, _frozen(feature_symptoms), symptoms,
                    await store.count(NodeType.CAUSE.value))
 
-    async def including(self, store: GraphStore, scores: Scores, fixes: bool = True) -> GraphIndex:
-        """This index with the causes of the incidents `scores` rates similar enough to count, and with
-        `fixes` the resolutions and investigation procedures of every cause it holds."""
-        close = sorted(gid for gid, (score, _) in scores.items() if score >= budgets.BAMBOO_SIMILAR_MIN_SCORE)
+    async def including(self, store: GraphStore, scores: Scores, fixes: bool = True,
+                        logs: Mapping[str, float] | None = None) -> GraphIndex:
+        """This index with the causes of the incidents `scores` rates similar enough to count, each cause with
+        the incidents `scores` and `logs` rate among its incidents (the graph reads a sample of a cause's
+        support, not all of it), and with `fixes` the resolutions and investigation procedures of every cause
+        it holds."""
+        rated = {gid: max(score, (logs or {}).get(gid, 0.0)) for gid, (score, _) in scores.items()}
+        rated.update((gid, score) for gid, score in (logs or {}).items() if gid not in rated)
+        found = await store.causes_of_incidents(sorted(rated)) if rated else {}
         causes = dict(self.causes)
-        for rows in (await store.causes_of_incidents(close)).values() if close else ():
-            causes.update((r.name, r) for r in rows)
+        for gid, rows in found.items():
+            if scores.get(gid, (0.0, ""))[0] >= budgets.BAMBOO_SIMILAR_MIN_SCORE:
+                causes.update((r.name, r) for r in rows)
+        causes = _with_rated(causes, found, rated)
         names = sorted(causes)
         resolutions: dict[str, list[Resolution]] = defaultdict(list)
         procedures: dict[str, list[NodeRow]] = defaultdict(list)
@@ -164,7 +172,8 @@ class GraphIndex:
         clue_types = tuple(sorted(cause.reached))
         matched = tuple(sorted({n for t, names in cause.reached.items() if t != SIMILAR_CLUE for n in names}))
         return CandidateCause(row.name, row.description, clue_types, matched, row.frequency, row.confidence,
-                              similarity, row.incidents, self.resolutions.get(row.name, ()), fit)
+                              similarity, row.incidents[: budgets.BAMBOO_CANDIDATE_INCIDENTS],
+                              self.resolutions.get(row.name, ()), fit)
 
     def novel_leads(self, symptoms: Iterable[str]) -> tuple[str, ...]:
         """Symptoms of the new failure that indicate no known cause (a new kind of incident)."""
@@ -176,6 +185,17 @@ class GraphIndex:
         names.update(c for s in self.feature_symptoms.get(feature, ()) for c in self.links.get(("symptom", s), ()))
         known = [self.causes[n] for n in names if n in self.causes]
         return [r.name for r in sorted(known, key=lambda r: (-r.frequency, r.name))]
+
+
+def _with_rated(causes: Mapping[str, NodeRow], found: Mapping[str, Sequence[NodeRow]],
+                rated: Mapping[str, float]) -> dict[str, NodeRow]:
+    """Each cause with its incidents as read (a sample) and then its rated incidents, most rated first."""
+    members: dict[str, list[str]] = defaultdict(list)
+    for gid in sorted(found, key=lambda g: (-rated[g], g)):
+        for row in found[gid]:
+            members[row.name].append(gid)
+    return {name: replace(row, incidents=tuple(dict.fromkeys((*row.incidents, *members.get(name, ())))))
+            for name, row in causes.items()}
 
 
 def _frozen(grouped: Mapping[K, list[V]]) -> dict[K, tuple[V, ...]]:
@@ -225,9 +245,7 @@ def symptom_lines(texts: Iterable[str]) -> tuple[str, ...]:
 
 async def failure_lines(store: GraphStore, feature: str, limit: int = budgets.EXCERPT_MAX_EXAMPLES) -> list[str]:
     """Raw error lines of earlier incidents that share `feature` (e.g. `project=g/app`), by key lookups."""
-    rows = await store.linked(NodeType.TASK_FEATURE.value, RelType.ASSOCIATED_WITH.value, NodeType.SYMPTOM.value,
-                              [feature])
-    return list(dict.fromkeys(row.description for _, row in rows if row.description))[:limit]
+    return await store.feature_lines(feature, limit)
 
 
 async def incident_scores(vectors: VectorStore, embedder: Embedder, texts: Sequence[str],

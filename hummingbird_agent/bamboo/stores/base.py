@@ -118,7 +118,8 @@ class GraphStore(Protocol):
 
     async def clue_causes(self, clues: Mapping[str, Sequence[str]]) -> list[ClueCause]:
         """Causes reached from these clue names (keyed by clue node type), by indexed lookups only:
-        the cost follows the clues and what they reach, not the size of the graph."""
+        the cost follows the clues and what they reach, not the size of the graph. Each cause comes with
+        the first BAMBOO_CAUSE_SAMPLE_INCIDENTS of its support (`frequency` counts them all)."""
         ...
 
     async def linked(self, source_type: str, rel_type: str, target_type: str,
@@ -129,8 +130,18 @@ class GraphStore(Protocol):
         cost as much as the graph."""
         ...
 
+    async def causes(self, names: Sequence[str]) -> list[NodeRow]:
+        """The causes of these names that exist, by key lookups, each with a sample of its support."""
+        ...
+
+    async def feature_lines(self, feature: str, limit: int) -> list[str]:
+        """The raw lines (descriptions) of the symptoms associated with a task feature, distinct, in the order
+        of their symptoms' names, the first `limit` only (a project's symptoms grow with the store)."""
+        ...
+
     async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
-        """Each known incident's causes, by indexed lookups (for the similar-incident clue)."""
+        """Each known incident's causes, by indexed lookups (for the similar-incident clue and the ranking's
+        scored incidents); the causes come with a sample of their support, as from `clue_causes`."""
         ...
 
 

@@ -70,10 +70,21 @@ def remove_nodes(label: str, rows: list[dict[str, object]], gid: str) -> list[St
 
 
 def put_incidents(rows: list[dict[str, object]]) -> Statement:
-    """Incident records (gid, digest, contribution); each gid once (ladybug mis-merges a key repeated in one
-    statement)."""
+    """Incident records (gid, digest, contribution, the names of its causes); each gid once (ladybug mis-merges
+    a key repeated in one statement)."""
     return (f"UNWIND $rows AS row MERGE (i:{INCIDENT_LABEL} {{name: row.gid}}) "
-            "SET i.digest = row.digest, i.contribution = row.contribution", {"rows": rows})
+            "SET i.digest = row.digest, i.contribution = row.contribution, i.causes = row.causes", {"rows": rows})
+
+
+def uncounted_incidents() -> Statement:
+    """Incident records written before they kept their causes' names (read at open; none afterwards)."""
+    return (f"MATCH (i:{INCIDENT_LABEL}) WHERE i.causes IS NULL RETURN i.name AS gid, i.contribution AS contribution",
+            {})
+
+
+def set_incident_causes(rows: list[dict[str, object]]) -> Statement:
+    return (f"UNWIND $rows AS row MATCH (i:{INCIDENT_LABEL} {{name: row.gid}}) SET i.causes = row.causes",
+            {"rows": rows})
 
 
 def get_incident(gid: str) -> Statement:
@@ -150,19 +161,36 @@ def backfill_causes(group: EdgeGroup) -> Statement:
             "WITH s, count(c) AS k SET s.causes = k", {})
 
 
-def clue_causes(group: EdgeGroup, names: list[str]) -> Statement:
-    """Causes reached from the given clue names: primary-key lookups, then their own edges."""
+def clue_causes(group: EdgeGroup, names: list[str], sample: int) -> Statement:
+    """Causes reached from the given clue names: primary-key lookups, then their own edges; each cause with the
+    first `sample` incidents of its support (its whole list grows with the store)."""
     src, rel, tgt = group
     return (f"UNWIND $names AS nm MATCH (s:{src} {{name: nm}})-[:{rel}]->(c:{tgt}) "
             "RETURN s.name AS clue, s.causes AS shared_by, c.name AS name, c.description AS description, "
-            "c.incidents AS incidents, c.frequency AS frequency, c.conf_sum AS conf_sum, c.props AS props "
-            "ORDER BY clue, name", {"names": names})
+            "c.incidents[..$sample] AS incidents, c.frequency AS frequency, c.conf_sum AS conf_sum, c.props AS props "
+            "ORDER BY clue, name", {"names": names, "sample": sample})
 
 
-def causes_named(names: list[str]) -> Statement:
+def causes_named(names: list[str], sample: int) -> Statement:
+    """Causes by name, each with the first `sample` incidents of its support."""
     return ("UNWIND $names AS nm MATCH (c:Cause {name: nm}) RETURN c.name AS name, c.description AS description, "
-            "c.incidents AS incidents, c.frequency AS frequency, c.conf_sum AS conf_sum, c.props AS props "
-            "ORDER BY name", {"names": names})
+            "c.incidents[..$sample] AS incidents, c.frequency AS frequency, c.conf_sum AS conf_sum, "
+            "c.props AS props ORDER BY name", {"names": names, "sample": sample})
+
+
+def feature_lines(feature: str, limit: int) -> Statement:
+    """The first `limit` distinct non-empty descriptions of the symptoms a task feature is associated with, in
+    the order of their first symptom's name: only they cross to the caller, however many the project has."""
+    return (f"MATCH (f:{NodeType.TASK_FEATURE.value} {{name: $feature}})-[:{RelType.ASSOCIATED_WITH.value}]->"
+            f"(t:{NodeType.SYMPTOM.value}) WHERE t.description <> '' "
+            "WITH t.description AS line, min(t.name) AS first RETURN line ORDER BY first LIMIT $limit",
+            {"feature": feature, "limit": limit})
+
+
+def incident_causes(gids: list[str]) -> Statement:
+    """The names of each incident's causes, by primary-key lookups (not its contribution, a few KB each)."""
+    return (f"UNWIND $gids AS g MATCH (i:{INCIDENT_LABEL} {{name: g}}) RETURN i.name AS gid, i.causes AS causes "
+            "ORDER BY gid", {"gids": gids})
 
 
 def incident_contributions(gids: list[str]) -> Statement:

@@ -11,11 +11,13 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
+from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.incident_graph import KnowledgeGraph, NodeType, RelType
 from hummingbird_agent.bamboo.stores import cypher
 from hummingbird_agent.bamboo.stores.base import CauseRow, ClueCause, EdgeRow, GraphCounts, NodeRow
 
 T = TypeVar("T")
+SAMPLE = budgets.BAMBOO_CAUSE_SAMPLE_INCIDENTS
 
 
 class CypherTx(Protocol):
@@ -131,7 +133,8 @@ async def _replace_all(tx: CypherTx, prepared: list[tuple[str, dict[str, Any], s
         statements += _contribute(list(latest.items()))
         statements += _recount(*touched, *latest.values())
         statements.append(cypher.put_incidents([{"gid": gid, "digest": current[gid][0], "contribution":
-                                                 json.dumps(latest[gid], sort_keys=True)} for gid in sorted(latest)]))
+                                                 json.dumps(latest[gid], sort_keys=True),
+                                                 "causes": _cause_names(latest[gid])} for gid in sorted(latest)]))
         await tx.run_all(statements)
     return changed
 
@@ -142,6 +145,18 @@ def _recount(*contributions: dict[str, Any] | None) -> list[cypher.Statement]:
                 if n["type"] in cypher.CLUE_LABELS}
     return [cypher.recount_causes(g, sorted(name for label, name in by_label if label == g[0]))
             for g in cypher.clue_groups() if any(label == g[0] for label, _ in by_label)]
+
+
+def _cause_names(contrib: dict[str, Any]) -> list[str]:
+    return sorted({n["name"] for n in contrib["nodes"] if n["type"] == NodeType.CAUSE.value})
+
+
+async def _backfill_incident_causes(tx: CypherTx) -> None:
+    """The causes' names of incident records written before the records kept them (a no-op afterwards)."""
+    rows = await tx.run(*cypher.uncounted_incidents())
+    if rows:
+        await tx.run_all([cypher.set_incident_causes([
+            {"gid": r["gid"], "causes": _cause_names(json.loads(r["contribution"]))} for r in rows])])
 
 
 def _node_row(label: str, r: dict[str, Any]) -> NodeRow:
@@ -160,6 +175,7 @@ class CypherGraphStore:
 
         async def backfill(tx: CypherTx) -> None:
             await tx.run_all([cypher.backfill_causes(g) for g in cypher.clue_groups()])
+            await _backfill_incident_causes(tx)
 
         await self._session.write(backfill)
 
@@ -218,7 +234,7 @@ class CypherGraphStore:
         out: list[ClueCause] = []
         for group in cypher.clue_groups():
             names = sorted({n for n in clues.get(group[0], ()) if n})
-            for r in await self._session.read(*cypher.clue_causes(group, names)) if names else []:
+            for r in await self._session.read(*cypher.clue_causes(group, names, SAMPLE)) if names else []:
                 out.append(ClueCause(group[0], r["clue"], int(r["shared_by"] or 0), _node_row(group[2], r)))
         return out
 
@@ -231,13 +247,20 @@ class CypherGraphStore:
         pairs = [(source, _node_row(group[2], r)) for r in rows for source in r["sources"]]
         return sorted(pairs, key=lambda pair: (pair[0], pair[1].name))
 
+    async def causes(self, names: Sequence[str]) -> list[NodeRow]:
+        wanted = sorted(set(names))
+        rows = await self._session.read(*cypher.causes_named(wanted, SAMPLE)) if wanted else []
+        return [_node_row(NodeType.CAUSE.value, r) for r in rows]
+
+    async def feature_lines(self, feature: str, limit: int) -> list[str]:
+        return [str(r["line"]) for r in await self._session.read(*cypher.feature_lines(feature, limit))]
+
     async def causes_of_incidents(self, incident_ids: Sequence[str]) -> dict[str, list[NodeRow]]:
-        rows = await self._session.read(*cypher.incident_contributions(sorted(set(incident_ids))))
-        names = {r["gid"]: sorted({n["name"] for n in json.loads(r["contribution"])["nodes"]
-                                   if n["type"] == NodeType.CAUSE.value}) for r in rows}
+        rows = await self._session.read(*cypher.incident_causes(sorted(set(incident_ids))))
+        names = {r["gid"]: list(r["causes"] or ()) for r in rows}
         wanted = sorted({n for ns in names.values() for n in ns})
         causes = {r["name"]: _node_row(NodeType.CAUSE.value, r)
-                  for r in (await self._session.read(*cypher.causes_named(wanted)) if wanted else [])}
+                  for r in (await self._session.read(*cypher.causes_named(wanted, SAMPLE)) if wanted else [])}
         return {gid: [causes[n] for n in ns if n in causes] for gid, ns in names.items()}
 
     async def edges(self, rel_type: str) -> list[EdgeRow]:

@@ -35,6 +35,7 @@ def schema_statements() -> list[str]:
     ddl += [f"CREATE REL TABLE IF NOT EXISTS {rel}({', '.join(p)}, {_PROPS})" for rel, p in sorted(pairs.items())]
     # Added after the first release: ALTER also upgrades a store created before it (values start NULL).
     ddl += [f"ALTER TABLE {label} ADD IF NOT EXISTS causes INT64" for label in cypher.CLUE_LABELS]
+    ddl.append(f"ALTER TABLE {cypher.INCIDENT_LABEL} ADD IF NOT EXISTS causes STRING[]")
     return ddl
 
 
