@@ -13,7 +13,6 @@ import asyncio
 import contextvars
 import logging
 import tempfile
-import time
 import uuid
 from collections import deque
 from dataclasses import dataclass
@@ -32,7 +31,6 @@ class Warm:
 
     name: str
     scratch: str
-    started: float  # time.monotonic()
 
 
 class PodmanPool:
@@ -113,7 +111,7 @@ class PodmanPool:
             self.remove_later(name, scratch)
             return
         log.info("sandbox pool started name=%s", name)
-        warm = Warm(name, scratch, time.monotonic())
+        warm = Warm(name, scratch)
         self._ready.append(warm)
         self._expiry[name] = asyncio.get_running_loop().call_later(self._max_idle_s, self._expire, warm)
 
