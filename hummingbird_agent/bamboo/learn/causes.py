@@ -31,6 +31,11 @@ Refit = Callable[[list[str]], Awaitable[dict[str, str]]]
 _NUMBER = re.compile(r"\d+")
 
 
+def same_numbers(a: str, b: str) -> bool:
+    """Two cause names carry the same numbers ("exit code 1" is not "exit code 137", however alike)."""
+    return sorted(_NUMBER.findall(a)) == sorted(_NUMBER.findall(b))
+
+
 def task_feature_names(task: Mapping[str, Any]) -> list[str]:
     """`attribute=value` of the task's scalar fields: the names strategies give their Task_Features."""
     return [f"{k}={v}" for k, v in sorted(task.items()) if isinstance(v, str | int | float) and str(v)]
@@ -172,9 +177,7 @@ class CauseMerger:
         """{new name: the stored name with the same numbers it embeds most alike, when at `threshold` or above}."""
         names: dict[str, str] = {}
         for name in fresh:
-            numbers = sorted(_NUMBER.findall(name))
-            alike = [(_cosine(self._vectors[name], self._vectors[s]), s) for s in stored
-                     if sorted(_NUMBER.findall(s)) == numbers]
+            alike = [(_cosine(self._vectors[name], self._vectors[s]), s) for s in stored if same_numbers(name, s)]
             score, best = max(alike, default=(0.0, ""))
             if score >= self.threshold:
                 log.info("cause %r merged into %r (cosine %.3f)", name, best, score)

@@ -13,14 +13,13 @@ incidents look alike, so it is logged with the fit that made it.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.analysis import CandidateCause
 from hummingbird_agent.bamboo.incident_graph import KnowledgeGraph, NodeType
-from hummingbird_agent.bamboo.learn.causes import search_texts, task_feature_names
+from hummingbird_agent.bamboo.learn.causes import same_numbers, search_texts, task_feature_names
 from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex, incident_scores, symptom_lines
 from hummingbird_agent.bamboo.retrieval.log_vector import log_scores
 from hummingbird_agent.bamboo.stores.base import Stores
@@ -28,7 +27,6 @@ from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.errors import AgentError
 
 log = logging.getLogger(__name__)
-_NUMBER = re.compile(r"\d+")
 
 
 def fitted_name(fresh: str, best: CandidateCause | None, threshold: float) -> str | None:
@@ -36,7 +34,7 @@ def fitted_name(fresh: str, best: CandidateCause | None, threshold: float) -> st
     names carry the same numbers ("exit code 1" is not "exit code 137" however alike the logs)."""
     if best is None or best.name == fresh or best.score < threshold:
         return None
-    return best.name if sorted(_NUMBER.findall(fresh)) == sorted(_NUMBER.findall(best.name)) else None
+    return best.name if same_numbers(fresh, best.name) else None
 
 
 async def best_fit(stores: Stores, incident: IncidentInput, exclude: str) -> CandidateCause | None:
