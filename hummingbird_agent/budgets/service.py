@@ -139,6 +139,9 @@ SANDBOX_KILL_GRACE_S = 5.0
 # exec itself right after a fork bomb, and the pause between them.
 SANDBOX_SWEEP_ATTEMPTS = 8
 SANDBOX_SWEEP_RETRY_S = 0.2
+# How many times a sweep re-lists /proc waiting for PID 1 to reap what it killed (~13 us a look in a
+# quiet box, so ~0.7 s when nothing is left to reap but something cannot die; most sweeps look once).
+SANDBOX_SWEEP_REAP_POLLS = 50_000
 # A box idle this long after its last command is swept by a separate exec (~0.15 s of podman exec), so
 # leftovers never outlive a command by much; a command arriving sooner sweeps them in its own exec instead,
 # so back-to-back commands (a spill after an exec, a read after a write) never pay for a second exec.

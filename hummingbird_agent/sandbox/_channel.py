@@ -93,7 +93,13 @@ async def run_channel(channel: Channel, chunks: ByteChunks | None) -> tuple[int,
 
 # The byte a sweeping wrapper writes to stderr after `kill -KILL -1` and before its command starts.
 SWEPT_MARK = b"\x1e"
-_SWEEP_THEN_EXEC = "kill -KILL -1 2>/dev/null; printf '\\036' >&2 && exec \"$@\""
+# Killed processes hold their pids until PID 1 reaps them, and the pids limit counts them: right after a
+# fork bomb the next command's own first fork (coreutils `timeout`) would fail. So the sweep waits, with
+# shell builtins only (it cannot fork either), until /proc lists just PID 1 and itself, or a bounded time.
+SWEEP_SCRIPT = ("kill -KILL -1 2>/dev/null; n() { c=$#; }; i=0; n /proc/[0-9]*; "
+                f"while [ $c -gt 2 ] && [ $i -lt {budgets.SANDBOX_SWEEP_REAP_POLLS} ]; "
+                "do i=$((i+1)); n /proc/[0-9]*; done")
+_SWEEP_THEN_EXEC = SWEEP_SCRIPT + "; printf '\\036' >&2 && exec \"$@\""
 
 
 def swept_argv(argv: list[str]) -> list[str]:

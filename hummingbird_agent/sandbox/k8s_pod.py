@@ -10,7 +10,7 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import SandboxError
-from hummingbird_agent.sandbox._channel import run_channel
+from hummingbird_agent.sandbox._channel import SWEEP_SCRIPT, run_channel
 from hummingbird_agent.sandbox._core import SandboxBase
 from hummingbird_agent.sandbox._kube import ExecSocket, KubeApi
 from hummingbird_agent.sandbox.base import WORKDIR
@@ -113,7 +113,7 @@ class KubePodSandbox(SandboxBase):
         return await self._api.open_exec(self.pod, argv, stdin)
 
     async def _sweep(self) -> None:
-        channel = await self._open(["kill", "-KILL", "-1"], stdin=False)
+        channel = await self._open(["sh", "-c", SWEEP_SCRIPT], stdin=False)
         await run_channel(channel, None)
 
     async def _destroy(self) -> None:

@@ -15,6 +15,7 @@ import uuid
 from hummingbird_agent import budgets
 from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import ConfigError, SandboxError
+from hummingbird_agent.sandbox._channel import SWEEP_SCRIPT
 from hummingbird_agent.sandbox._core import SandboxBase
 from hummingbird_agent.sandbox._podman_exec import ExecChannel, open_exec
 from hummingbird_agent.sandbox.base import SANDBOX_UID, WORKDIR
@@ -68,9 +69,9 @@ class PodmanSandbox(SandboxBase):
         # the exec itself failed: right after a fork bomb the pids limit can refuse it.
         err = b""
         for _ in range(budgets.SANDBOX_SWEEP_ATTEMPTS):
-            code, _, err = await _podman([self._config.podman_binary, "exec", self.name, "kill", "-KILL", "-1"],
+            code, _, err = await _podman([self._config.podman_binary, "exec", self.name, "sh", "-c", SWEEP_SCRIPT],
                                          self._scratch)
-            if code in (0, 1):  # 1: there was nothing left to kill
+            if code == 0:
                 return
             await asyncio.sleep(budgets.SANDBOX_SWEEP_RETRY_S)
         log.warning("sandbox sweep failed name=%s error=%s", self.name, _first_line(err))

@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import os
 import socket
+import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -131,6 +132,20 @@ async def test_a_detached_fork_bomb_dies_when_its_command_returns(sbx: PodmanSan
     assert result.ok and result.stdout == b"detached\n"
     assert stray_processes(await sh(sbx, "ps -eo pid=,args=")) == []
     assert await sh(sbx, "echo alive") == "alive\n"
+
+
+async def test_commands_after_a_fork_bomb_run_on_a_busy_machine(sbx: PodmanSandbox) -> None:
+    # Killed bomb processes hold their pids until PID 1 reaps them; with the CPU taken by others that is slow,
+    # and the next command's own first fork used to fail against the pids limit.
+    hogs = [subprocess.Popen(["timeout", "120", "sh", "-c", "while :; do :; done"]) for _ in range(3)]
+    try:
+        for _ in range(3):
+            assert (await sbx.exec("setsid sh -c 'f() { f | f & }; f' >/dev/null 2>&1 & echo detached", 30)).ok
+            assert stray_processes(await sh(sbx, "ps -eo pid=,args=")) == []
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
 
 
 async def test_a_command_is_not_swept_while_another_runs(sbx: PodmanSandbox) -> None:
