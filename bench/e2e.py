@@ -13,6 +13,10 @@ probes (one run at a time on the otherwise idle service, measured in the same ru
 how much concurrent runs wait on each other (podman, the worker, the machine's CPU), not what one run costs.
 `efficiency_vs_model_bound` divides by CONCURRENCY / (TURNS * MODEL_LATENCY_S) instead: the bound if a run
 cost nothing but its model turns (no sandbox, no GitLab, no queue).
+`cpu_bound_vs_ideal` is the most any scheduling could reach on this machine: every process's CPU time per run
+(podman, conmon and the runtime included, from /proc/stat over the one-at-a-time probes) lets at most
+cores / cpu_per_run runs finish a second; divided by the ideal throughput. Other work on the machine counts
+against it, so read it with `load_1m`.
 Prints one JSON line.
 """
 
@@ -111,9 +115,11 @@ def drive(config_path: Path, port: int, gitlab: GitLabServer) -> dict[str, float
     try:
         wait_ready(f"http://127.0.0.1:{port}/readyz")
         url = f"http://127.0.0.1:{port}/webhook"
+        machine_before = machine_busy_seconds()
         latencies, singles = probe_latency(url, gitlab)
+        figures = {"machine_cpu_s_per_run": (machine_busy_seconds() - machine_before) / LATENCY_PROBES}
         before = cpu_seconds(service.pid)
-        figures = send_and_watch(url, gitlab, first_iid=LATENCY_PROBES + 1)
+        figures.update(send_and_watch(url, gitlab, first_iid=LATENCY_PROBES + 1))
         figures["service_cpu_s"] = cpu_seconds(service.pid) - before
         figures["p50"] = statistics.median(latencies)
         figures["p99"] = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
@@ -177,6 +183,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy_seconds() -> float:
+    """CPU time every process of the machine has used (all cores, idle and I/O wait left out), from /proc/stat."""
+    ticks = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def wait_ready(url: str) -> None:
     for _ in range(400):
         try:
@@ -198,6 +210,7 @@ def main() -> None:
     ideal_per_s = CONCURRENCY / figures["single_run_s"]
     model_bound_per_s = CONCURRENCY / (TURNS * MODEL_LATENCY_S)
     measured_per_s = RUNS / figures["elapsed_s"]
+    cpu_bound_per_s = (os.cpu_count() or 1) / figures["machine_cpu_s_per_run"]
     print(json.dumps({
         "placeholder_p50_ms": round(figures["p50"], 1),
         "placeholder_p99_ms": round(figures["p99"], 1),
@@ -207,6 +220,8 @@ def main() -> None:
         "single_run_s": round(figures["single_run_s"], 2),
         "service_cpu_ms_per_run": round(figures["service_cpu_s"] * 1000 / RUNS, 1),
         "ideal_notes_per_s": round(ideal_per_s, 2),
+        "machine_cpu_s_per_run": round(figures["machine_cpu_s_per_run"], 3),
+        "cpu_bound_vs_ideal": round(cpu_bound_per_s / ideal_per_s, 3),
         "load_1m": round(os.getloadavg()[0], 2),
     }))
 
