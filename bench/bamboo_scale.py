@@ -172,8 +172,10 @@ async def diagnose_ms(navigator: ReasoningNavigator, queries: list[Any], spent: 
 
 
 def spinner() -> subprocess.Popen[bytes]:
-    """A CPU-bound child process spinning on one core until stopped: the load of a job running beside."""
-    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    """A CPU-bound child process spinning on one core until stopped (or orphaned, so a killed bench leaves
+    nothing spinning): the load of a job running beside."""
+    spin = "import os\nparent = os.getppid()\nwhile os.getppid() == parent:\n    pass"
+    return subprocess.Popen([sys.executable, "-c", spin])
 
 
 async def diagnoses(navigator: ReasoningNavigator, queries: list[Any], rounds: int, spent: dict[str, list[float]]
