@@ -157,6 +157,9 @@ SANDBOX_STDERR_CAP_BYTES = 64 * 1024
 SANDBOX_START_TIMEOUT_S = 120.0
 # Removing a sandbox (podman rm -f / pod delete); close() never waits longer.
 SANDBOX_CLOSE_TIMEOUT_S = 30.0
+# A `podman run` whose caller was cancelled (shutdown, start timeout) may finish this long before it is killed:
+# killed half-way it leaves conmon and `runc init` behind that no `podman rm` can find.
+SANDBOX_CREATE_SETTLE_S = 30.0
 # Backstop lifetime of one sandbox (podman --timeout, pod activeDeadlineSeconds): an orphan left by a
 # crashed worker dies by itself. Must exceed the longest session (iterations x exec timeout).
 SANDBOX_MAX_LIFETIME_S = 4 * 3600

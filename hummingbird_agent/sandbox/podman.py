@@ -7,6 +7,7 @@ stdout pipes carry raw bytes; nothing touches the host filesystem.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import shutil
 import tempfile
@@ -83,7 +84,7 @@ class PodmanSandbox(SandboxBase):
 async def create_container(config: SandboxConfig, name: str, scratch: str,
                            lifetime_s: float = budgets.SANDBOX_MAX_LIFETIME_S) -> None:
     """Start sandbox container `name` (`podman run`, calls made from `scratch`); SandboxError if it fails."""
-    code, _, err = await _podman(run_argv(config, name, lifetime_s), scratch)
+    code, _, err = await _podman(run_argv(config, name, lifetime_s), scratch, budgets.SANDBOX_CREATE_SETTLE_S)
     if code != 0:
         raise SandboxError(f"podman run failed for {name}: {_first_line(err)}")
 
@@ -97,8 +98,9 @@ async def remove_container(config: SandboxConfig, name: str, scratch: str | None
         raise SandboxError(f"podman rm failed for {name}: {_first_line(err)}")
 
 
-async def _podman(argv: list[str], cwd: str | None = None) -> tuple[int, bytes, bytes]:
-    """Run one short podman CLI call to completion (killed if the caller is cancelled)."""
+async def _podman(argv: list[str], cwd: str | None = None, settle_s: float = 0.0) -> tuple[int, bytes, bytes]:
+    """Run one short podman CLI call to completion; if the caller is cancelled, the call may finish for up to
+    `settle_s` before it is killed."""
     proc = await asyncio.create_subprocess_exec(
         *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         cwd=cwd,
@@ -107,11 +109,20 @@ async def _podman(argv: list[str], cwd: str | None = None) -> tuple[int, bytes, 
         out, err = await proc.communicate()
     except BaseException:
         if proc.returncode is None:
-            proc.kill()
-            await asyncio.shield(proc.wait())
+            await _settle(proc, settle_s)
         raise
     assert proc.returncode is not None
     return proc.returncode, out, err
+
+
+async def _settle(proc: asyncio.subprocess.Process, settle_s: float) -> None:
+    """Let a cancelled call end by itself for up to `settle_s`, then kill it. A `podman run` killed half-way
+    leaves conmon and `runc init` running with no container record left to remove them by."""
+    with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+        await asyncio.shield(asyncio.wait_for(proc.wait(), settle_s))
+    if proc.returncode is None:
+        proc.kill()
+        await asyncio.shield(proc.wait())
 
 
 def _first_line(data: bytes) -> str:
