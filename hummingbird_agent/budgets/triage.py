@@ -19,8 +19,10 @@ TRIAGE_MAX_STATUS_BYTES = 4 * 1024 * 1024
 TRIAGE_MAX_CHECKS = 60
 # Pipelines of one SHA (the analysed one, or the merge base) looked at: retries of a whole pipeline.
 TRIAGE_SHA_PIPELINES = 5
-# Jobs read per pipeline (one page of 100 is one call); parallel matrices rarely exceed 300.
-TRIAGE_MAX_JOBS_PER_PIPELINE = 300
+# Job attempts read per pipeline (one page of 100 is one call of the call budget's): 500 jobs retried once. GitLab
+# lists newest first, so a longer list loses its oldest attempts; that list is a gap: its failures beyond the cut
+# are listed apart (`scope=failed`) and unclassified, and the commit status cannot pass.
+TRIAGE_MAX_JOBS_PER_PIPELINE = 1000
 # Finished pipelines whose job lists are kept between triages (their jobs no longer change; a retry adds
 # a job, which is why the analysed pipeline itself is always read afresh).
 TRIAGE_CACHE_PIPELINES = 256

@@ -22,6 +22,8 @@ class ReadTools:
     def __init__(self) -> None:
         self._tools: dict[str, ToolDef] = {}
         self.gaps: list[str] = []
+        self.last_problem = ""
+        """Why the last call that returned None failed (its gap is said once, this every time)."""
 
     def register_data_source(self, source: str, tools: Sequence[ToolDef], tool_notes: str = "",
                              response_metadata: Mapping[str, Any] | None = None) -> None:
@@ -38,10 +40,12 @@ class ReadTools:
         tool = self._tools.get(name)
         problem = f"{name} is not available" if tool is None else argument_problem(tool.parameters, args)
         if tool is None or problem:
+            self.last_problem = problem or f"{name} is not available"
             self.gaps.append(problem or name)
             return None
         output = await asyncio.to_thread(tool.handler, **args)
         if isinstance(output, ToolResult) and not output.ok:
+            self.last_problem = str(output.content)
             if str(output.content) not in self.gaps:  # a token that cannot read the project: stated once
                 self.gaps.append(str(output.content))
             return None

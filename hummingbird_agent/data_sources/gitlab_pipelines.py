@@ -14,7 +14,7 @@ from hummingbird_agent.tools.base import ToolDef, ToolResult
 
 _PIPELINE_KEYS = ("id", "sha", "ref", "status", "source", "created_at", "updated_at", "web_url")
 JOB_KEYS = ("id", "name", "stage", "status", "failure_reason", "tag_list", "allow_failure", "ref", "web_url",
-            "created_at", "started_at", "finished_at", "duration")
+            "created_at", "started_at", "finished_at", "duration", "erased_at")
 _PROJECT = {"type": "string", "minLength": 1, "maxLength": 255,
             "description": "Project path (group/name) or numeric id."}
 
@@ -32,17 +32,24 @@ def list_pipelines(gl: gitlab.Gitlab, project: str, sha: str = "", ref: str = ""
     return call(f"pipelines of {project}", fetch)
 
 
-def get_pipeline_jobs(gl: gitlab.Gitlab, project: str, pipeline_id: int,
-                      include_retried: bool = True) -> list[dict[str, Any]] | ToolResult:
-    """Every job of a pipeline (retried attempts included unless told otherwise), oldest first."""
-    def fetch() -> list[dict[str, Any]]:
+def get_pipeline_jobs(gl: gitlab.Gitlab, project: str, pipeline_id: int, include_retried: bool = True,
+                      scope: str = "", max_jobs: int = budgets.TRIAGE_MAX_JOBS_PER_PIPELINE,
+                      ) -> list[dict[str, Any]] | ToolResult:
+    """Every job of a pipeline (retried attempts included unless told otherwise; `scope`: only jobs in that state),
+    oldest first. GitLab lists newest first: a list longer than `max_jobs` loses its oldest attempts, and comes
+    back `truncated` with the count GitLab reports, so a reader never takes it for the whole pipeline."""
+    def fetch() -> list[dict[str, Any]] | ToolResult:
         jobs = project_of(gl, project).pipelines.get(pipeline_id, lazy=True).jobs.list(
-            include_retried=include_retried, iterator=True, per_page=100)
+            include_retried=include_retried, iterator=True, per_page=100, **({"scope": [scope]} if scope else {}))
         out = []
-        for job in islice(jobs, budgets.TRIAGE_MAX_JOBS_PER_PIPELINE):
+        for job in islice(jobs, max_jobs + 1):
             attrs = job.asdict()
             out.append({k: attrs.get(k) for k in JOB_KEYS} | {"pipeline_id": pipeline_id})
-        return sorted(out, key=lambda j: int(j.get("id") or 0))
+        listed = sorted(out[:max_jobs], key=lambda j: int(j.get("id") or 0))
+        if len(out) <= max_jobs:
+            return listed
+        total = jobs.total if isinstance(jobs.total, int) else None
+        return ToolResult(True, listed, truncated=True, metadata={"listed": max_jobs, "total": total})
 
     return call(f"jobs of pipeline {pipeline_id} in {project}", fetch)
 
@@ -59,9 +66,13 @@ TOOL_DEFS = (
             list_pipelines),
     ToolDef("gitlab_get_pipeline_jobs", "Every job of a pipeline, retried attempts included (a job name that "
             "appears twice was retried; the later id is the retry): name, stage, status, failure_reason, "
-            "allow_failure, web_url.",
+            "allow_failure, web_url. scope lists only jobs in one state (e.g. failed); a list longer than max_jobs "
+            "is cut (its oldest attempts) and marked truncated.",
             {"type": "object", "additionalProperties": False, "required": ["project", "pipeline_id"], "properties": {
                 "project": _PROJECT, "pipeline_id": {"type": "integer", "minimum": 1},
-                "include_retried": {"type": "boolean"}}},
+                "include_retried": {"type": "boolean"},
+                "scope": {"type": "string", "enum": ["failed", "success", "canceled", "skipped", "manual"]},
+                "max_jobs": {"type": "integer", "minimum": 1,
+                             "maximum": budgets.TRIAGE_MAX_JOBS_PER_PIPELINE}}},
             get_pipeline_jobs),
 )

@@ -112,11 +112,12 @@ class TriageService:
         """The workflow's commit status on the analysed commit, when it names one (failures are logged: the
         note is already posted and says everything the status would)."""
         settings = self.settings(order)
-        if settings is None or not settings.commit_status or not found.sha or not found.checks:
+        if settings is None or not settings.commit_status or not found.sha or not (found.checks or found.unlisted):
             return
-        state = "success" if found.all_not_yours else "failed"
+        state = found.status
         counts = found.counts()
-        summary = ", ".join(f"{n} {verdict.value}" for verdict, n in counts.items())
+        summary = ", ".join([f"{n} {verdict.value}" for verdict, n in counts.items()]
+                            + (["some failures not listed"] if found.unlisted else []))
         try:
             await set_status(gitlab, order.project_id, found.sha, name=settings.commit_status, state=state,
                              target_url=link, description=f"Hummingbird triage: {summary}")

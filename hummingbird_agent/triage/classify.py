@@ -16,7 +16,7 @@ from hummingbird_agent import budgets
 from hummingbird_agent.logs.fingerprint import strong_lines
 from hummingbird_agent.triage.evidence import INFRASTRUCTURE_REASONS, Runs, Sources, failed_attempts, passed
 from hummingbird_agent.triage.model import CheckResult, KnownCause, KnownCauses, Verdict
-from hummingbird_agent.triage.reader import Job, LogEvidence, TriageReader
+from hummingbird_agent.triage.reader import Job, LogEvidence, TriageReader, Unread
 
 
 class Classifier:
@@ -33,7 +33,6 @@ class Classifier:
         failed = failed_attempts(attempts)[-1]
         base = CheckResult(name, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
                            stage=str(failed.get("stage") or ""), failure_reason=str(failed.get("failure_reason") or ""))
-        reason = str(failed.get("failure_reason") or "")
         later = attempts[attempts.index(failed) + 1:]
         if (retry := passed(later)) is not None:
             return _result(base, verdict=Verdict.FLAKY, reason="failed, then passed on a retry in this "
@@ -41,30 +40,26 @@ class Classifier:
         if (other := self._src.same_sha.first_pass(name)) is not None:
             return _result(base, verdict=Verdict.FLAKY, reason="passed on the same commit in another "
                                "pipeline", evidence_url=str(other.get("web_url") or ""))
-        if reason in INFRASTRUCTURE_REASONS:
+        if base.failure_reason in INFRASTRUCTURE_REASONS:
+            # GitLab's own reason is the evidence; the log, when the budget allows, only shows the runner's line.
             log = await self._reader.log(failed) if not self._reader.exhausted else None
-            return _result(base, verdict=Verdict.INFRASTRUCTURE, reason=f"GitLab reports `{reason}`",
-                               log=log)
-        if self._reader.exhausted:
-            return _result(base, verdict=Verdict.UNCLASSIFIED,
-                               reason="not examined: the triage's read budget ran out")
+            return _infrastructure(base, log if isinstance(log, LogEvidence) else None)
         log = await self._reader.log(failed, await self._passing(name))
-        if log is None:
-            if self._reader.exhausted:
-                return _result(base, verdict=Verdict.UNCLASSIFIED,
-                                   reason="not examined: the triage's read budget ran out")
-            return _result(base, verdict=Verdict.INFRASTRUCTURE, reason="the job left no readable log")
+        if isinstance(log, Unread):
+            return _result(base, Verdict.UNCLASSIFIED, f"not examined: {log.reason}")
         return await self._from_log(base, name, log)
 
     async def _from_log(self, base: CheckResult, name: str, log: LogEvidence) -> CheckResult:
-        found = await self._same_failure(name, log)
-        if found is None and self._reader.exhausted:
-            return _result(base, Verdict.UNCLASSIFIED, "not compared with other runs: the triage's read budget "
-                           "ran out", log=log)
+        found, unread = await self._same_failure(name, log)
+        if found is not None and log.cut:
+            return _result(base, Verdict.UNCLASSIFIED, "failed the same way elsewhere, but its log was read only in "
+                           "part: what was not read may hold another failure", log=log)
         if found is not None:
             where, job = found
             return _result(base, Verdict.PRE_EXISTING, f"failed the same way {where}",
                            evidence_url=str(job.get("web_url") or ""), log=log)
+        if unread:
+            return _result(base, Verdict.UNCLASSIFIED, f"not compared with {unread[0]}", log=log)
         if self._known is not None and (cause := await self._known_cause(base, log)) is not None:
             return _result(base, Verdict.KNOWN, f"the knowledge base knows it: {cause.name}", known=cause, log=log)
         return await self._on_the_base(base, name, log)
@@ -86,22 +81,26 @@ class Classifier:
         evidence = ok if ok is not None else runs.attempts(name)[0][1][-1]
         return _result(base, Verdict.NEW, text, evidence_url=str(evidence.get("web_url") or ""), log=log)
 
-    async def _same_failure(self, name: str, log: LogEvidence) -> tuple[str, Job] | None:
+    async def _same_failure(self, name: str, log: LogEvidence) -> tuple[tuple[str, Job] | None, list[str]]:
         """The first failed run of this job, on the merge base then the target branch, whose failure shows
-        this one's fingerprint; logs compared are bounded per check."""
+        this one's fingerprint (logs compared are bounded per check), and the runs whose logs were not read."""
+        unread: list[str] = []
         if log.fingerprint.generic:
-            return None
+            return None, unread
         compared = 0
         for where, runs in (("on the merge base's pipeline", self._src.base), (None, None)):
             runs = runs if runs is not None else await self._target()
             for job in runs.failures(name):
-                if compared >= budgets.TRIAGE_COMPARE_LOGS_PER_CHECK or self._reader.exhausted:
-                    return None
+                place = where or f"on `{self._branch}` (pipeline {job.get('pipeline_id')})"
+                if compared >= budgets.TRIAGE_COMPARE_LOGS_PER_CHECK:
+                    return None, unread
                 compared += 1
                 other = await self._reader.log(job)
-                if other is not None and log.fingerprint.covered_by(other.fingerprint):
-                    return where or f"on `{self._branch}` (pipeline {job.get('pipeline_id')})", job
-        return None
+                if isinstance(other, Unread):
+                    unread.append(f"its failure {place}: {other.reason}")
+                elif log.fingerprint.covered_by(other.fingerprint):
+                    return (place, job), unread
+        return None, unread
 
     async def _passing(self, name: str) -> Job | None:
         """The job's last passing run on the merge base, else on the target branch: the excerpt's reference."""
@@ -119,8 +118,17 @@ class Classifier:
 
 def _result(head: CheckResult, verdict: Verdict, reason: str, evidence_url: str = "",
             log: LogEvidence | None = None, known: KnownCause | None = None) -> CheckResult:
-    fields: dict[str, Any] = {"excerpt": log.excerpt, "fingerprint": log.fingerprint} if log is not None else {}
+    fields: dict[str, Any] = {} if log is None else {
+        "excerpt": log.excerpt, "fingerprint": log.fingerprint, "failure_line": log.first_line}
     return replace(head, verdict=verdict, reason=reason, evidence_url=evidence_url, known=known, **fields)
+
+
+def _infrastructure(head: CheckResult, log: LogEvidence | None) -> CheckResult:
+    """GitLab's reason, with the runner's own failure line and the log's last lines when the log was read."""
+    found = _result(head, Verdict.INFRASTRUCTURE, f"GitLab reports `{head.failure_reason}`", log=log)
+    if log is None or not log.runner_line:
+        return found
+    return replace(found, failure_line=log.runner_line, excerpt=log.last_lines)
 
 
 def external_check(status: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> CheckResult:
@@ -134,3 +142,8 @@ def external_check(status: Mapping[str, Any], history: Sequence[Mapping[str, Any
                            evidence_url=str(ok.get("target_url") or ""))
     return _result(base, verdict=Verdict.UNCLASSIFIED,
                        reason="an external check: its log is not in GitLab to compare")
+
+
+def unlisted_check(name: str, url: str, problem: str) -> CheckResult:
+    """A failed job of the analysed pipeline beyond the cut of its job list: never examined."""
+    return CheckResult(name, Verdict.UNCLASSIFIED, f"not examined: {problem}", url=url)

@@ -70,3 +70,7 @@ class Sources:
     base: Runs = field(default_factory=Runs)
     target: Runs = field(default_factory=Runs)
     """Recent pipelines of the target branch within the look-back window."""
+    unlisted_problem: str = ""
+    """Why the analysed pipeline's job list is not whole ("" when it is)."""
+    unlisted_failures: list[tuple[str, str]] = field(default_factory=list)
+    """(name, url) of failed jobs listed only apart, beyond the cut of the analysed pipeline's list."""

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from hummingbird_agent import budgets
 from hummingbird_agent.logs.fingerprint import Fingerprint
 
 
@@ -24,6 +25,17 @@ class Verdict(enum.StrEnum):
 
 # Verdicts that say a failure is not the MR's own: the commit status passes only when every failure has one.
 NOT_YOURS = frozenset({Verdict.PRE_EXISTING, Verdict.FLAKY, Verdict.INFRASTRUCTURE})
+
+
+@dataclass(frozen=True, slots=True)
+class TriageLimits:
+    """What one triage may read (the budgets; a test or a bench may give smaller ones to reach the cut paths)."""
+
+    max_calls: int = budgets.TRIAGE_MAX_CALLS
+    max_log_bytes: int = budgets.TRIAGE_MAX_LOG_BYTES
+    max_one_log_bytes: int = budgets.TRIAGE_MAX_ONE_LOG_BYTES
+    max_jobs_per_pipeline: int = budgets.TRIAGE_MAX_JOBS_PER_PIPELINE
+    max_checks: int = budgets.TRIAGE_MAX_CHECKS
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +72,8 @@ class CheckResult:
     excerpt: tuple[str, ...] = ()
     fingerprint: Fingerprint = field(default_factory=Fingerprint)
     known: KnownCause | None = None
+    failure_line: str = ""
+    """The log's first failure line as it was printed (the fingerprint, its comparison key, is normalised)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +85,8 @@ class Triage:
     gaps: tuple[str, ...] = ()
     omitted: int = 0
     """Failed checks beyond the budget's count, not listed."""
+    unlisted: tuple[str, ...] = ()
+    """Lists of the analysed commit not read whole (its jobs, its statuses): failures may hide there."""
     calls: int = 0
     log_bytes: int = 0
 
@@ -79,7 +95,16 @@ class Triage:
 
     @property
     def all_not_yours(self) -> bool:
-        return bool(self.checks) and not self.omitted and all(c.verdict in NOT_YOURS for c in self.checks)
+        """Whether every failure of the commit was examined and none is the MR's: what read nothing, or left a
+        check or a list unread, is never all clear."""
+        if not self.checks or self.omitted or self.unlisted:
+            return False
+        return all(c.verdict in NOT_YOURS for c in self.checks)
+
+    @property
+    def status(self) -> str:
+        """The commit status merge rules read: success only when nothing unread stands behind it."""
+        return "success" if self.all_not_yours else "failed"
 
     def fingerprints(self) -> tuple[Fingerprint, ...]:
         return tuple(c.fingerprint for c in self.checks)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,14 @@ from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.logs import excerpt_lines
 from hummingbird_agent.logs.cues import CUE_LITERALS
 from hummingbird_agent.logs.fingerprint import Fingerprint, fingerprint, specific_lines
+from hummingbird_agent.logs.signature import signature
 from hummingbird_agent.logs.tail import LogTail
-from hummingbird_agent.tools.base import StreamingResponse
+from hummingbird_agent.tools.base import StreamingResponse, ToolResult
+from hummingbird_agent.triage.model import TriageLimits
 
 Job = Mapping[str, Any]
+# The runner's own verdict line ("ERROR: Job failed (system failure): ...", "ERROR: Job failed: exit code 1").
+_RUNNER_FAILED = re.compile(r"\s*ERROR: Job failed\b")
 # Pipeline states after which a pipeline's jobs no longer change (except by a retry, see reader.jobs).
 FINISHED = frozenset({"success", "failed", "canceled", "skipped"})
 
@@ -34,6 +39,34 @@ class LogEvidence:
     fingerprint: Fingerprint
     tail: str = ""
     """The log's last lines (`LogTail`): what the knowledge base compares whole logs by."""
+    cut: bool = False
+    """Only the log's head was read (a byte budget): what follows may hold another failure."""
+    first_line: str = ""
+    """The first failure line of the fingerprint as the log printed it."""
+    runner_line: str = ""
+    """The runner's own last `ERROR: Job failed ...` line (what a platform failure says)."""
+
+    @property
+    def last_lines(self) -> tuple[str, ...]:
+        """The log's last non-blank lines (an infrastructure failure's excerpt: the runner's end, not the job's)."""
+        lines = [line for line in self.tail.splitlines() if line.strip()]
+        return tuple(lines[-budgets.TRIAGE_EXCERPT_LINES:])
+
+
+@dataclass(frozen=True, slots=True)
+class Unread:
+    """Why something was not read (a budget spent, GitLab's refusal, an empty or erased log): said on the row
+    it concerns, and never evidence that all is well."""
+
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A pipeline's job attempts, oldest first; `problem` says why the list is not the whole pipeline."""
+
+    jobs: list[Job]
+    problem: str = ""
 
 
 class _Lru(OrderedDict[Any, Any]):
@@ -76,8 +109,9 @@ class _Budget:
 class TriageReader:
     """One triage's reads of one project: counted, capped, and each gap said once."""
 
-    def __init__(self, tools: ReadTools, project: str, cache: TriageCache) -> None:
+    def __init__(self, tools: ReadTools, project: str, cache: TriageCache, limits: TriageLimits | None = None) -> None:
         self._tools, self._project, self._cache = tools, project, cache
+        self.limits = limits or TriageLimits()
         self.calls = 0
         self.log_bytes = 0
         self.gaps: list[str] = []
@@ -89,21 +123,22 @@ class TriageReader:
     @property
     def exhausted(self) -> bool:
         """Whether the call budget is spent (the gap saying so is then kept)."""
-        if self.calls < budgets.TRIAGE_MAX_CALLS:
+        if self.calls < self.limits.max_calls:
             return False
-        self._gap(f"the triage's budget of {budgets.TRIAGE_MAX_CALLS} GitLab calls ran out; later checks were "
+        self._gap(f"the triage's budget of {self.limits.max_calls} GitLab calls ran out; later checks were "
                   "classified from what was already read")
         return True
 
     async def _call(self, tool: str, **args: Any) -> Any:
+        """The tool's output, or an `Unread` saying why there is none."""
         if self.exhausted:
-            return None
+            return Unread(f"the triage's budget of {self.limits.max_calls} GitLab calls ran out")
         self.calls += 1
         before = len(self._tools.gaps)
         output = await self._tools.call(tool, project=self._project, **args)
         for gap in self._tools.gaps[before:]:
             self._gap(gap)
-        return output
+        return Unread(self._tools.last_problem or f"{tool} failed") if output is None else output
 
     async def mr(self, iid: int) -> Mapping[str, Any]:
         details = await self._call("gitlab_get_mr_details", mr_iid=iid)
@@ -113,64 +148,97 @@ class TriageReader:
         found = await self._call("gitlab_list_pipelines", **filters)
         return [p for p in found if isinstance(p, Mapping)] if isinstance(found, list) else []
 
-    async def jobs(self, pipeline: Mapping[str, Any], fresh: bool = False) -> list[Job]:
-        """Every attempt of the pipeline's jobs, oldest first; a finished pipeline's list comes from the cache
-        unless `fresh` (the analysed pipeline: a retry may have run since)."""
-        key = (self._project, int(pipeline["id"]))
+    async def jobs(self, pipeline: Mapping[str, Any], fresh: bool = False, scope: str = "") -> Listed:
+        """Every attempt of the pipeline's jobs (`scope`: in that state only), oldest first, and why the list is not
+        whole when it is not; a finished pipeline's whole list comes from the cache unless `fresh` (the analysed
+        pipeline: a retry may have run since)."""
+        key = (self._project, int(pipeline["id"]), scope)
         if not fresh and key in self._cache.jobs:
-            return list(self._cache.jobs[key])
-        found = await self._call("gitlab_get_pipeline_jobs", pipeline_id=int(pipeline["id"]))
-        jobs = [j for j in found if isinstance(j, Mapping)] if isinstance(found, list) else []
-        if isinstance(found, list) and pipeline.get("status") in FINISHED:
+            return Listed(list(self._cache.jobs[key]))
+        found = await self._call("gitlab_get_pipeline_jobs", pipeline_id=int(pipeline["id"]),
+                                 max_jobs=self.limits.max_jobs_per_pipeline, **({"scope": scope} if scope else {}))
+        if isinstance(found, Unread):
+            return Listed([], f"the jobs of pipeline {pipeline['id']} could not be read: {found.reason}")
+        listed = found.content if isinstance(found, ToolResult) else found
+        jobs = [j for j in listed if isinstance(j, Mapping)] if isinstance(listed, list) else []
+        if isinstance(found, ToolResult) and found.truncated:
+            total = found.metadata.get("total")
+            problem = (f"the jobs of pipeline {pipeline['id']} were listed only up to {len(jobs)} attempts"
+                       + (f" of {total}" if total else "") + " (GitLab lists the newest first)")
+            self._gap(problem)
+            return Listed(jobs, problem)
+        if pipeline.get("status") in FINISHED:
             self._cache.jobs.put(key, tuple(jobs))
-        return jobs
+        return Listed(jobs)
 
-    async def statuses(self, sha: str) -> list[Mapping[str, Any]]:
-        chunks = _chunks(await self._call("gitlab_get_commit_statuses", sha=sha))
+    async def statuses(self, sha: str) -> tuple[list[Mapping[str, Any]], str]:
+        """The commit's statuses, and why the list is not whole when it is not."""
+        output = await self._call("gitlab_get_commit_statuses", sha=sha)
+        chunks = _chunks(output)
         if chunks is None:
-            return []
+            why = output.reason if isinstance(output, Unread) else "GitLab returned no list"
+            return [], f"the commit's statuses could not be read: {why}"
         budget = _Budget(budgets.TRIAGE_MAX_STATUS_BYTES)
         text = await asyncio.to_thread(lambda: b"".join(budget.take(chunks)))
-        if budget.cut:
-            self._gap(f"the commit's statuses were read only up to {budgets.TRIAGE_MAX_STATUS_BYTES // 2**20} MiB")
         lines = text.decode("utf-8", "replace").splitlines()
-        return [json.loads(line) for line in lines[:-1 if budget.cut else None] if line.strip()]
+        found = [json.loads(line) for line in lines[:-1 if budget.cut else None] if line.strip()]
+        if budget.cut:
+            problem = f"the commit's statuses were read only up to {budgets.TRIAGE_MAX_STATUS_BYTES // 2**20} MiB"
+            self._gap(problem)
+            return found, problem
+        return found, ""
 
-    async def log(self, job: Job, passing: Job | None = None) -> LogEvidence | None:
+    async def log(self, job: Job, passing: Job | None = None) -> LogEvidence | Unread:
         """The failure excerpt of a finished job's log (shown against `passing`'s log when given) and its
-        fingerprint (always from the log alone, so every run's fingerprint compares); None when the log
-        cannot be read (expired, erased, empty, over budget: the gap is kept)."""
+        fingerprint (always from the log alone, so every run's fingerprint compares); `Unread` when the log was
+        not read (erased, empty, refused, over budget: the gap is kept)."""
+        if job.get("erased_at"):
+            self._gap(f"the log of job {job.get('name')} ({job['id']}) is erased")
+            return Unread("GitLab reports its log erased")
         key = (self._project, int(job["id"]), int(passing["id"]) if passing else 0)
         if key in self._cache.logs:
             return self._cache.logs[key]
         with tempfile.TemporaryDirectory(prefix="triage-") as scratch:
             failing = await self._spool(job, Path(scratch, "failing.log"))
-            if failing is None:
-                return None
+            if isinstance(failing, Unread):
+                return failing
             reference = await self._spool(passing, Path(scratch, "passing.log")) if passing else None
-            evidence = await asyncio.to_thread(_evidence, failing, reference)
+            evidence = await asyncio.to_thread(
+                _evidence, failing.path, reference.path if isinstance(reference, _Spooled) else None)
+            evidence = replace(evidence, cut=failing.cut)
         self._cache.logs.put(key, evidence)
         return evidence
 
-    async def _spool(self, job: Job, path: Path) -> Path | None:
-        """The job's log written to `path` within the byte budgets; None when unreadable or empty."""
-        room = budgets.TRIAGE_MAX_LOG_BYTES - self.log_bytes
+    async def _spool(self, job: Job, path: Path) -> _Spooled | Unread:
+        """The job's log written to `path` within the byte budgets, or why it was not."""
+        room = self.limits.max_log_bytes - self.log_bytes
         if room <= 0:
-            self._gap(f"the triage's budget of {budgets.TRIAGE_MAX_LOG_BYTES // 2**20} MiB of logs ran out")
-            return None
-        chunks = _chunks(await self._call("gitlab_get_job_log", job_id=int(job["id"])))
+            spent = f"the triage's budget of {_mib(self.limits.max_log_bytes)} of logs ran out"
+            self._gap(spent)
+            return Unread(spent)
+        output = await self._call("gitlab_get_job_log", job_id=int(job["id"]))
+        chunks = _chunks(output)
         if chunks is None:
-            return None
-        budget = _Budget(min(room, budgets.TRIAGE_MAX_ONE_LOG_BYTES))
+            return output if isinstance(output, Unread) else Unread("GitLab returned no log")
+        budget = _Budget(min(room, self.limits.max_one_log_bytes))
         await asyncio.to_thread(_write, budget.take(chunks), path)
         self.log_bytes += budget.read
         if budget.read == 0:
             self._gap(f"the log of job {job.get('name')} ({job['id']}) is empty")
-            return None
+            return Unread("its log is empty")
         if budget.cut:
-            self._gap(f"the log of job {job.get('name')} ({job['id']}) was read only up to "
-                      f"{budget.limit // 2**20} MiB")
-        return path
+            self._gap(f"the log of job {job.get('name')} ({job['id']}) was read only up to {_mib(budget.limit)}")
+        return _Spooled(path, budget.cut)
+
+
+@dataclass(frozen=True, slots=True)
+class _Spooled:
+    path: Path
+    cut: bool
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:g} MiB"
 
 
 def _chunks(output: Any) -> Iterable[bytes] | None:
@@ -194,7 +262,11 @@ def _evidence(failing: Path, passing: Path | None) -> LogEvidence:
         line for _, line in excerpt_lines(failing, passing=passing, max_lines=budgets.TRIAGE_EXCERPT_LINES).lines)
     tail = LogTail()
     anywhere = _anywhere(failing, tail)
-    return LogEvidence(shown, fingerprint(alone, anywhere), tail.text())
+    found = fingerprint(alone, anywhere)
+    first = next((line.strip() for line in alone if found.lines and signature(line) == found.lines[0]), "")
+    text = tail.text()
+    runner = next((line.strip() for line in reversed(text.splitlines()) if _RUNNER_FAILED.match(line)), "")
+    return LogEvidence(shown, found, text, first_line=first, runner_line=runner)
 
 
 def _anywhere(path: Path, tail: LogTail) -> frozenset[str]:

@@ -28,8 +28,11 @@ def cell(text: str, limit: int = budgets.TRIAGE_LINE_MAX_CHARS) -> str:
 def headline(triage: Triage) -> str:
     """One line that answers "is it my change?" first."""
     counts, total = triage.counts(), len(triage.checks) + triage.omitted
+    not_listed = f" Not listed whole: {cell('; '.join(triage.unlisted), 400)}." if triage.unlisted else ""
     if not triage.checks:
-        return "**Triage:** no failed check found on this commit."
+        found = "the failed checks of this commit could not be listed" if triage.unlisted else (
+            "no failed check found on this commit")
+        return f"**Triage:** {found}.{not_listed}"
     branch = f"`{cell(triage.target_branch or 'the target branch', 80)}`"
     parts = [f"{counts[v]} {_PHRASES[v].format(branch=branch)}" for v in Verdict if counts[v]]
     first_new = next((c for c in triage.checks if c.verdict == Verdict.NEW), None)
@@ -37,11 +40,11 @@ def headline(triage: Triage) -> str:
                else f"{sum(counts[v] for v in NOT_YOURS)} of {total} not caused by this MR")
     line = f"**Triage:** {total} failed check{'s' if total != 1 else ''}, {verdict}: {', '.join(parts)}"
     if first_new is not None:
-        what = f"`{cell(first_new.fingerprint.short(), 120)}` in " if first_new.fingerprint.lines else ""
+        what = f"`{cell(first_new.failure_line, 120)}` in " if first_new.failure_line else ""
         line += f". New: {what}`{cell(first_new.name, 80)}`"
     if triage.omitted:
         line += f" ({triage.omitted} more not examined)"
-    return line + "."
+    return line + "." + not_listed
 
 
 def _evidence(check: CheckResult) -> str:
@@ -53,7 +56,7 @@ def table(triage: Triage) -> str:
     rows = ["| Check | Verdict | Evidence | Failure |", "|---|---|---|---|"]
     for check in sorted(triage.checks, key=lambda c: list(Verdict).index(c.verdict)):
         name = f"[`{cell(check.name, 80)}`]({check.url})" if check.url else f"`{cell(check.name, 80)}`"
-        failure = f"`{cell(check.fingerprint.short(), 160)}`" if check.fingerprint.lines else ""
+        failure = f"`{cell(check.failure_line, 160)}`" if check.failure_line else ""
         if check.known is not None and check.known.resolution:
             failure += f" fix: {cell(check.known.resolution, 160)}"
         rows.append(f"| {name} | {_BADGES[check.verdict]} | {_evidence(check)} | {failure} |")
@@ -91,7 +94,8 @@ def for_model(triage: Triage) -> dict[str, Any]:
     """The triage as the model's first message carries it, within TRIAGE_PROMPT_MAX_CHARS: checks beyond the
     budget keep their name and verdict only."""
     out: dict[str, Any] = {"headline": headline(triage), "target_branch": triage.target_branch,
-                           "merge_base": triage.base_sha, "gaps": list(triage.gaps), "checks": []}
+                           "merge_base": triage.base_sha, "gaps": list(triage.gaps),
+                           "not_listed_whole": list(triage.unlisted), "checks": []}
     used = len(json.dumps(out))
     for check in triage.checks:
         full: dict[str, Any] = {"check": check.name, "verdict": check.verdict.value, "evidence": check.reason,

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.triage.classify import Classifier, external_check
+from hummingbird_agent.triage.classify import Classifier, external_check, unlisted_check
 from hummingbird_agent.triage.evidence import Runs, Sources, by_name, failed_attempts
 from hummingbird_agent.triage.model import CheckResult, KnownCauses, Triage
 from hummingbird_agent.triage.reader import TriageReader
@@ -49,15 +49,18 @@ async def triage(reader: TriageReader, request: TriageRequest, known: KnownCause
 
     classifier = Classifier(reader, sources, target_runs, known, request.project, branch)
     failed = [(n, a) for n, a in sources.analysed.items() if failed_attempts(a)]
-    statuses = await reader.statuses(sha) if not reader.exhausted else []
+    statuses, statuses_problem = await reader.statuses(sha)
     external = _failed_external(statuses, request.ignore_statuses, set(sources.analysed))
-    listed = failed[: budgets.TRIAGE_MAX_CHECKS]
+    listed = failed[: reader.limits.max_checks]
     checks: list[CheckResult] = [await classifier.job(name, attempts) for name, attempts in listed]
-    room = budgets.TRIAGE_MAX_CHECKS - len(checks)
+    room = reader.limits.max_checks - len(checks)
     checks += [external_check(s, statuses) for s in external[:room]]
-    omitted = len(failed) + len(external) - len(checks)
+    room = reader.limits.max_checks - len(checks)
+    checks += [unlisted_check(name, url, sources.unlisted_problem) for name, url in sources.unlisted_failures[:room]]
+    omitted = len(failed) + len(external) + len(sources.unlisted_failures) - len(checks)
+    unlisted = tuple(p for p in (sources.unlisted_problem, statuses_problem) if p)
     return Triage(sha=sha, target_branch=branch, base_sha=base_sha, checks=tuple(checks), gaps=tuple(reader.gaps),
-                  omitted=omitted, calls=reader.calls, log_bytes=reader.log_bytes)
+                  omitted=omitted, unlisted=unlisted, calls=reader.calls, log_bytes=reader.log_bytes)
 
 
 async def _load_commit(reader: TriageReader, request: TriageRequest, sha: str, sources: Sources) -> None:
@@ -68,11 +71,29 @@ async def _load_commit(reader: TriageReader, request: TriageRequest, sha: str, s
         pipelines[0] if pipelines else None)
     if analysed is None:
         reader.gaps.append(f"no pipeline found for commit {sha[:12]}")
+        sources.unlisted_problem = f"no pipeline of commit {sha[:12]} could be listed"
         return
-    sources.analysed = by_name(await reader.jobs(analysed, fresh=True))
+    listed = await reader.jobs(analysed, fresh=True)
+    sources.analysed = by_name(listed.jobs)
+    if listed.problem:
+        await _failures_beyond(reader, analysed, listed.problem, sources)
     for pipeline in pipelines:
         if pipeline.get("id") != analysed.get("id"):
-            sources.same_sha.add(pipeline, await reader.jobs(pipeline))
+            sources.same_sha.add(pipeline, (await reader.jobs(pipeline)).jobs)
+
+
+async def _failures_beyond(reader: TriageReader, pipeline: Mapping[str, Any], problem: str, sources: Sources) -> None:
+    """The analysed pipeline's failed jobs the cut list does not show, listed apart (`scope=failed`): checks that
+    cannot be examined (their retries may lie beyond the cut too), so the commit cannot pass."""
+    sources.unlisted_problem = problem
+    failed = await reader.jobs(pipeline, fresh=True, scope="failed")
+    seen = {int(j.get("id") or 0) for attempts in sources.analysed.values() for j in attempts}
+    names: dict[str, str] = {}
+    for job in failed.jobs:
+        name = str(job.get("name"))
+        if int(job.get("id") or 0) not in seen and name not in sources.analysed and not job.get("allow_failure"):
+            names.setdefault(name, str(job.get("web_url") or ""))
+    sources.unlisted_failures = list(names.items())
 
 
 async def _load_base(reader: TriageReader, base_sha: str, branch: str, sources: Sources) -> None:
@@ -84,7 +105,7 @@ async def _load_base(reader: TriageReader, base_sha: str, branch: str, sources: 
     if not pipelines:
         reader.gaps.append(f"no pipeline ran on the merge base {base_sha[:12]}")
     for pipeline in sorted(pipelines, key=lambda p: p.get("ref") != branch):
-        sources.base.add(pipeline, await reader.jobs(pipeline))
+        sources.base.add(pipeline, (await reader.jobs(pipeline)).jobs)
 
 
 async def _load_target(reader: TriageReader, request: TriageRequest, branch: str) -> Runs:
@@ -96,7 +117,7 @@ async def _load_target(reader: TriageReader, request: TriageRequest, branch: str
     pipelines = await reader.pipelines(ref=branch, updated_after=since, limit=request.lookback_pipelines)
     for pipeline in pipelines:
         if pipeline.get("status") in ("success", "failed"):
-            runs.add(pipeline, await reader.jobs(pipeline))
+            runs.add(pipeline, (await reader.jobs(pipeline)).jobs)
     return runs
 
 

@@ -114,6 +114,28 @@ async def test_a_pipeline_whose_failures_are_all_not_its_own_gets_a_passing_stat
     assert [(s["name"], s["status"]) for s in service.gitlab.posted_statuses] == [(STATUS, "success")]
 
 
+async def test_a_log_the_read_token_may_not_read_keeps_the_status_failed(service: Service) -> None:
+    """unit-tests fails the same way on the base; lint's log answers 403: lint is not examined, never all clear."""
+    world = CiWorld(service.gitlab)
+    world.pipeline(BASE, [Attempt("unit-tests", trace=failing_log("test_parse", PARSE, run=8)),
+                          Attempt("lint", "success", trace="$ ruff check .\nAll checks passed!\n")])
+    world.mr(IID, base_sha=BASE, sha=SHA, author_id=MEMBER)
+    world.pipeline(SHA, [Attempt("unit-tests", trace=failing_log("test_parse", PARSE, run=2)),
+                         Attempt("lint", trace=failing_log("test_lint", "AssertionError: W605 fired", run=3))],
+                   ref="feature", pipeline_id=PIPELINE)
+    lint = next(i for (_, i), job in service.gitlab.jobs.items()
+                if job["name"] == "lint" and job["commit"]["id"] == SHA)
+    service.gitlab.fail_next(50, 403, path=rf"/jobs/{lint}/trace$", body={"message": "403 Forbidden"})
+    expect_turns(service.model, text_turn("lint could not be read."))
+    service.publish(pipeline_event())
+    await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis note")
+    body = service.final_notes()[0]["body"]
+    assert body.startswith("**Triage:** 2 failed checks, 1 of 2 not caused by this MR")
+    assert "not examined:" in body and "403" in body
+    await service.finished()
+    assert [(s["name"], s["status"]) for s in service.gitlab.posted_statuses] == [(STATUS, "failed")]
+
+
 def _bot_bodies(service: Service, iid: int) -> list[str]:
     bot = service.gitlab.bot_user["id"]
     return [n["body"] for d in service.gitlab.discussions.get((PROJECT_ID, iid), []) for n in d["notes"]

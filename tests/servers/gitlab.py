@@ -300,7 +300,8 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         return self.paginate(req, self.list_pipelines(self.project(pid)["id"], req))
 
     def _pipeline_jobs(self, req: Request, pid: str, pipeline: str) -> Response:
-        jobs = self.pipeline_jobs(self.project(pid)["id"], int(pipeline), _truthy(req.arg("include_retried", False)))
+        jobs = self.pipeline_jobs(self.project(pid)["id"], int(pipeline), _truthy(req.arg("include_retried", False)),
+                                  req.query.get("scope[]") or req.query.get("scope"))
         return self.paginate(req, jobs)
 
     def _post_status(self, req: Request, pid: str, sha: str) -> Response:

@@ -14,6 +14,9 @@ STATUS_STATES = ("pending", "running", "success", "failed", "canceled", "skipped
 # with the same name then creates a new status (GenericCommitStatus.running_or_pending.find_or_initialize_by).
 _OPEN_TRANSITIONS = {"pending": {"running", "success", "failed", "canceled", "skipped"},
                      "running": {"success", "failed", "canceled"}}
+# Job states a `scope[]` filter of a job list may name (anything else is GitLab's 400).
+_JOB_SCOPES = frozenset({"created", "pending", "running", "failed", "success", "canceled", "skipped",
+                         "waiting_for_resource", "manual"})
 
 
 class GitLabCIState:
@@ -58,15 +61,22 @@ class GitLabCIState:
         key = req.arg("order_by", "id")
         return sorted(found, key=lambda p: (p.get(key) or "", p["id"]), reverse=req.arg("sort", "desc") == "desc")
 
-    def pipeline_jobs(self, project_id: int, pipeline_id: int, include_retried: bool) -> list[dict[str, Any]]:
-        """The pipeline's jobs; without include_retried, only each name's latest attempt (GitLab's default)."""
+    def pipeline_jobs(self, project_id: int, pipeline_id: int, include_retried: bool,
+                      scope: list[str] | None = None) -> list[dict[str, Any]]:
+        """The pipeline's jobs, newest first as GitLab lists them; without include_retried, only each name's latest
+        attempt (GitLab's default); `scope`: only jobs in these states (GitLab's `scope[]`)."""
         if (project_id, pipeline_id) not in self.pipelines:
             raise HTTPError(404, "404 Not found")
-        jobs = [j for (p, _), j in sorted(self.jobs.items()) if p == project_id and j["pipeline"]["id"] == pipeline_id]
-        if include_retried:
-            return jobs
-        latest = {j["name"]: j for j in jobs}
-        return [j for j in jobs if latest[j["name"]] is j]
+        if scope and set(scope) - _JOB_SCOPES:
+            raise HTTPError(400, "scope does not have a valid value")
+        jobs = [j for (p, _), j in sorted(self.jobs.items(), reverse=True)
+                if p == project_id and j["pipeline"]["id"] == pipeline_id]
+        if not include_retried:
+            latest: dict[str, dict[str, Any]] = {}
+            for job in jobs:
+                latest.setdefault(job["name"], job)
+            jobs = [j for j in jobs if latest[j["name"]] is j]
+        return [j for j in jobs if not scope or j["status"] in scope]
 
     def post_status(self, project_id: int, sha: str, req: Request, author: dict[str, Any]) -> dict[str, Any]:
         state = req.arg("state")

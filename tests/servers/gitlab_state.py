@@ -224,12 +224,14 @@ class GitLabState(GitLabCIState):
                 stage: str = "test", ref: str = "main", sha: str = "0" * 40, pipeline_id: int = 1,
                 trace: Trace = b"", **overrides: Any) -> dict[str, Any]:
         """A job; `trace` may be bytes, str, a callable yielding byte chunks (huge logs), or None
-        (erased log: the trace endpoint answers 404)."""
+        (erased log: the job says when in `erased_at`, the trace endpoint answers 404)."""
         job = samples.load("gitlab/api/job_single.json")
         # GitLab adds `failure_reason` to failed jobs (script_failure, runner_system_failure, ...).
         job.update(id=job_id, name=name, status=status, stage=stage, ref=ref,
                    web_url=f"{self.projects[project_id]['web_url']}/-/jobs/{job_id}",
                    **({"failure_reason": "script_failure"} if status == "failed" else {}))
+        if trace is None:
+            job["erased_at"] = self.now()
         job.update(overrides)
         job["commit"].update(id=sha, short_id=sha[:8])
         job["pipeline"].update(id=pipeline_id, project_id=project_id, ref=ref, sha=sha)

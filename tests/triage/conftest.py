@@ -10,7 +10,7 @@ import pytest
 from hummingbird_agent.data_sources import gitlab as gitlab_source
 from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.tools.registry import ToolRegistry
-from hummingbird_agent.triage.model import KnownCauses, Triage
+from hummingbird_agent.triage.model import KnownCauses, Triage, TriageLimits
 from hummingbird_agent.triage.reader import TriageCache, TriageReader
 from hummingbird_agent.triage.run import TriageRequest, triage
 from tests.servers.gitlab import GitLabServer
@@ -25,10 +25,11 @@ def world(gitlab_server: GitLabServer) -> CiWorld:
 
 
 async def run_triage(gl: GitLabServer, iid: int, *, project: str = "group/project", cache: TriageCache | None = None,
-                     known: KnownCauses | None = None, pipeline_id: int | None = None) -> tuple[Triage, TriageReader]:
+                     known: KnownCauses | None = None, pipeline_id: int | None = None,
+                     limits: TriageLimits | None = None) -> tuple[Triage, TriageReader]:
     tools = ReadTools()
     gitlab_source.register(cast(ToolRegistry, tools), gl.url, gl.read_token)
-    reader = TriageReader(tools, project, cache or TriageCache())
+    reader = TriageReader(tools, project, cache or TriageCache(), limits)
     found = await triage(reader, TriageRequest(project, iid, NOW, pipeline_id=pipeline_id), known)
     return found, reader
 

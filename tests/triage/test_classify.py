@@ -68,14 +68,15 @@ async def test_a_pass_on_the_same_commit_in_another_pipeline_is_flaky(world: CiW
     assert check.verdict == Verdict.FLAKY and "another pipeline" in check.reason
 
 
-async def test_runner_failures_and_missing_logs_are_infrastructure(world: CiWorld) -> None:
+async def test_runner_failures_are_infrastructure_and_an_erased_log_is_not_examined(world: CiWorld) -> None:
     _mr(world, Attempt("build", trace="Preparing environment\nERROR: Job failed (system failure): no space",
                        failure_reason="runner_system_failure"),
         Attempt("docs", trace=None))
     found, _ = await run_triage(world.gl, 1)
     verdicts = {c.name: (c.verdict, c.reason) for c in found.checks}
     assert verdicts["build"] == (Verdict.INFRASTRUCTURE, "GitLab reports `runner_system_failure`")
-    assert verdicts["docs"] == (Verdict.INFRASTRUCTURE, "the job left no readable log")
+    assert verdicts["docs"] == (Verdict.UNCLASSIFIED, "not examined: GitLab reports its log erased")
+    assert not found.all_not_yours and found.status == "failed"
 
 
 async def test_a_script_timeout_is_not_infrastructure(world: CiWorld) -> None:
