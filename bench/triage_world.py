@@ -56,6 +56,8 @@ class Scenario:
     target: Run | None = None
     logs: tuple[str, ...] = ()
     """Source log ids (for the report)."""
+    copy: bool = False
+    """The other run's log is this log with its volatile parts changed (not another build of the failure)."""
 
 
 @dataclass
@@ -164,11 +166,14 @@ class RepoBuilder:
         a, other, other_id = self.same_failure_pair(taken)
         taken |= {str(a["log_id"]), other_id}
         yield self._one(self.scenario("pre-existing on the base", "test", a, "pre-existing",
-                                      base=Run(other), base_job="test", more=(other_id,)))
+                                      base=Run(other), base_job="test", more=(other_id,),
+                                      copy=other_id.endswith("*")))
+        if (added := self._added_failure(taken)) is not None:
+            yield added
         a, other, other_id = self.same_failure_pair(taken)
         # Last of the repository's MRs: its target-branch pipeline is then among the newest ones looked back at.
         on_target = self._one(self.scenario("pre-existing on the target branch", "integration", a, "pre-existing",
-                                            target=Run(other), more=(other_id,)))
+                                            target=Run(other), more=(other_id,), copy=other_id.endswith("*")))
         cats = {r["category"] for r in self.pool}
         if len(cats) > 1:
             mine = self.pick(learned=False)
@@ -194,8 +199,24 @@ class RepoBuilder:
                                           base_job="compile"))
         yield on_target
 
+    def _added_failure(self, taken: set[str]) -> MR | None:
+        """A new failure among old ones: the base fails as the MR's log did before, and the MR's log adds the
+        failure chunk of another category of the repository just before its end. The truth is new."""
+        cats = {r["category"] for r in self.pool}
+        if len(cats) < 2:
+            return None
+        old = self.pick(exclude=tuple(taken))
+        extra = self.pick(exclude=tuple(r["log_id"] for r in self.pool if r["category"] == old["category"]))
+        lines = self.logs[old["log_id"]].rstrip("\n").split("\n")
+        at = max(0, len(lines) - 3)
+        mine = "\n".join([*lines[:at], *extra["chunk"].split("\n"), *lines[at:]]) + "\n"
+        return self._one(Scenario("a new failure among the base's", self.repo, "logchunks", "suite",
+                                  self.truth_unless_known(extra, "new"), mine,
+                                  base=Run(volatile_changed(self.logs[old["log_id"]])), base_job="suite",
+                                  logs=(str(old["log_id"]), str(extra["log_id"]))))
+
     def _mixed(self) -> MR:
-        """Flaky, platform-failed and log-less jobs of one MR."""
+        """Flaky, platform-failed and log-less jobs of one MR (an erased log is not read, so unclassified)."""
         flaky, infra, erased = self.pick(), self.pick(), self.pick()
         retry = self.index % 2 == 0
         reason = INFRA_REASONS[self.index % len(INFRA_REASONS)]
@@ -203,7 +224,7 @@ class RepoBuilder:
             self.scenario("passing retry" if retry else "passes on the same commit", "e2e", flaky, "flaky",
                           retry_passes=retry, same_sha_passes=not retry),
             self.scenario(f"failure_reason {reason}", "package", infra, "infrastructure", failure_reason=reason),
-            Scenario("erased log", self.repo, "logchunks", "docs", "infrastructure", None,
+            Scenario("erased log", self.repo, "logchunks", "docs", "unclassified", None,
                      logs=(str(erased["log_id"]),)),
         ])
 
@@ -245,7 +266,7 @@ def cidiff_mrs(root: Path) -> list[MR]:
                                                 base=Run(ok, passed=True), base_job="build", logs=(build.name,))]))
         out.append(MR(repo, "cidiff", [Scenario("pre-existing on the base", repo, "cidiff", "verify", "pre-existing",
                                                 fail, base=Run(volatile_changed(fail)), base_job="verify",
-                                                logs=(build.name, build.name + "*"))]))
+                                                logs=(build.name, build.name + "*"), copy=True)]))
     return out
 
 
