@@ -66,3 +66,11 @@ TRIAGE_OUTAGE_MAX_ENTRIES = 2048
 # with the MR's failure: enough to find a pre-existing failure, bounded so 200 failed jobs cost 200 x 3 reads
 # at most before the call budget stops them.
 TRIAGE_COMPARE_LOGS_PER_CHECK = 3
+
+# --- the MR's status note ------------------------------------------------------------------------------
+# Pipelines (one per commit, the latest) the status note shows: the newest whole, the rest collapsed. Ten sections of
+# a 60-row table stay far below NOTE_MAX_CHARS.
+STATUS_NOTE_MAX_COMMITS = 10
+# Writes of the status note when a concurrent writer (another replica) replaced it between our read and our PUT:
+# each round re-reads, merges and writes again; two writers settle in two rounds.
+STATUS_NOTE_WRITE_ROUNDS = 4

@@ -73,7 +73,9 @@ def triage_summary(triage: TriageConfig) -> str:
     status = f"commit status {triage.commit_status}" if triage.commit_status else "no commit status"
     guard = (f"outage guard from {triage.outage.min_mrs} MRs in {triage.outage.window_minutes} min"
              if triage.outage.enabled else "no outage guard")
-    return f"on, look-back {triage.lookback_pipelines} pipelines / {triage.lookback_days} days, {status}, {guard}"
+    note = "status note" if triage.status_note else "no status note"
+    return (f"on, look-back {triage.lookback_pipelines} pipelines / {triage.lookback_days} days, {status}, {guard}, "
+            f"{note}, model when {triage.model_when}")
 
 
 def credential_lines(loaded: LoadedConfig, workflow: str) -> list[str]:

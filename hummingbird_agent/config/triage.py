@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from hummingbird_agent import budgets
 from hummingbird_agent.config.fields import StrictModel, whole
@@ -31,3 +31,10 @@ class TriageConfig(StrictModel):
     infrastructure; failed otherwise), for merge rules; unset: no status."""
     outage: OutageConfig = OutageConfig()
     """The outage guard: many MRs failing the same way get one model run."""
+    status_note: bool = True
+    """Keep one status note per MR (a plain note, edited in place as its pipelines finish): the newest pipeline's
+    verdicts first, earlier commits' collapsed, "all green" when one passes."""
+    model_when: Literal["news", "always"] = "news"
+    """When an automatic run asks the model: `news` only when a failure is new, known or unclassified (every failure
+    pre-existing, flaky or infrastructure: the status note says so and no model is called); `always` on every
+    failed pipeline. A `/hummingbird` command always runs it."""

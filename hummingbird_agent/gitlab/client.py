@@ -28,14 +28,14 @@ import gitlab.exceptions as glexc
 
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import OutcomeUnknown, PermanentError, TransientError
-from hummingbird_agent.gitlab.error_map import map_gitlab_errors, short
+from hummingbird_agent.gitlab.commits import ONCE as _ONCE
+from hummingbird_agent.gitlab.commits import CommitCalls
+from hummingbird_agent.gitlab.error_map import map_gitlab_errors
 from hummingbird_agent.lifecycle import ClientState
 
 T = TypeVar("T")
 DEVELOPER_ACCESS = 30
 log = logging.getLogger(__name__)
-# Per-request options: 429s and 5xx come back to us instead of being slept on inside the thread.
-_ONCE: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ def _mr_path(project_id: int | str, iid: int) -> str:
     return f"/projects/{project_id}/merge_requests/{iid}"
 
 
-class GitLabClient:
+class GitLabClient(CommitCalls):
     """Async facade over python-gitlab for the bot's own actions."""
 
     def __init__(self, url: str, token: str, timeout_s: float = budgets.GITLAB_REQUEST_TIMEOUT_S,
@@ -181,6 +181,30 @@ class GitLabClient:
 
         return await self._call(f"POST {_mr_path(project_id, iid)}/discussions", create, retry=False)
 
+    async def create_note(self, project_id: int | str, iid: int, body: str, internal: bool = False) -> PostedNote:
+        """A plain MR note (POST /notes): not a thread, so never one a merge rule waits to see resolved."""
+        def create(gl: gitlab.Gitlab) -> PostedNote:
+            mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
+            note = mr.notes.create({"body": self._redact(body), **({"internal": True} if internal else {})}, **_ONCE)
+            return PostedNote("", int(note.id))
+
+        return await self._call(f"POST {_mr_path(project_id, iid)}/notes", create, retry=False)
+
+    async def edit_note(self, project_id: int | str, iid: int, note_id: int, body: str) -> None:
+        """PUT a plain note's body (idempotent: retried like a read)."""
+        def update(gl: gitlab.Gitlab) -> None:
+            gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True).notes.update(
+                note_id, {"body": self._redact(body)}, **_ONCE)
+
+        await self._call(f"PUT {_mr_path(project_id, iid)}/notes/{note_id}", update)
+
+    async def delete_note(self, project_id: int | str, iid: int, note_id: int) -> None:
+        """DELETE one of the bot's plain notes (idempotent: a second delete finds it gone)."""
+        def delete(gl: gitlab.Gitlab) -> None:
+            gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True).notes.delete(note_id, **_ONCE)
+
+        await self._call(f"DELETE {_mr_path(project_id, iid)}/notes/{note_id}", delete)
+
     async def reply(self, project_id: int | str, iid: int, discussion_id: str, body: str) -> PostedNote:
         def add(gl: gitlab.Gitlab) -> PostedNote:
             mr = gl.projects.get(project_id, lazy=True).mergerequests.get(iid, lazy=True)
@@ -209,9 +233,10 @@ class GitLabClient:
 
     async def post_note_once(
         self, project_id: int | str, iid: int, body: str, *, discussion_id: str | None, internal: bool,
-        is_mine: Callable[[str], bool],
+        is_mine: Callable[[str], bool], plain: bool = False,
     ) -> PostedNote:
-        """Post `body` as a reply in `discussion_id` (else as a new thread) exactly once. After a failed POST
+        """Post `body` as a reply in `discussion_id` (else as a new thread, or with `plain` a plain note) exactly
+        once. After a failed POST
         the bot's notes on the MR are searched with `is_mine(note body)` before the POST is repeated; after
         an unanswered one, until GitLab can no longer commit it, even after the last attempt."""
         for attempt in range(1, budgets.GITLAB_ATTEMPTS + 1):
@@ -219,6 +244,8 @@ class GitLabClient:
             try:
                 if discussion_id:
                     return await self.reply(project_id, iid, discussion_id, body)
+                if plain:
+                    return await self.create_note(project_id, iid, body, internal)
                 return await self.create_thread(project_id, iid, body, internal=internal)
             except OutcomeUnknown:
                 found = await self._find_until(project_id, iid, is_mine, sent_at + self._settle_s)
@@ -256,37 +283,6 @@ class GitLabClient:
                 if _author_id(note) == bot_id and is_mine(str(note.get("body") or "")):
                     return PostedNote(str(discussion["id"]), int(note["id"]))
         return None
-
-    # --- reads for learning from a fix (the learning decision is made before any note) -------------
-    async def commit_statuses(self, project_id: int | str, sha: str) -> list[dict[str, Any]]:
-        """Every CI status of a commit (GitLab jobs and external statuses), all pages."""
-        def fetch(gl: gitlab.Gitlab) -> list[dict[str, Any]]:
-            commit = gl.projects.get(project_id, lazy=True).commits.get(sha, lazy=True)
-            return [s.asdict() for s in commit.statuses.list(iterator=True, all=True, per_page=100, **_ONCE)]
-
-        return await self._call(f"GET /projects/{project_id}/repository/commits/{sha[:12]}/statuses", fetch)
-
-    async def post_commit_status(self, project_id: int | str, sha: str, fields: Mapping[str, str]) -> None:
-        """POST /statuses/:sha once (it creates a status; see gitlab/statuses.py for the repeat rule)."""
-        def post(gl: gitlab.Gitlab) -> None:
-            gl.projects.get(project_id, lazy=True).commits.get(sha, lazy=True).statuses.create(
-                {k: self._redact(v) for k, v in fields.items()}, **_ONCE)
-
-        await self._call(f"POST /projects/{project_id}/statuses/{sha[:12]}", post, retry=False)
-
-    async def compare(self, project_id: int | str, from_sha: str, to_sha: str) -> dict[str, Any]:
-        """GET /repository/compare: the commits and file diffs from `from_sha` to `to_sha`."""
-        context = f"GET /projects/{project_id}/repository/compare {from_sha[:12]}...{to_sha[:12]}"
-
-        def fetch(gl: gitlab.Gitlab) -> dict[str, Any]:
-            found = gl.projects.get(project_id, lazy=True).repository_compare(from_sha, to_sha, **_ONCE)
-            if isinstance(found, dict):
-                return found
-            # python-gitlab hands back the raw response when it is not JSON (a proxy's sign-in page).
-            kind = found.headers.get("Content-Type") or "no content type"
-            raise PermanentError(f"GitLab {context}: answered {short(kind)}, not JSON")
-
-        return await self._call(context, fetch)
 
 
 def _author_id(note: Mapping[str, Any]) -> int | None:

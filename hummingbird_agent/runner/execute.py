@@ -24,6 +24,7 @@ from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.executor import SaveSession
 from hummingbird_agent.runner.posting import post_in_thread, requires_internal
 from hummingbird_agent.runner.rules import project_settings
+from hummingbird_agent.runner.status_step import needs_model, triage_first
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.sessions.base import StoredSession
 from hummingbird_agent.triage.model import Triage
@@ -72,21 +73,44 @@ async def _execute_workflow(deps: Deps, order: WorkOrder, accepted_at: object = 
     if own is not None and own[1]:
         log.info("work order already answered; nothing to do")
         return
+    status_link = await _status_first(deps, order)
+    if status_link is None:
+        return
     if own is None and order.automatic and not _within_limits(discussions, bot_id, order, settings.max_runs_per_mr):
         return
     resume = None
     if order.kind == "resume_session":
-        if not await deps.sessions.exists(order.session_id):
-            await _post_missing_session(deps, order, _never_saved(discussions, bot_id, order.session_id))
+        resume = await _resumed(deps, order, discussions, bot_id)
+        if resume is None:
             return
-        resume = await deps.sessions.load(order.session_id)
     if workflow.action == "none":
         await _run_without_note(deps, order, resume)
         return
-    note = own[0] if own else await _post_placeholder(deps, order, marker)
-    if own is None and (waited := elapsed_since(accepted_at)) is not None:
-        deps.metrics.time_to_placeholder.labels(order.workflow).observe(waited)
-    await _run(deps, order, marker, note, resume)
+    note = own[0] if own else await _post_placeholder(deps, order, marker, accepted_at)
+    await _run(deps, order, marker, note, resume, link_status=bool(status_link))
+
+
+async def _resumed(deps: Deps, order: WorkOrder, discussions: list[dict[str, Any]],
+                   bot_id: int) -> StoredSession | None:
+    """The session a reply resumes; None once the reply saying it is gone (expired or never saved) is posted."""
+    if not await deps.sessions.exists(order.session_id):
+        await _post_missing_session(deps, order, _never_saved(discussions, bot_id, order.session_id))
+        return None
+    return await deps.sessions.load(order.session_id)
+
+
+async def _status_first(deps: Deps, order: WorkOrder) -> str | None:
+    """The status note written from the triage before anything else (its URL, "" without one); None when that is
+    the whole answer: no model run, as every failure is someone else's (`triage.model_when: news`)."""
+    if order.kind != "new_session":
+        return ""
+    found, link = await triage_first(deps, order)
+    if found is None or needs_model(deps, order, found):
+        return link
+    log.info("no model run: every failure of pipeline %s is pre-existing, flaky or infrastructure", order.pipeline_id)
+    if deps.triage is not None:
+        await deps.triage.publish_status(deps.gitlab, order, found, link)
+    return None
 
 
 def _within_limits(discussions: list[dict[str, Any]], bot_id: int, order: WorkOrder, max_runs: int) -> bool:
@@ -100,12 +124,16 @@ def _within_limits(discussions: list[dict[str, Any]], bot_id: int, order: WorkOr
     return True
 
 
-async def _post_placeholder(deps: Deps, order: WorkOrder, marker: SessionMarker) -> PostedNote:
+async def _post_placeholder(deps: Deps, order: WorkOrder, marker: SessionMarker,
+                            accepted_at: object = None) -> PostedNote:
     body = note_text.placeholder_body(marker, order.workflow)
     internal = requires_internal(deps.config, order.project, order.workflow)
-    return await post_in_thread(deps, order.project_id, order.mr_iid, order.discussion_id,
-                                order.discussion_internal, body, internal,
-                                lambda text: marker in parse_markers(text))
+    posted = await post_in_thread(deps, order.project_id, order.mr_iid, order.discussion_id,
+                                  order.discussion_internal, body, internal,
+                                  lambda text: marker in parse_markers(text))
+    if (waited := elapsed_since(accepted_at)) is not None:
+        deps.metrics.time_to_placeholder.labels(order.workflow).observe(waited)
+    return posted
 
 
 def _never_saved(discussions: list[dict[str, Any]], bot_id: int, session_id: str) -> bool:
@@ -147,9 +175,11 @@ def note_url(deps: Deps, order: WorkOrder, note: PostedNote) -> str:
 
 
 async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: PostedNote,
-               resume: StoredSession | None) -> None:
-    found = await deps.triage.for_order(order) if deps.triage is not None else None
+               resume: StoredSession | None, link_status: bool = False) -> None:
     link = note_url(deps, order, note)
+    if link_status:  # the status note links the analysis thread before the model is asked
+        await triage_first(deps, order, link)
+    found = await deps.triage.for_order(order) if deps.triage is not None else None
     if deps.triage is not None and found is not None and (first := deps.triage.earlier_diagnosis(order, found, link)):
         body = note_text.result_body(pointer(found, first), marker, reply_prompt=False)
         await deps.gitlab.update_note(order.project_id, order.mr_iid, note.discussion_id, note.note_id, body)

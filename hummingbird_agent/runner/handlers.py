@@ -20,6 +20,7 @@ from hummingbird_agent.runner.agent_threads import last_analysis, learned_in_thr
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.mr_incident import failing_jobs, still_failing
 from hummingbird_agent.runner.posting import post_simple_reply
+from hummingbird_agent.runner.status_step import all_green
 from hummingbird_agent.runner.webhooks import (
     MergeRequestRef,
     NoteEvent,
@@ -50,6 +51,7 @@ async def handle_pipeline(deps: Deps, body: Any, continuations: Continuations) -
     if event.status == "success":
         discussions = await deps.gitlab.discussions(mr.project_id, mr.iid)
         await _auto_resolve(deps, mr.project_id, mr.iid, discussions)
+        await all_green(deps, mr.project_id, mr.project, mr.iid, event.sha or mr.sha or "", event.pipeline_id)
         await _learn_on_success(deps, event, mr, discussions, continuations)
     for name, settings in rules.auto_workflows(deps.config, "pipeline", mr.project):
         allowed, why = rules.rules_allow(

@@ -120,7 +120,12 @@ class Service:
         return [n["body"] for n in self.bot_notes()]
 
     def final_notes(self) -> list[dict[str, Any]]:
-        return [n for n in self.bot_notes() if not n["body"].startswith("Running the workflow")]
+        """The bot's analysis notes (neither placeholders nor the MR's status note)."""
+        return [n for n in self.bot_notes()
+                if not n["body"].startswith(("Running the workflow", "<!-- hummingbird-status -->"))]
+
+    def status_notes(self) -> list[dict[str, Any]]:
+        return [n for n in self.bot_notes() if n["body"].startswith("<!-- hummingbird-status -->")]
 
     def markers(self) -> list[SessionMarker]:
         return [m for body in self.bodies() for m in parse_markers(body)]

@@ -1,0 +1,56 @@
+"""The bot token's reads and writes of commits (GitLabClient's part): statuses, the commit status it posts, and
+the compare of two commits that learning from a fix reads. Mixed into GitLabClient, which owns the calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import gitlab
+
+from hummingbird_agent.errors import PermanentError
+from hummingbird_agent.gitlab.error_map import short
+
+T = TypeVar("T")
+# Per-request options: 429s and 5xx come back to us instead of being slept on inside the thread.
+ONCE: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False}
+_ONCE = ONCE
+
+
+class CommitCalls:
+    """Needs the client's `_call` (retries, error mapping) and `_redact`."""
+
+    _redact: Callable[[str], str]
+
+    async def _call(self, context: str, fn: Callable[[gitlab.Gitlab], T], *, retry: bool = True) -> T:
+        raise NotImplementedError
+
+    async def commit_statuses(self, project_id: int | str, sha: str) -> list[dict[str, Any]]:
+        """Every CI status of a commit (GitLab jobs and external statuses), all pages."""
+        def fetch(gl: gitlab.Gitlab) -> list[dict[str, Any]]:
+            commit = gl.projects.get(project_id, lazy=True).commits.get(sha, lazy=True)
+            return [s.asdict() for s in commit.statuses.list(iterator=True, all=True, per_page=100, **_ONCE)]
+
+        return await self._call(f"GET /projects/{project_id}/repository/commits/{sha[:12]}/statuses", fetch)
+
+    async def post_commit_status(self, project_id: int | str, sha: str, fields: Mapping[str, str]) -> None:
+        """POST /statuses/:sha once (it creates a status; see gitlab/statuses.py for the repeat rule)."""
+        def post(gl: gitlab.Gitlab) -> None:
+            gl.projects.get(project_id, lazy=True).commits.get(sha, lazy=True).statuses.create(
+                {k: self._redact(v) for k, v in fields.items()}, **_ONCE)
+
+        await self._call(f"POST /projects/{project_id}/statuses/{sha[:12]}", post, retry=False)
+
+    async def compare(self, project_id: int | str, from_sha: str, to_sha: str) -> dict[str, Any]:
+        """GET /repository/compare: the commits and file diffs from `from_sha` to `to_sha`."""
+        context = f"GET /projects/{project_id}/repository/compare {from_sha[:12]}...{to_sha[:12]}"
+
+        def fetch(gl: gitlab.Gitlab) -> dict[str, Any]:
+            found = gl.projects.get(project_id, lazy=True).repository_compare(from_sha, to_sha, **_ONCE)
+            if isinstance(found, dict):
+                return found
+            # python-gitlab hands back the raw response when it is not JSON (a proxy's sign-in page).
+            kind = found.headers.get("Content-Type") or "no content type"
+            raise PermanentError(f"GitLab {context}: answered {short(kind)}, not JSON")
+
+        return await self._call(context, fetch)

@@ -1,0 +1,59 @@
+"""The status note in a run: written from the triage before any model call, linked to the analysis thread when
+one starts, "all green" when a pipeline passes; and whether the model is asked at all (`triage.model_when`)."""
+
+from __future__ import annotations
+
+import logging
+
+from hummingbird_agent.gitlab import note_text
+from hummingbird_agent.runner.deps import Deps
+from hummingbird_agent.runner.posting import requires_internal
+from hummingbird_agent.runner.status_note import StatusTarget, record
+from hummingbird_agent.runner.work_order import WorkOrder
+from hummingbird_agent.triage.model import Triage
+from hummingbird_agent.triage.status_note import failed_entry, green_entry
+
+log = logging.getLogger(__name__)
+
+
+def _target(deps: Deps, project_id: int, project: str, iid: int, workflow: str | None) -> StatusTarget:
+    return StatusTarget(project_id, iid, note_text.mr_url(deps.config.gitlab.url, project, iid),
+                        requires_internal(deps.config, project, workflow))
+
+
+def _pipeline_url(deps: Deps, project: str, pipeline_id: int) -> str:
+    return f"{deps.config.gitlab.url.rstrip('/')}/{project}/-/pipelines/{pipeline_id}"
+
+
+def _noted(deps: Deps, order: WorkOrder) -> bool:
+    """Whether this order keeps the MR's status note: an automatic run of a pipeline, triaged, with the note on."""
+    settings = deps.triage.settings(order) if deps.triage is not None else None
+    return settings is not None and settings.status_note and order.automatic and order.pipeline_id is not None
+
+
+async def triage_first(deps: Deps, order: WorkOrder, thread_url: str = "") -> tuple[Triage | None, str]:
+    """The order's triage (None without one) and the status note's URL ("" without one), the note written with the
+    verdicts (and `thread_url`, the analysis thread, when the model runs) before any model call."""
+    found = await deps.triage.for_order(order) if deps.triage is not None else None
+    if found is None or not _noted(deps, order) or order.pipeline_id is None:
+        return found, ""
+    entry = failed_entry(found, order.pipeline_id, _pipeline_url(deps, order.project, order.pipeline_id), thread_url)
+    link = await record(deps.gitlab, _target(deps, order.project_id, order.project, order.mr_iid, order.workflow),
+                        entry)
+    return found, link or ""
+
+
+def needs_model(deps: Deps, order: WorkOrder, found: Triage) -> bool:
+    """`model_when: news`: an automatic run asks the model only when some failure is new, known or unclassified,
+    or something was not examined; a command always does."""
+    settings = deps.triage.settings(order) if deps.triage is not None else None
+    if settings is None or settings.model_when == "always" or not order.automatic:
+        return True
+    return not found.all_not_yours
+
+
+async def all_green(deps: Deps, project_id: int, project: str, iid: int, sha: str, pipeline_id: int) -> None:
+    """A passing pipeline: the status note, where the MR has one, shows it green (no note is created for it)."""
+    entry = green_entry(sha, pipeline_id, _pipeline_url(deps, project, pipeline_id))
+    if await record(deps.gitlab, _target(deps, project_id, project, iid, None), entry, create=False):
+        log.info("status note of !%s: pipeline %s passed", iid, pipeline_id)
