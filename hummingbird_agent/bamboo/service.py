@@ -67,7 +67,7 @@ def build_investigation(loaded: LoadedConfig, model: Model, stores: Stores, work
     tool_vectors = build_vector_store(loaded, stores.embedder.dimensions, TOOLS_COLLECTION_SUFFIX)
     explorer = ConfiguredEnricher(loaded, llm, stores, tool_vectors, workflow, lambda i: dict(i.task_data))
     return InvestigationKit(llm, explorer, stores, workflow_guidance(loaded, workflow),
-                            cfg.investigate_auto_run_read_only)
+                            cfg.investigate_auto_run_read_only, cfg.investigate_require_other_approver)
 
 
 def read_incident(path: str) -> IncidentInput:

@@ -197,6 +197,9 @@ INVESTIGATE_MAX_TURNS = 40
 # Bytes of one proposed or corrected orchestration block: a reviewer must be able to read what they approve
 # (a note shows it whole; far below the note cap NOTE_MAX_CHARS).
 INVESTIGATE_CODE_MAX_BYTES = 8 * 1024
+# Hex digits of a proposal's id (sha256 of its turn and code), typed back in `approve <id>`: 8 (32 bits) is
+# short enough to type, and the ids one session shows (at most INVESTIGATE_MAX_TURNS) never plausibly collide.
+INVESTIGATE_PROPOSAL_ID_HEX = 8
 # Tool calls one turn's code may make (EXPLORE_MAX_TOOL_CALLS is the automatic phases'); a reviewed block
 # names its calls, so a small cap keeps "what ran" readable in the reply.
 INVESTIGATE_MAX_TOOL_CALLS = 20

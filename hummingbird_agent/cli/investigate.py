@@ -1,5 +1,6 @@
 """`bamboo investigate "<question>" [--project P --mr N | --incident FILE]`: the investigation loop at a
-terminal, one prompt per turn; the operator at the terminal is the reviewer who approves."""
+terminal, one prompt per turn; the operator at the terminal is the reviewer who approves. The prompt shows the
+id of the proposal waiting, and a bare `approve` typed at it approves that id (the one the operator saw)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from collections.abc import Callable
 from typing import Any
 
 from hummingbird_agent.bamboo.investigate import InvestigationKit, InvestigationState
+from hummingbird_agent.bamboo.investigate.replies import parse
 from hummingbird_agent.bamboo.stores.base import opened
 from hummingbird_agent.bamboo.workflow_names import INVESTIGATE_ENGINE
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.errors import AgentError, ConfigError
 
 PROMPT = "investigate> "
+PENDING_PROMPT = "investigate [approve {id}]> "
 ENDED = "Input ended: the investigation is left unfinished and nothing was stored."
 
 
@@ -82,17 +85,29 @@ async def converse(kit: InvestigationKit, state: InvestigationState, ask: Callab
             if state.status != "open":
                 return 0
             try:
-                text = await asyncio.to_thread(read_utterance, ask)
+                text = bound(state, await asyncio.to_thread(read_utterance, ask, prompt(state)))
             except EOFError:
                 print("\n" + ENDED, flush=True)
                 return 0
 
 
-def read_utterance(ask: Callable[[str], str]) -> str:
+def prompt(state: InvestigationState) -> str:
+    return PENDING_PROMPT.format(id=state.pending.id) if state.pending else PROMPT
+
+
+def bound(shown: InvestigationState, text: str) -> str:
+    """A bare `approve` names the proposal whose id the prompt showed; anything else is left as typed."""
+    said = parse(text)
+    if said.word == "approve" and not said.text and shown.pending is not None:
+        return f"approve {shown.pending.id}"
+    return text
+
+
+def read_utterance(ask: Callable[[str], str], shown: str) -> str:
     """One non-empty line; a line opening a ``` block reads on to the closing ``` (corrected code)."""
-    text = ask(PROMPT)
+    text = ask(shown)
     while not text.strip():
-        text = ask(PROMPT)
+        text = ask(shown)
     if not text.strip().startswith("```"):
         return text
     lines = [text]

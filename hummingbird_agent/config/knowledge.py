@@ -130,6 +130,9 @@ class BambooConfig(StrictModel):
     investigate_auto_run_read_only: bool = True
     """In `investigate`, run proposed code that calls only read-only tools at once; false: every proposal
     waits for `approve`. Code calling a state-changing tool always waits."""
+    investigate_require_other_approver: bool = False
+    """In an `investigate` MR thread, code a human wrote (a reply with a corrected block) runs only when someone
+    other than that GitLab user approves it; the planner's code, and the terminal (one operator), are unaffected."""
     graph: GraphStoreConfig = GraphStoreConfig()
     vectors: VectorStoreConfig = VectorStoreConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()

@@ -66,7 +66,7 @@ class InvestigateExecutor:
             await save(context(current), transcript(current), None)
 
         async with self._kit(order.workflow).investigator(state.task, checkpoint) as investigator:
-            result = await investigator.turn(state, text)
+            result = await investigator.turn(state, text, order.user_id)
         self._count(result.tally)
         footer = FOOTER.format(help=COMMANDS_HELP) if result.state.status == "open" else ""
         await publish(True, result.reply + footer)

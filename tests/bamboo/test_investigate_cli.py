@@ -1,6 +1,7 @@
 """`python -m hummingbird_agent bamboo investigate` driven through a pseudo-terminal: the scripted model
-proposes code calling a read-only and a state-changing tool of a stdio MCP server; it waits for `approve`,
-runs (the server records the restart) once a corrected block is approved, and finalize + confirm store the
+proposes code calling a read-only and a state-changing tool of a stdio MCP server; it waits for `approve`
+(the prompt shows the proposal's id), an approval of the replaced proposal runs nothing, and it runs (the
+server records the restart) once the corrected block is approved, and finalize + confirm store the
 procedure, cause and resolution."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import asyncio
 import json
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -79,6 +81,13 @@ class Terminal:
             os.close(self.fd)
 
 
+def proposal_id(text: str) -> str:
+    """The id of the one proposal shown in `text` (a terminal's output or an MR note)."""
+    found = re.findall(r"\*\*Proposed code\*\* `([0-9a-f]{8})`", text)
+    assert len(found) == 1, text
+    return str(found[0])
+
+
 async def stored(config: Path) -> tuple[list[str], list[str], int]:
     stores = build_stores(load_config(config, environ={}))
     async with opened(stores):
@@ -93,16 +102,22 @@ def test_investigate_at_a_terminal_waits_for_approval_and_stores_once(tmp_path: 
         {"investigation": "runner host kernel logs", "suggested_tool_capability": "journalctl reader"}]})}])
     term = Terminal(["bamboo", "investigate", "--config", str(config), "--incident", "incident.json",
                      "why did runner r1 fail the build?"], tmp_path)
-    proposal = term.expect("investigate> ")
+    proposal = term.expect("]> ")
+    first = proposal_id(proposal)
+    assert proposal.endswith(f"investigate [approve {first}]> ")  # the prompt holds the id shown
     assert "`restart_runner` **changes state**" in proposal and "`get_runner_info` reads only" in proposal
     assert "runner host kernel logs" in proposal
     assert not (tmp_path / "restarted.txt").exists()  # nothing ran before the approval
     for line in ["```python", *CODE.replace("task['runner']", "'r9'").splitlines(), "```"]:
         term.send(line)  # a corrected block: proposed again, and it waits again
-    corrected = term.expect("investigate> ")
-    assert "tools.restart_runner(runner='r9')" in corrected and "Reply `approve`" in corrected
-    assert not (tmp_path / "restarted.txt").exists()
-    term.send("approve")
+    corrected = term.expect("]> ")
+    second = proposal_id(corrected)
+    assert "tools.restart_runner(runner='r9')" in corrected and f"Reply `approve {second}`" in corrected
+    assert second != first and corrected.endswith(f"investigate [approve {second}]> ")
+    term.send(f"approve {first}")  # the proposal read first: replaced since
+    stale = term.expect(f"investigate [approve {second}]> ")
+    assert "The proposal changed" in stale and not (tmp_path / "restarted.txt").exists()
+    term.send("approve")  # bare at the prompt: the id the prompt showed
     ran = term.expect("investigate> ")
     assert "Approved and ran" in ran and '"free_disk_gb": 3' in ran
     assert (tmp_path / "restarted.txt").read_text() == "r9\n"

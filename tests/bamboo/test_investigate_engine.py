@@ -91,11 +91,13 @@ async def test_review_rules_limits_and_a_redelivered_approval(box: PodmanSandbox
     state = InvestigationState("s3", "which gauge is red?", {})
     proposed = await waiting.turn(state, "which gauge is red?")
     assert "Read-only code waits for review here" in proposed.reply and proposed.state.runs == ()
-    ran = await waiting.turn(proposed.state, "approve")
+    shown = proposed.state.pending
+    assert shown is not None
+    ran = await waiting.turn(proposed.state, f"approve {shown.id}")
     assert '"reading": 1' in ran.reply and ran.state.runs[0].approved
 
     started = replace(proposed.state, pending=replace(proposed.state.pending, started=True))
-    again = await waiting.turn(started, "approve")
+    again = await waiting.turn(started, f"approve {shown.id}")
     assert "interrupted" in again.reply and again.state.runs == () and again.state.pending is None
 
     huge = "```python\n" + "x = 1\n" * budgets.INVESTIGATE_CODE_MAX_BYTES + "```"

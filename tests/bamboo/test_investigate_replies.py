@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from hummingbird_agent.bamboo.investigate.replies import parse
+from hummingbird_agent.bamboo.investigate.replies import Said, parse
 from hummingbird_agent.bamboo.investigate.state import Finalize, InvestigationState, Proposal, Run
 from hummingbird_agent.errors import PermanentError
 
@@ -17,6 +17,11 @@ from hummingbird_agent.errors import PermanentError
                                             ("what did the runner log say?", "question")])
 def test_single_words_are_answers_and_anything_else_a_question(text: str, word: str) -> None:
     assert parse(text).word == word
+
+
+@pytest.mark.parametrize("text", ["approve a1b2c3d4", "Approve `A1B2C3D4`", "approve a1b2c3d4."])
+def test_an_approval_may_name_a_proposal_id(text: str) -> None:
+    assert parse(text) == Said("approve", "a1b2c3d4")
 
 
 def test_finalize_takes_a_cause_and_an_optional_resolution() -> None:
@@ -33,9 +38,17 @@ def test_a_fenced_block_is_corrected_code() -> None:
 
 def test_state_round_trips_and_a_foreign_session_is_refused() -> None:
     state = InvestigationState("s", "why?", {"runner": "r1"}, 3, "open",
-                               Proposal("code", ("a", "b"), ("b",), "why?", True),
+                               Proposal("code", ("a", "b"), ("b",), "why?", True, 2, 42),
                                (Run("why?", "code", ("a",), True, True, "{}"),), ({"investigation": "x"},),
                                (("human", "why?"),), Finalize("c", "r"), ("n",))
     assert InvestigationState.from_json(json.loads(json.dumps(state.to_json()))) == state
     with pytest.raises(PermanentError, match="not an investigation"):
         InvestigationState.from_json({"contents": []})
+
+
+def test_a_session_saved_before_proposal_ids_loads_and_its_proposal_gets_one() -> None:
+    saved = {"kind": "investigation", "session_id": "s", "question": "why?", "task": {}, "turns": 2,
+             "pending": {"code": "return 1", "tools": [], "modifies": [], "prompt": "why?", "started": False}}
+    pending = InvestigationState.from_json(saved).pending
+    assert pending is not None and pending.author is None and len(pending.id) == 8
+    assert pending.id != Proposal("return 1", (), (), "why?", turn=3).id  # proposed again: a new id

@@ -1,9 +1,10 @@
 """`/hummingbird investigate` in the running service (moto + fake GitLab + scripted Gemini server + Podman + a
 stdio MCP server with a read-only and a state-changing tool): read-only code runs at once; state-changing code
-waits, is refused for a non-member's `approve`, survives a restart of the service, runs after a Developer+
-`approve`, and never runs when rejected or reached under another name; finalize + confirm store the
-procedures, cause and resolution once; the next exploration offers the `proc__` tool and ranks the approved
-tool first for a similar prompt."""
+waits, is refused for a non-member's `approve` and for one naming no proposal, survives a restart of the
+service, runs after a Developer+ `approve <id>` (once: a late copy after the same code is proposed again runs
+nothing), and never runs when rejected or reached under another name; with another approver required, the
+author of corrected code cannot approve it; finalize + confirm store the procedures, cause and resolution
+once; the next exploration offers the `proc__` tool and ranks the approved tool first for a similar prompt."""
 
 from __future__ import annotations
 
@@ -23,8 +24,21 @@ from hummingbird_agent.bamboo.stores.base import opened
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.models import ScriptedModel
 from tests.bamboo.mcp_server import __file__ as SERVER_FILE
+from tests.bamboo.test_investigate_cli import proposal_id
 from tests.metrics.test_metrics import Samples, listening_url, parse, scrape, value
-from tests.runner.harness import OUTSIDER, PROJECT, REPO, Service, comment, reply, seed_gitlab, start_service
+from tests.runner.harness import (
+    DEVELOPER,
+    MEMBER,
+    OUTSIDER,
+    PROJECT,
+    PROJECT_ID,
+    REPO,
+    Service,
+    comment,
+    reply,
+    seed_gitlab,
+    start_service,
+)
 from tests.servers import GeminiServer, GitLabServer, MotoServer
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(400)]
@@ -36,6 +50,7 @@ READ = ("info = await tools.get_runner_info(runner='r1')\n"
 RESTART = "done = await tools.restart_runner(runner='r1')\nreturn {'restart': done}"
 ALIAS = "call = getattr(tools, 'restart_' + 'runner')\nreturn {'restart': await call(runner='r2')}"
 # The planner's answer to each utterance (the text after "The engineer now says").
+SECOND = 43  # another Developer in the thread
 ANSWERS = {QUESTION: READ, "restart it": RESTART, "sneak a restart": ALIAS, "restart once more": RESTART}
 
 
@@ -91,16 +106,21 @@ async def test_an_investigation_in_the_mr_thread(tmp_path: Path, gitlab_server: 
             assert "runner host kernel logs" in first
             thread = service.discussions()[-1]["id"]
             proposal = await say(service, thread, "restart it")
-            assert "`restart_runner` **changes state**" in proposal and "Reply `approve`" in proposal
-            refused = await say(service, thread, "approve", OUTSIDER)
+            shown = proposal_id(proposal)
+            assert "`restart_runner` **changes state**" in proposal and f"Reply `approve {shown}`" in proposal
+            refused = await say(service, thread, f"approve {shown}", OUTSIDER)
             assert "Developer access" in refused and restarts(tmp_path) == []
         # A restart in the middle of the session: the pending proposal is in the saved session.
         async with start_service(tmp_path, gitlab_server, model, moto_server, tweak=tweak) as service:
-            ran = await say(service, thread, "approve")
+            bare = await say(service, thread, "approve")  # names no proposal: nothing runs
+            assert bare.startswith(f"Name the proposal you approve: reply `approve {shown}`")
+            ran = await say(service, thread, f"approve {shown}")
             assert "Approved and ran" in ran and restarts(tmp_path) == ["r1"]
             sneaky = await say(service, thread, "sneak a restart")
             assert "It only reads, so it ran at once" in sneaky and "restart_runner` refused" in sneaky
-            await say(service, thread, "restart once more")
+            again = proposal_id(await say(service, thread, "restart once more"))  # the same code: a new id
+            late = await say(service, thread, f"approve {shown}")  # a late copy of the first approval
+            assert again != shown and late.startswith("The proposal changed") and restarts(tmp_path) == ["r1"]
             assert "Rejected; nothing ran" in await say(service, thread, "reject")
             assert (await say(service, thread, "approve")).startswith("Nothing is waiting for approval")
             assert restarts(tmp_path) == ["r1"]  # neither the alias nor the rejected proposal ran
@@ -124,6 +144,36 @@ async def test_an_investigation_in_the_mr_thread(tmp_path: Path, gitlab_server: 
     assert value(metrics, "hummingbird_investigate_procedures_stored_total") == 2
     assert value(metrics, "hummingbird_investigate_turns_total", kind="auto_run") == 1
     await next_exploration(service)
+
+
+async def test_approvals_name_the_proposal_and_need_another_approver(tmp_path: Path, gitlab_server: GitLabServer,
+                                                                    moto_server: MotoServer) -> None:
+    """Two Developers in the thread with `investigate_require_other_approver`: an approval of the proposal
+    replaced since runs nothing; the author of the corrected code cannot approve it; the other one can."""
+    seed_gitlab(gitlab_server)
+    gitlab_server.add_member(PROJECT_ID, SECOND, DEVELOPER)
+    configured = configure(tmp_path)
+
+    def tweak(config: dict[str, Any]) -> None:
+        configured(config)
+        config["bamboo"]["investigate_require_other_approver"] = True
+
+    with GeminiServer() as model:
+        model.respond_with(planner)
+        async with start_service(tmp_path, gitlab_server, model, moto_server, tweak=tweak) as service:
+            service.publish(comment(service, f"/hummingbird investigate {QUESTION}"))
+            await service.wait_for(lambda: bool(service.final_notes()), "the first turn")
+            thread = service.discussions()[-1]["id"]
+            read = proposal_id(await say(service, thread, "restart it"))
+            corrected = await say(service, thread, f"```python\n{RESTART.replace('r1', 'r2')}\n```", SECOND)
+            current = proposal_id(corrected)
+            stale = await say(service, thread, f"approve {read}", MEMBER)
+            assert stale.startswith("The proposal changed") and f"`{current}`" in stale
+            own = await say(service, thread, f"approve {current}", SECOND)
+            assert own.startswith("You wrote this code") and restarts(tmp_path) == []
+            ran = await say(service, thread, f"approve {current}", MEMBER)
+            assert "Approved and ran" in ran and restarts(tmp_path) == ["r2"]
+    assert not model.errors, model.errors
 
 
 async def service_metrics(service: Service) -> Samples:

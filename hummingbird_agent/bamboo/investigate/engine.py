@@ -1,7 +1,8 @@
 """Investigator: one turn of an investigation session, the same for the MR thread and the terminal.
 
 Each turn answers from what is known (narration) or proposes code. Read-only code runs at once (unless
-configured otherwise); code naming a state-changing tool runs only on `approve`. Whatever the code does,
+configured otherwise); code naming a state-changing tool runs only on `approve <id>` naming that proposal
+(and, when configured, said by someone other than the human who wrote the code). Whatever the code does,
 every call is checked at the proxy against the tools allowed for that run: the read-only ones, plus the
 state-changing tools the approved code names. The caller checks who may speak (Developer+ in a thread).
 """
@@ -55,15 +56,19 @@ class TurnResult:
 
 class Investigator:
     """`enricher` is started (catalogue and sandbox); `stores` are open; `checkpoint(state)` persists the
-    state before approved state-changing code runs."""
+    state before approved state-changing code runs; `other_approver`: the human who wrote the code may not
+    approve it."""
 
     def __init__(self, planner: Planner, enricher: ContextEnricher, stores: Stores, memory: ToolMemory | None,
-                 checkpoint: Checkpoint, auto_run_read_only: bool = True, limits: TurnLimits = TurnLimits()) -> None:
+                 checkpoint: Checkpoint, auto_run_read_only: bool = True, limits: TurnLimits = TurnLimits(),
+                 other_approver: bool = False) -> None:
         self._planner, self._enricher, self._stores, self._memory = planner, enricher, stores, memory
         self._checkpoint, self._auto, self._limits = checkpoint, auto_run_read_only, limits
+        self._other_approver = other_approver
 
-    async def turn(self, state: InvestigationState, text: str) -> TurnResult:
-        said = replies.parse(text)
+    async def turn(self, state: InvestigationState, text: str, by: int | None = None) -> TurnResult:
+        """`by`: the GitLab user id of who said `text` in a thread; None at the terminal."""
+        said = replace(replies.parse(text), by=by)
         if state.status != "open":
             return TurnResult(state, CLOSED.format(status=state.status), Tally("closed"))
         if state.turns >= budgets.INVESTIGATE_MAX_TURNS and said.word in ("question", "code", "approve"):
@@ -99,9 +104,10 @@ class Investigator:
 
     async def _corrected(self, state: InvestigationState, said: Said) -> TurnResult:
         prompt = state.pending.prompt if state.pending else state.question
-        return await self._propose(replace(state, pending=None), said.text, prompt)
+        return await self._propose(replace(state, pending=None), said.text, prompt, said.by)
 
-    async def _propose(self, state: InvestigationState, code: str, prompt: str) -> TurnResult:
+    async def _propose(self, state: InvestigationState, code: str, prompt: str,
+                       author: int | None = None) -> TurnResult:
         if len(code.encode()) > budgets.INVESTIGATE_CODE_MAX_BYTES:
             return TurnResult(state, f"The code is over {budgets.INVESTIGATE_CODE_MAX_BYTES} bytes; nothing "
                               "proposed. Ask for a smaller step.", Tally("refused_code"))
@@ -109,7 +115,8 @@ class Investigator:
         if names is None:
             return TurnResult(state, "The code does not parse as Python; nothing proposed.", Tally("refused_code"))
         writers = {t.name for t in self._enricher.catalogue() if not t.read_only}
-        proposal = Proposal(code, names, tuple(n for n in names if n in writers), prompt)
+        proposal = Proposal(code, names, tuple(n for n in names if n in writers), prompt, turn=state.turns,
+                            author=author)
         if proposal.modifies or not self._auto:
             return TurnResult(replace(state, pending=proposal), replies.proposal_text(proposal, ""), Tally("proposal"))
         state, report, refused = await self._execute(state, proposal, approved=False)
@@ -124,6 +131,9 @@ class Investigator:
             state = replace(state, pending=None)
             return TurnResult(state, "That approved run was interrupted before its result was recorded; it is not "
                               "run again. Check its effect, then propose it again if needed.", Tally("interrupted"))
+        refusal = replies.approval_refusal(pending, said, self._other_approver)
+        if refusal:
+            return TurnResult(state, refusal, Tally("approval_refused"))
         if pending.modifies:
             await self._checkpoint(replace(state, pending=replace(pending, started=True)))
         state, report, refused = await self._execute(state, pending, approved=True)

@@ -17,7 +17,8 @@ _FINALIZE = re.compile(r"^\s*finali[sz]e\b\s*(?:cause:\s*(?P<cause>.*?))?\s*(?:\
                        re.S | re.I)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\n(?P<code>.*?)```", re.S)
 WORDS = ("approve", "reject", "confirm", "abandon")
-HOW_TO_ANSWER = ("Reply `approve` to run it, `reject` to drop it, or reply with corrected code in a ```python "
+_APPROVE_ID = re.compile(r"^approve[.!]?\s+`?(?P<id>[0-9a-f]{4,64})`?[.!]?$", re.I)
+HOW_TO_ANSWER = ("Reply `approve {id}` to run it, `reject` to drop it, or reply with corrected code in a ```python "
                  "block.")
 COMMANDS_HELP = ("Ask a question, or reply `finalize cause: <cause> [resolution: <resolution>]` to store what was "
                  "found, or `abandon`.")
@@ -25,11 +26,14 @@ COMMANDS_HELP = ("Ask a question, or reply `finalize cause: <cause> [resolution:
 
 @dataclass(frozen=True, slots=True)
 class Said:
-    """One parsed utterance: `word` is approve/reject/confirm/abandon/finalize/code/question."""
+    """One parsed utterance: `word` is approve/reject/confirm/abandon/finalize/code/question; an approve's
+    `text` is the proposal id it names (empty: none)."""
 
     word: str
     text: str = ""
     finalize: Finalize | None = None
+    by: int | None = None
+    """GitLab user id of who said it in a thread; None at the terminal."""
 
 
 def parse(text: str) -> Said:
@@ -37,6 +41,9 @@ def parse(text: str) -> Said:
     first = body.split(maxsplit=1)[0].lower().strip(".!") if body else ""
     if first in WORDS and len(body.split()) == 1:
         return Said(first)
+    named = _APPROVE_ID.match(body)
+    if named:
+        return Said("approve", named.group("id").lower())
     found = _FINALIZE.match(body)
     if first.startswith("finali") and found:
         cause, res = (found.group("cause") or "").strip(), (found.group("res") or "").strip()
@@ -53,14 +60,30 @@ def tool_lines(proposal: Proposal) -> list[str]:
 
 def proposal_text(proposal: Proposal, ran: str) -> str:
     """The proposal as shown for review; `ran` is the run's report when it ran at once (read-only)."""
-    lines = ["**Proposed code**", "", "```python", proposal.code, "```", "",
+    lines = [f"**Proposed code** `{proposal.id}`", "", "```python", proposal.code, "```", "",
              "Tools it calls:" if proposal.tools else "It calls no tool by name.", *tool_lines(proposal), ""]
     if ran:
         lines += ["It only reads, so it ran at once.", "", ran]
     else:
         why = "It changes state" if proposal.modifies else "Read-only code waits for review here"
-        lines += [f"{why}: it runs only after a Developer+ replies `approve`. {HOW_TO_ANSWER}"]
+        lines += [f"{why}: it runs only after a Developer+ replies `approve {proposal.id}`. "
+                  + HOW_TO_ANSWER.format(id=proposal.id)]
     return "\n".join(lines)
+
+
+def approval_refusal(pending: Proposal, said: Said, other_approver: bool) -> str:
+    """Why this approval runs nothing ("" when it may run): it names no id, another proposal's, or (when the
+    project needs another approver) its sayer wrote the code."""
+    if not said.text:
+        return (f"Name the proposal you approve: reply `approve {pending.id}`; nothing ran. A bare `approve` "
+                "cannot say which code was read.")
+    if said.text != pending.id:
+        return (f"The proposal changed: `{said.text}` is not the one waiting, which is `{pending.id}`; nothing "
+                f"ran. Read it above, then reply `approve {pending.id}`.")
+    if other_approver and pending.author is not None and pending.author == said.by:
+        return ("You wrote this code, and this project needs another Developer+ to approve it; nothing ran. "
+                f"Someone else may reply `approve {pending.id}`.")
+    return ""
 
 
 def run_report(outcome: RunOutcome) -> str:

@@ -19,12 +19,13 @@ class InvestigationKit:
     """Built once from config (no I/O); `investigator(...)` opens what one turn needs."""
 
     def __init__(self, llm: JsonLLM, explorer: ConfiguredEnricher, stores: Stores, guidance: str = "",
-                 auto_run_read_only: bool = True) -> None:
+                 auto_run_read_only: bool = True, other_approver: bool = False) -> None:
         self.llm, self.explorer, self.stores = llm, explorer, stores
-        self.guidance, self.auto_run_read_only = guidance, auto_run_read_only
+        self.guidance, self.auto_run_read_only, self.other_approver = guidance, auto_run_read_only, other_approver
 
     @contextlib.asynccontextmanager
     async def investigator(self, task: Mapping[str, Any], checkpoint: Checkpoint) -> AsyncIterator[Investigator]:
         async with self.explorer.session(IncidentInput("", dict(task))) as enricher:
             planner = Planner(self.llm, enricher.selector, enricher.bounds, self.guidance)
-            yield Investigator(planner, enricher, self.stores, self.explorer, checkpoint, self.auto_run_read_only)
+            yield Investigator(planner, enricher, self.stores, self.explorer, checkpoint, self.auto_run_read_only,
+                               other_approver=self.other_approver)

@@ -3,10 +3,12 @@ the tool gaps, and where the session stands. Frozen inside; `to_json`/`from_json
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
+from hummingbird_agent import budgets
 from hummingbird_agent.errors import PermanentError
 
 Status = Literal["open", "stored", "abandoned"]
@@ -24,6 +26,18 @@ class Proposal:
     """The utterance it answers (the `prompt` of its (prompt -> tools) example)."""
     started: bool = False
     """Saved before approved state-changing code runs: a redelivered turn finds it and never runs it twice."""
+    turn: int = 0
+    """The turn that proposed it (0 in sessions saved before proposals had ids)."""
+    author: int | None = None
+    """GitLab user id of the thread reply whose corrected code this is; None: the planner wrote it, or the
+    terminal's operator (no user id there)."""
+
+    @property
+    def id(self) -> str:
+        """What `approve <id>` names: the same code proposed again has a new id, so an approval binds to what
+        was shown, and a late copy of an earlier approval matches nothing."""
+        digest = hashlib.sha256(f"{self.turn}\n{self.code}".encode()).hexdigest()
+        return digest[:budgets.INVESTIGATE_PROPOSAL_ID_HEX]
 
 
 @dataclass(frozen=True, slots=True)
