@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Host set-up for tests and local runs (Debian 12, as root): Podman with runc and debootstrap, the
-# containers.conf this kind of VM needs, and the local sandbox image. Idempotent; quiet when done.
+# containers.conf this kind of VM needs, the local sandbox image, and shellcheck (the triage tests run it on
+# a broken script). Idempotent; quiet when done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # --- system packages ------------------------------------------------------------------------------
-packages=(podman runc catatonit debootstrap)
+packages=(podman runc catatonit debootstrap shellcheck)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

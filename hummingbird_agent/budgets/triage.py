@@ -42,6 +42,16 @@ TRIAGE_FINGERPRINT_LINES = 12
 # Specific failure lines kept from anywhere in a log (another failure is looked for among them, not only in that
 # log's excerpt, which may show a later failure); a log with more is a report of thousands of failures.
 TRIAGE_LOG_SIGNATURES = 4096
+# Failing tests and diagnostics counted in one log (each occurrence; a test suite's or a linter's report).
+# Past it the count is incomplete and that log's failure is never called pre-existing: a failure the other run
+# lacks may be among the uncounted. Same order as TRIAGE_LOG_SIGNATURES: a report longer than this is
+# thousands of failures, not a job one MR inherits.
+TRIAGE_LOG_FINDINGS = 4096
+# Lines at a log's end whose failing tests and diagnostics name a failure whose excerpt names nothing (a linter's
+# report has no error word; the excerpt shows its count). Ruff's default format takes ~12 lines per diagnostic,
+# so 60 reach the last few above the count and the runner's epilogue; set-up warnings printed long before a hang
+# stay out. At most TRIAGE_FINGERPRINT_LINES of them are kept, like the excerpt's.
+TRIAGE_CLOSING_LINES = 60
 # Share of the MR failure's lines the other failure must also show to count as the same failure. Measured
 # against the MR's lines (not the union): an MR that adds a new failure to a pre-existing one is not
 # covered, so it is never told the whole failure is not its own.

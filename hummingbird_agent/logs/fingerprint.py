@@ -5,17 +5,21 @@ so a failure's fingerprint and its Symptoms agree. Two failures match when the o
 one's lines; a fingerprint of generic lines only ("Job failed: exit code 1", "make: *** Error 2", a bare
 timeout) never matches anything: that it failed is no evidence of why. Neither does a tool's count of its
 failures ("found 3 failures"), nor a weaker line (set-up output every run prints would match unrelated
-failures).
+failures). A tool's diagnostic or a failing test (`findings`) is a failure line without an error word, and
+each one the log reports must be reported by the other log too: coverage tolerates other noise, never a
+failing test or a diagnostic the other run lacks.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from hummingbird_agent import budgets
-from hummingbird_agent.logs.cues import cue_score
+from hummingbird_agent.logs import findings
+from hummingbird_agent.logs.cues import CUE_LITERALS, cue_score
 from hummingbird_agent.logs.signature import signature
 
 # cue_score's value for a diagnostic (not a summary count, an epilogue or a benign mention).
@@ -35,6 +39,10 @@ _MIN_SPECIFIC_WORDS = 2
 # A count of failures ("HTML-Proofer found <N> failures!", "Found <N> error."): the same with one failure more.
 _COUNT = re.compile(r"<N> (?:failures?|errors?|failed|failing|problems?|violations?|issues?|offen[cs]es?)\b",
                     re.IGNORECASE)
+# A multiset of findings' keys: each key with its 1st, 2nd, ... occurrence, so inclusion is `<=`.
+Tally = frozenset[tuple[str, int]]
+# A whole log's lines are scored only when they hold one of these (the excerpt engine's filter): speed only.
+_CUE_WORDS = tuple(literal.decode() for literal in CUE_LITERALS)
 
 
 def strong_lines(lines: Iterable[str], min_score: float = STRONG_CUE_SCORE) -> Iterator[tuple[str, str]]:
@@ -54,21 +62,29 @@ def is_generic(name: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Fingerprint:
-    """The specific normalised failure lines of one log's excerpt (empty: nothing specific, never matches), and
-    every specific failure line anywhere in that log (what another failure is looked for in)."""
+    """The specific normalised failure lines of one log's excerpt (empty: nothing specific, never matches);
+    every specific failure line anywhere in that log (what another failure is looked for in); the failing
+    tests and diagnostics the whole log reports, and whether all of them were counted. Findings only ever
+    narrow a match: a warning every run prints while it sets up is no evidence that two hangs are one."""
 
     lines: tuple[str, ...] = ()
     anywhere: frozenset[str] = frozenset()
+    tests: Tally = frozenset()
+    diagnostics: Tally = frozenset()
+    complete: bool = True
 
     @property
     def generic(self) -> bool:
         return not self.lines
 
     def covered_by(self, other: Fingerprint) -> bool:
-        """Whether `other`'s log shows (nearly) every line of this failure; generic fingerprints never match."""
-        shown = other.anywhere | set(other.lines)
-        if self.generic or not shown:
+        """Whether `other`'s log reports every failing test and diagnostic of this failure and shows (nearly)
+        every line of it; generic fingerprints, and ones whose findings were not all counted, never match."""
+        if self.generic or not self.complete:
             return False
+        if not (self.tests <= other.tests and self.diagnostics <= other.diagnostics):
+            return False
+        shown = other.anywhere | set(other.lines)
         shared = sum(1 for line in self.lines if line in shown)
         return shared / len(self.lines) >= budgets.TRIAGE_FINGERPRINT_MIN_COVERAGE
 
@@ -78,15 +94,65 @@ class Fingerprint:
 
 
 def specific_lines(lines: Iterable[str]) -> Iterator[str]:
-    """The normalised strong failure lines that name their failure, in order, each once."""
+    """The normalised failure lines (strong ones, failing tests, diagnostics) that name their failure, in
+    order, each once."""
     seen: set[str] = set()
-    for name, _ in strong_lines(lines):
-        if name not in seen and not is_generic(name):
+    for line, found in findings.read(lines):
+        if found is None and cue_score(line) < STRONG_CUE_SCORE:
+            continue
+        if (name := signature(line)) and name not in seen and not is_generic(name):
             seen.add(name)
             yield name
 
 
-def fingerprint(excerpt: Iterable[str], anywhere: Iterable[str] = ()) -> Fingerprint:
-    """The fingerprint of an excerpt's lines; `anywhere`: the whole log's specific lines (see `specific_lines`)."""
-    lines = tuple(specific_lines(excerpt))[: budgets.TRIAGE_FINGERPRINT_LINES]
-    return Fingerprint(lines, frozenset(anywhere))
+@dataclass(frozen=True, slots=True)
+class Survey:
+    """What one pass over a whole log found: its specific failure lines (at most `TRIAGE_LOG_SIGNATURES`), its
+    failing tests and diagnostics (`complete` False when there were more than `TRIAGE_LOG_FINDINGS`), and the
+    specific lines of those reported in its last `TRIAGE_CLOSING_LINES` lines (`closing`)."""
+
+    lines: frozenset[str] = frozenset()
+    tests: Tally = frozenset()
+    diagnostics: Tally = frozenset()
+    complete: bool = True
+    closing: tuple[str, ...] = ()
+
+
+def survey(lines: Iterable[str]) -> Survey:
+    """Blocking: the `Survey` of a whole log's lines. Findings past the cap are not counted: what was counted
+    is still a part of what the log reports (another failure's findings may be looked for in it)."""
+    named: set[str] = set()
+    counts: Counter[findings.Finding] = Counter()
+    last: deque[tuple[int, str]] = deque(maxlen=budgets.TRIAGE_FINGERPRINT_LINES)
+    room, index = budgets.TRIAGE_LOG_FINDINGS, 0
+    for index, (line, found) in enumerate(findings.read(lines)):
+        if found is not None:
+            room -= 1
+            counts.update([found] if room >= 0 else [])
+        elif not _strong(line):
+            continue
+        if (name := signature(line)) and not is_generic(name):
+            named.update([name] if len(named) < budgets.TRIAGE_LOG_SIGNATURES else [])
+            last.extend([(index, name)] if found is not None else [])
+    kept = list(counts.items())
+    closing = tuple(dict.fromkeys(name for at, name in last if at >= index - budgets.TRIAGE_CLOSING_LINES))
+    return Survey(frozenset(named), _tally(kept, findings.TEST), _tally(kept, findings.DIAGNOSTIC), room >= 0,
+                  closing)
+
+
+def _strong(line: str) -> bool:
+    low = line.lower()
+    return any(word in low for word in _CUE_WORDS) and cue_score(line) >= STRONG_CUE_SCORE
+
+
+def _tally(counts: Iterable[tuple[findings.Finding, int]], kind: str) -> Tally:
+    return frozenset((found.key, n) for found, times in counts if found.kind == kind for n in range(1, times + 1))
+
+
+def fingerprint(excerpt: Iterable[str], whole: Survey | None = None) -> Fingerprint:
+    """The fingerprint of an excerpt's lines; `whole`: the survey of the whole log (see `survey`). An excerpt
+    that names nothing (a linter's report has no error word, only its count does) is named by the failing
+    tests and diagnostics the log ends with; ones printed earlier (set-up warnings) never name a failure."""
+    whole = whole or Survey()
+    lines = tuple(specific_lines(excerpt))[: budgets.TRIAGE_FINGERPRINT_LINES] or whole.closing
+    return Fingerprint(lines, whole.lines, whole.tests, whole.diagnostics, whole.complete)

@@ -4,7 +4,6 @@ finished pipelines' job lists and finished logs' excerpts cached across triages.
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import re
 import tempfile
@@ -17,8 +16,7 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.logs import excerpt_lines
-from hummingbird_agent.logs.cues import CUE_LITERALS
-from hummingbird_agent.logs.fingerprint import Fingerprint, fingerprint, specific_lines
+from hummingbird_agent.logs.fingerprint import Fingerprint, Survey, fingerprint, survey
 from hummingbird_agent.logs.signature import signature
 from hummingbird_agent.logs.tail import LogTail
 from hummingbird_agent.tools.base import StreamingResponse, ToolResult
@@ -255,34 +253,28 @@ def _write(chunks: Iterable[bytes], path: Path) -> None:
 
 
 def _evidence(failing: Path, passing: Path | None) -> LogEvidence:
-    """Blocking: the fingerprint from the log alone (its excerpt, and its failure lines anywhere), the shown
-    excerpt against the passing log when given."""
+    """Blocking: the fingerprint from the log alone (its excerpt, and its failure lines, failing tests and
+    diagnostics anywhere), the shown excerpt against the passing log when given."""
     alone = tuple(line for _, line in excerpt_lines(failing, max_lines=budgets.TRIAGE_EXCERPT_LINES).lines)
     shown = alone if passing is None else tuple(
         line for _, line in excerpt_lines(failing, passing=passing, max_lines=budgets.TRIAGE_EXCERPT_LINES).lines)
     tail = LogTail()
-    anywhere = _anywhere(failing, tail)
-    found = fingerprint(alone, anywhere)
+    whole = _anywhere(failing, tail)
+    found = fingerprint(alone, whole)
     first = next((line.strip() for line in alone if found.lines and signature(line) == found.lines[0]), "")
     text = tail.text()
     runner = next((line.strip() for line in reversed(text.splitlines()) if _RUNNER_FAILED.match(line)), "")
     return LogEvidence(shown, found, text, first_line=first, runner_line=runner)
 
 
-def _anywhere(path: Path, tail: LogTail) -> frozenset[str]:
-    """The specific failure lines of the whole log (lines without a failure word are not scored); every line
+def _anywhere(path: Path, tail: LogTail) -> Survey:
+    """The survey of the whole log (its specific failure lines, failing tests and diagnostics); every line
     goes to `tail`."""
-    def candidates() -> Iterator[str]:
+    def lines() -> Iterator[str]:
         with path.open("rb") as handle:
             for raw in handle:
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
                 tail.add(line)
-                low = raw.lower()
-                if any(literal in low for literal in CUE_LITERALS):
-                    yield line[: budgets.EXCERPT_MAX_LINE_CHARS]
+                yield line[: budgets.EXCERPT_MAX_LINE_CHARS]
 
-    lines = candidates()
-    found = frozenset(itertools.islice(specific_lines(lines), budgets.TRIAGE_LOG_SIGNATURES))
-    for _ in lines:
-        pass  # the tail needs the rest of the log once the signature cap is reached
-    return found
+    return survey(lines())

@@ -1,0 +1,108 @@
+"""What a failure consists of, as the tools report it: the failing tests a test runner names and the
+diagnostics (file, code, message) a compiler, linter or type checker prints, each as a stable key.
+
+A diagnostic's key leaves its line and column out, so a diagnostic that moved because the MR added lines
+above it is still the same one; its message keeps only what `signature` keeps (numbers masked). A test's
+key is its id as the runner prints it, with line numbers and volatile ids (hashes, long numbers) masked
+but short numbers kept: `test_x[1]` and `test_x[2]` are two tests.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from hummingbird_agent.logs.clean import clean_line
+from hummingbird_agent.logs.signature import signature
+
+TEST, DIAGNOSTIC = "test", "diagnostic"
+
+# One named group per runner's shape: the failing test's id (`lastgroup` says which matched).
+_TEST = re.compile(
+    r"(?:FAILED|ERROR) (?P<pytest>\S+(?:::\S+|\.py))(?: - .*)?$"  # pytest's short summary
+    r"|_{3,} (?P<pytest_header>\S.*?) _{3,}$"  # pytest's section header of one failure
+    r"|(?:FAIL|ERROR): (?P<unittest>\w+ \([\w.]+\))"  # unittest
+    r"|\s*--- FAIL: (?P<go>\S+)"  # go test (subtests indented)
+    r"|FAIL\s+(?P<suite>[\w@-]*[./][\w./@-]*)(?:\s.*)?$"  # a go package or a jest test file
+    r"|(?:\[ERROR\] )?(?P<surefire>[\w.$]+\([\w.$]+\)|[\w$]+\.[\w$]+)\s.*<<< (?:FAILURE|ERROR)!"  # Maven
+    r"|\[ERROR\]\s{2,}(?P<surefire_summary>[\w$]+\.[\w$]+(?:\[[^\]]*\])?):\d+\s"
+    r"|(?:\[ERROR\] )?Tests run:.*<<< (?:FAILURE|ERROR)! - in (?P<surefire_class>\S+)"
+    r"|\s*(?P<gradle>[\w.$]+ > .+?) FAILED$"  # Gradle
+    r"|rspec (?P<rspec>\S+ # .+)$"
+    r"|\s*● (?P<jest>.+ › .+)$"
+    r"|not ok \d+ (?:- )?(?P<tap>.+)$"  # TAP (bats, node-tap, prove)
+)
+_LINE_NUMBER = re.compile(r":\d+(?=[\s:]|$)")
+_VOLATILE_ID = re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b|\d{5,}", re.IGNORECASE)
+
+# `path:line[:col]: rest` (gcc, clang, mypy, ruff concise, flake8, pylint, shellcheck -f gcc, javac, go vet)
+# or `path(line,col): rest` (tsc, MSBuild). The path has an extension or a directory, no blanks.
+_AT = re.compile(
+    r"\s*(?P<path>(?:[A-Za-z]:)?[^\s:()\[\]\"'`]*[./][^\s:()\[\]\"'`]*)"
+    r"(?::\d+(?::\d+)?:?|\(\d+(?:,\d+)?\):)\s+(?P<rest>\S.*)$"
+)
+# A path and a number alone are a stack frame or a progress line; a diagnostic also leads with a severity or
+# a code (`error:`, `[warning]`, `F401`, `C0114:`) or ends with its rule (`[return-value]`, `[SC2086]`,
+# `[-Wint-conversion]`, `(ineffassign)`).
+_SEVERITY = r"(?i:fatal error|error|warning|note|info|information|hint|style|convention|refactor)"
+_CLAIM = re.compile(
+    rf"\[?{_SEVERITY}\b|[A-Z]{{1,5}}\d{{2,5}}\b"
+    r"|.*(?:\[[\w./:-]+\]|\((?:[a-z]+-)*[a-z]+\))$"
+)
+# A diagnostic printed over two lines, its location second (rustc, ruff's default format):
+# `error[E0425]: cannot find value` or `F401 [*] \`os\` imported but unused`, then `  --> src/main.rs:3:5`.
+_HEADLINE = re.compile(rf"(?:{_SEVERITY}(?:\[[\w-]+\])?:|[A-Z]{{1,5}}\d{{2,5}}\b)\s*\S")
+_CODE = re.compile(r"\b[A-Z]{1,5}\d{2,5}\b")
+_LOCATION = re.compile(r"\s*--> (?P<path>[^\s:]+)(?::\d+){1,2}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One failing test or diagnostic: `kind` (TEST or DIAGNOSTIC) and its key."""
+
+    kind: str
+    key: str
+
+
+def read(lines: Iterable[str]) -> Iterator[tuple[str, Finding | None]]:
+    """Each line (cleaned) with the failing test or diagnostic it reports, None when neither; a headline
+    whose location follows on the next line is reported with that line's file."""
+    held: str | None = None
+    for raw in lines:
+        line = clean_line(raw)
+        if held is not None:
+            where = _LOCATION.match(line)
+            yield held, _diagnostic(where["path"], held) if where else None
+            held = None
+            if where:
+                yield line, None
+                continue
+        if _HEADLINE.match(line) and not _AT.match(line):
+            held = line
+            continue
+        yield line, finding(line)
+    if held is not None:
+        yield held, None
+
+
+def finding(line: str) -> Finding | None:
+    """The failing test or the one-line diagnostic a cleaned line reports."""
+    if (test := _TEST.match(line)) is not None and test.lastgroup:
+        key = _VOLATILE_ID.sub("<ID>", _LINE_NUMBER.sub("", test[test.lastgroup].strip()))
+        return Finding(TEST, key)
+    at = _AT.match(line)
+    if at is not None and _CLAIM.match(at["rest"]):
+        return _diagnostic(at["path"], at["rest"])
+    return None
+
+
+def _diagnostic(path: str, message: str) -> Finding:
+    # The rule's code is kept whole in front (`SC2086` and `SC2164` are two rules; `signature` masks digits).
+    codes = "".join(f"{code} " for code in _CODE.findall(message))
+    return Finding(DIAGNOSTIC, f"{signature(path.removeprefix('./'))} {codes}{signature(message)}")
+
+
+def is_diagnostic(line: str) -> bool:
+    """Whether a cleaned line reports a diagnostic by itself (without the next line)."""
+    return (found := finding(line)) is not None and found.kind == DIAGNOSTIC
