@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
@@ -52,6 +53,19 @@ SCHEMA: frozenset[tuple[NodeType, RelType, NodeType]] = frozenset({
 })
 # Prose nodes live in the vector store only; edges touching them are not stored in the graph.
 VECTOR_ONLY: frozenset[NodeType] = frozenset({N.TASK_CONTEXT})
+
+
+# The task feature the extraction strategy writes from the incident's own task data (never the model's
+# text): `project=<path>`. It is what makes an incident its project's.
+PROJECT_FEATURE = "project="
+
+
+def incident_project(nodes: Iterable[tuple[str, str]]) -> str:
+    """The project of an incident from its nodes' (type, name) pairs: the value of its only `project=` task
+    feature; "" (the incident is nobody's, seen by no project) when it has none or several."""
+    found = {name.removeprefix(PROJECT_FEATURE) for kind, name in nodes
+             if kind == NodeType.TASK_FEATURE.value and name.startswith(PROJECT_FEATURE)}
+    return found.pop() if len(found) == 1 else ""
 
 
 def node_id(node_type: NodeType, name: str) -> str:
@@ -137,6 +151,10 @@ class KnowledgeGraph:
 
     def of_type(self, node_type: NodeType) -> tuple[Node, ...]:
         return tuple(n for n in self.nodes if n.type is node_type)
+
+    @property
+    def project(self) -> str:
+        return incident_project((n.type.value, n.name) for n in self.nodes)
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}

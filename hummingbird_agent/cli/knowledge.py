@@ -53,7 +53,9 @@ async def stats(stores: Stores, out: TextIO | None = None) -> int:
         sections = Counter({s: await stores.vectors.count(s) for s in
                             ("Summary", "Symptom", "Cause", "Resolution", "Task_Context", LOG_SECTION)})
         points = await stores.vectors.count()
-    lines = [f"incidents: {counts.incidents}",
+    unowned = f" ({counts.unowned} without a project: no project's diagnosis or triage sees them)" \
+        if counts.unowned else ""
+    lines = [f"incidents: {counts.incidents}{unowned}",
              "nodes: " + ", ".join(f"{k} {v}" for k, v in counts.nodes.items()),
              "edges: " + ", ".join(f"{k} {v}" for k, v in counts.edges.items()),
              f"vector points: {points} (" + ", ".join(f"{k} {v}" for k, v in sections.items()) + ")",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import model_validator
+from pydantic import field_validator, model_validator
 
 from hummingbird_agent import budgets
 from hummingbird_agent.config.fields import Provider, StrictModel, number, require_for_backend, whole
@@ -82,6 +82,17 @@ class PandaConfig(StrictModel):
     """Folder of prun.txt / pathena.txt (their --help text) for fetch_cli_options, relative to the config."""
 
 
+def _share_groups(groups: list[list[str]]) -> list[list[str]]:
+    """Each group two or more distinct project paths (group/name), none blank."""
+    for at, group in enumerate(groups):
+        if len(set(group)) < 2 or len(set(group)) != len(group):
+            raise ValueError(f"share_groups[{at}]: give two or more distinct project paths")
+        for path in group:
+            if "/" not in path.strip("/") or path != path.strip() or path.strip("/") != path:
+                raise ValueError(f"share_groups[{at}]: {path!r} is not a project path (group/name)")
+    return groups
+
+
 class BambooConfig(StrictModel):
     enabled: bool = False
     """Turn the knowledge base on."""
@@ -133,7 +144,15 @@ class BambooConfig(StrictModel):
     investigate_require_other_approver: bool = False
     """In an `investigate` MR thread, code a human wrote (a reply with a corrected block) runs only when someone
     other than that GitLab user approves it; the planner's code, and the terminal (one operator), are unaffected."""
+    share_groups: list[list[str]] = []
+    """Groups of project paths (group/name) that read each other's learned knowledge; a project in no group reads
+    only what was learned from its own failures (a project in several groups reads all of them)."""
     graph: GraphStoreConfig = GraphStoreConfig()
     vectors: VectorStoreConfig = VectorStoreConfig()
     embeddings: EmbeddingsConfig = EmbeddingsConfig()
     panda: PandaConfig = PandaConfig()
+
+    @field_validator("share_groups")
+    @classmethod
+    def _groups_are_paths(cls, value: list[list[str]]) -> list[list[str]]:
+        return _share_groups(value)

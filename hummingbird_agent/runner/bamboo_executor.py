@@ -11,6 +11,7 @@ from hummingbird_agent.bamboo.diagnose.citations import incident_link, learned_i
 from hummingbird_agent.bamboo.diagnose.navigator import ReasoningNavigator
 from hummingbird_agent.bamboo.incident_graph import NodeType
 from hummingbird_agent.bamboo.learn.accumulator import AccumulationResult, KnowledgeAccumulator
+from hummingbird_agent.bamboo.stores.scoped import Scope
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.data_sources.direct import ReadTools
@@ -136,5 +137,6 @@ class BambooDiagnoseExecutor:
         incident = IncidentInput(request, gathered.task, {}, gathered.logs,
                                  f"{order.project}!{order.mr_iid}:diagnose-{order.session_id[:8]}",
                                  full_logs=gathered.tails)
-        result = await self._navigator.analyze(incident)
+        scope = Scope.of(order.project, self._loaded.config.bamboo.share_groups)  # the order's, never the request's
+        result = await self._navigator.scoped(scope).analyze(incident)
         await publish(True, diagnosis_note(result, self._loaded.config.gitlab.url, gathered.gaps))

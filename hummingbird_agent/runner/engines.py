@@ -9,6 +9,7 @@ from hummingbird_agent.agent.run import SourceRegistrar
 from hummingbird_agent.bamboo.diagnose import knowledge_tools
 from hummingbird_agent.bamboo.diagnose.citations import Citations
 from hummingbird_agent.bamboo.learn.accumulator import Stores
+from hummingbird_agent.bamboo.stores.scoped import Scope
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.metrics import Metrics
@@ -66,7 +67,8 @@ class KnowledgeAgentExecutor:
 
         def sources(registry: ToolRegistry, loaded: LoadedConfig, workflow: str, project: str) -> Sequence[str]:
             gaps = self._register_sources(registry, loaded, workflow, project)
-            knowledge_tools.register(registry, stores, citations.wrap)
+            scope = Scope.of(project, loaded.config.bamboo.share_groups)  # the order's project, never the model's
+            knowledge_tools.register(registry, stores, scope, citations.wrap)
             return tuple(gaps or ())
 
         agent = AgentExecutor(self._loaded, self._model, self._sandboxes, sources, self._redact, citations.footer,

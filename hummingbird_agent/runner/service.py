@@ -96,7 +96,8 @@ async def open_deps(
         stack.push_async_callback(model.aclose)
         sessions = await stack.enter_async_context(open_sessions(loaded))
         stores = await stack.enter_async_context(opened(build_stores(loaded))) if cfg.bamboo.enabled else None
-        triage = TriageService(loaded, StoredCauses(stores) if stores is not None else None, metrics)
+        known = StoredCauses(stores, cfg.bamboo.share_groups) if stores is not None else None
+        triage = TriageService(loaded, known, metrics)
         engines: dict[str, Executor] = {
             "agent": KnowledgeAgentExecutor(loaded, model, new_sandbox, register_sources, redact, stores, metrics,
                                             triage)}

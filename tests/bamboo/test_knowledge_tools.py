@@ -9,6 +9,7 @@ import pytest
 from hummingbird_agent.bamboo.diagnose import knowledge_tools as knowledge
 from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.learn.accumulator import Stores
+from hummingbird_agent.bamboo.stores.scoped import Scope
 from hummingbird_agent.tools.base import ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
 from hummingbird_agent.tools.spill import Spiller
@@ -33,7 +34,7 @@ async def registry_with_knowledge(llm: JsonLLM, stores: Stores) -> tuple[ToolReg
     a = await accumulator.process(INCIDENT_A)
     await accumulator.process(INCIDENT_B)
     registry = ToolRegistry(Spiller(None))  # type: ignore[arg-type]  # call() never spills
-    knowledge.register(registry, stores)
+    knowledge.register(registry, stores, Scope.of("g/app"))
     return registry, a.knowledge.incident_id
 
 
@@ -43,7 +44,7 @@ async def test_candidate_causes_rank_a_first_and_cite_its_incident(learning: Jso
             "knowledge_known_procedures"} <= set(registry.data_source_tools())
     assert "cite the incident ids" in registry.notes()
     out = await registry.call("knowledge_candidate_causes",
-                              {"error_lines": ["npm ERR! code ETIMEDOUT after 12000 ms"], "project": "g/app"})
+                              {"error_lines": ["npm ERR! code ETIMEDOUT after 12000 ms"]})
     top = out["candidates"][0]
     assert top["name"] == CAUSE_A and a_id in top["incidents"]
     assert top["resolutions"][0]["name"] == FIX_A

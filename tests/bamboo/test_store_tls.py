@@ -134,4 +134,4 @@ async def test_a_reset_server_collection_gets_its_new_size_and_its_payload_index
     await store.reset(96)
     await store.aclose()
     assert qdrant.collections["kb"]["vectors"]["size"] == 96
-    assert set(qdrant.collections["kb"]["indexes"]) == {"section", "incident_id"}
+    assert set(qdrant.collections["kb"]["indexes"]) == {"section", "incident_id", "project"}

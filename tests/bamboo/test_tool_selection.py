@@ -98,7 +98,7 @@ async def test_retrieval_unavailable_degrades_to_a_compact_budgeted_list(caplog:
     with QdrantServer() as qdrant:
         store = QdrantVectorStore("tools", 64, url=qdrant.url)
         await store.open()
-    assert set(qdrant.collections["tools"]["indexes"]) == {"section", "incident_id"}
+    assert set(qdrant.collections["tools"]["indexes"]) == {"section", "incident_id", "project"}
     try:  # the server has gone away: the selector's first write meets a refused connection
         selector = ToolSelector(store, HashingEmbedder(64), namespace="x")
         block, omitted = await render_tool_block(tools, "npm", 2000, selector)

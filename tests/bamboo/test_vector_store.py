@@ -96,7 +96,7 @@ async def test_multi_section_search_gives_each_section_search(vectors: QdrantVec
     assert [[round(h.score, 4) for h in hits] for hits in found] == [[round(h.score, 4) for h in hits]
                                                                      for hits in expected]
     assert [{h.payload["section"] for h in hits} for hits in found[:4]] == [{"Symptom"}, {"Cause"}, {"Summary"}, set()]
-    assert set(found[0][0].payload) == {"section", "incident_id", "name"}
+    assert set(found[0][0].payload) == {"section", "incident_id", "name", "project"}
 
 
 async def test_multi_section_hits_name_their_incident_after_a_reopen(tmp_path: Path) -> None:
@@ -108,8 +108,8 @@ async def test_multi_section_hits_name_their_incident_after_a_reopen(tmp_path: P
     await store.open()
     await store.replace_incident("B", [point("B", "Symptom", "s2", "disk full again")])
     [hits] = await store.search_sections([EMBED.embed_one("disk full")], ["Symptom"], 5)
-    assert [h.payload for h in hits] == [{"section": "Symptom", "incident_id": "A", "name": "s1"},
-                                         {"section": "Symptom", "incident_id": "B", "name": "s2"}]
+    assert [h.payload for h in hits] == [{"section": "Symptom", "incident_id": "A", "name": "s1", "project": ""},
+                                         {"section": "Symptom", "incident_id": "B", "name": "s2", "project": ""}]
     await store.aclose()
 
 

@@ -125,7 +125,7 @@ def texts(service: Service) -> str:
 
 async def analyse(service: Service, pipeline: int, sha: str, line: str, answer: str, notes: int) -> dict[str, Any]:
     expect_turns(service.model, function_call_turn(
-        "knowledge_candidate_causes", {"error_lines": [line], "project": PROJECT}), text_turn(answer))
+        "knowledge_candidate_causes", {"error_lines": [line]}), text_turn(answer))
     service.publish(pipeline_event("failed", pipeline, sha))
     await service.wait_for(lambda: len(service.final_notes()) == notes, f"analysis of pipeline {pipeline}")
     return service.final_notes()[-1]

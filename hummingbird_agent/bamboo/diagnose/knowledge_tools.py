@@ -1,5 +1,6 @@
 """The knowledge base as read-only tools for the analyze-failures workflow (projects with knowledge_tools):
-similar past incidents, candidate causes for error lines, known procedures for a cause.
+similar past incidents, candidate causes for error lines, known procedures for a cause. Every tool reads the run's
+project's view of the stores, bound in at registration: no argument of the model names a project.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hummingbird_agent.bamboo.incident_graph import NodeType, RelType
 from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex, incident_scores, similar_incidents
 from hummingbird_agent.bamboo.retrieval.log_vector import log_scores
+from hummingbird_agent.bamboo.stores.scoped import Scope, scoped
 from hummingbird_agent.logs import signature
 from hummingbird_agent.tools.base import ToolDef, ToolResult
 from hummingbird_agent.tools.registry import ToolRegistry
@@ -46,6 +48,11 @@ async def candidate_causes(stores: Stores, error_lines: list[str], project: str 
             "note": "" if ranked else "Nothing similar is known in the knowledge base."}
 
 
+async def _run_candidate_causes(stores: Stores, project: str, error_lines: list[str]) -> dict[str, Any]:
+    """The tool: `candidate_causes` with the run's project as the project clue."""
+    return await candidate_causes(stores, error_lines, project)
+
+
 async def known_procedures(stores: Stores, cause: str) -> dict[str, Any] | ToolResult:
     # Key lookups of this cause and its procedures, not a read of the whole graph.
     if not await stores.graph.causes([cause]):
@@ -64,11 +71,9 @@ TOOL_DEFS = (
     ToolDef("knowledge_similar_incidents", "Past resolved incidents whose failure looks like these error lines, "
             "with their summaries (how they were caused and fixed).",
             _schema(["error_lines"], error_lines=_LINES), similar_past_incidents),
-    ToolDef("knowledge_candidate_causes", "Known causes ranked by how many clue types (error signature, project, "
-            "similar incident) reach them, with their resolutions and the incident ids they rest on.",
-            _schema(["error_lines"], error_lines=_LINES,
-                    project={"type": "string", "maxLength": 255, "description": "Project path (group/name)."}),
-            candidate_causes),
+    ToolDef("knowledge_candidate_causes", "Known causes of this project ranked by how many clue types (error "
+            "signature, project, similar incident) reach them, with their resolutions and the incident ids they "
+            "rest on.", _schema(["error_lines"], error_lines=_LINES), _run_candidate_causes),
     ToolDef("knowledge_known_procedures", "Investigation procedures recorded for a known cause (exact name).",
             _schema(["cause"], cause={"type": "string", "minLength": 1, "maxLength": 300}), known_procedures),
 )
@@ -79,10 +84,15 @@ say so in the note and cite the incident ids it rests on ("seen before in incide
 tools say nothing similar is known, say that plainly; never present a guess as a known cause."""
 
 
-def register(registry: ToolRegistry, stores: Stores, wrap: Callable[[ToolDef], ToolDef] | None = None) -> None:
-    """Register the knowledge tools over open stores (the service opens them once at start-up); `wrap`
-    decorates each tool, e.g. to record the incidents it returns for the note's citations."""
-    tools = [dataclasses.replace(t, handler=functools.partial(t.handler, stores)) for t in TOOL_DEFS]
+def register(registry: ToolRegistry, stores: Stores, scope: Scope,
+             wrap: Callable[[ToolDef], ToolDef] | None = None) -> None:
+    """Register the knowledge tools over open stores (the service opens them once at start-up) as `scope` (the
+    run's project and its share groups) may read them; `wrap` decorates each tool, e.g. to record the incidents
+    it returns for the note's citations."""
+    view = scoped(stores, scope)
+    tools = [dataclasses.replace(t, handler=functools.partial(t.handler, view, scope.project)
+                                 if t.handler is _run_candidate_causes else functools.partial(t.handler, view))
+             for t in TOOL_DEFS]
     if wrap is not None:
         tools = [wrap(t) for t in tools]
     registry.register_data_source(SOURCE, tools, TOOL_NOTES)

@@ -29,6 +29,7 @@ from hummingbird_agent.bamboo.retrieval.evidence import (
     symptom_lines,
 )
 from hummingbird_agent.bamboo.retrieval.log_vector import log_scores
+from hummingbird_agent.bamboo.stores.scoped import Scope, scoped
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.bamboo.strategies.causal import cause_name, clip
 from hummingbird_agent.errors import AgentError
@@ -87,6 +88,11 @@ class ReasoningNavigator:
         self._extractor, self._llm, self._stores = extractor, llm, stores
         self._explorer = explorer or NoExplorer()
         self._threshold, self._guidance = threshold, guidance
+
+    def scoped(self, scope: Scope) -> ReasoningNavigator:
+        """This navigator over the stores as `scope` (a run's project and its share groups) may read them."""
+        return ReasoningNavigator(self._extractor, self._llm, scoped(self._stores, scope), self._explorer,
+                                  self._threshold, self._guidance)
 
     async def gather(self, incident: IncidentInput, notes: list[str] | None = None) -> tuple[Evidence, GraphIndex]:
         """Clues, candidates, novel leads and similar incidents: no LLM beyond the clue extraction."""

@@ -23,6 +23,7 @@ from hummingbird_agent.bamboo.learn.accumulator import Enrichment, Stores
 from hummingbird_agent.bamboo.learn.reviewer import ToolInfo
 from hummingbird_agent.bamboo.mcp import BuiltinMcpClient, McpClient, build_mcp_client, config_namespace
 from hummingbird_agent.bamboo.stores.base import NodeRow, VectorStore
+from hummingbird_agent.bamboo.stores.scoped import Scope, scoped
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.data_sources import register_selected
@@ -48,13 +49,14 @@ def _forward(registry: ToolRegistry, name: str) -> Callable[..., Any]:
 def read_only_tools(loaded: LoadedConfig, workflow: str, stores: Stores, spill_box: Sandbox,
                     project: str = "") -> list[ToolDef]:
     """The builtin tools: the data sources `workflow` declares, with `project`'s read credentials (the workflow's
-    when it names none), and the knowledge queries. Every one reads only (data sources hold read tokens).
-    `spill_box` is never opened: the explorer reads outputs whole (capped), it never spills them."""
+    when it names none), and the knowledge queries (what `project` and its share groups learned). Every one reads
+    only (data sources hold read tokens). `spill_box` is never opened: the explorer reads outputs whole (capped),
+    it never spills them."""
     registry = ToolRegistry(Spiller(spill_box))
     if workflow in loaded.config.workflows:
         for gap in register_selected(registry, loaded, workflow, project):
             log.warning("explorer: %s", gap)
-    knowledge_tools.register(registry, stores)
+    knowledge_tools.register(registry, stores, Scope.of(project, loaded.config.bamboo.share_groups))
     return [ToolDef(d.name, d.description, d.parameters, _forward(registry, d.name))
             for d in registry.declarations()]
 
@@ -134,7 +136,8 @@ class ConfiguredEnricher:
             client = build_mcp_client([builtin, *extra], self._mcp_path, self._loaded.env)
             stack.push_async_callback(client.close)
             await client.connect()
-            enricher = ContextEnricher(self._llm, client, sandboxes.new, selector, await self._procedures(),
+            procedures = await self._procedures(Scope.of(project, self._loaded.config.bamboo.share_groups))
+            enricher = ContextEnricher(self._llm, client, sandboxes.new, selector, procedures,
                                        self._summary, await self.tool_bounds())
             await enricher.start()
             stack.push_async_callback(enricher.aclose)
@@ -148,9 +151,10 @@ class ConfiguredEnricher:
         window = cfg.llm_context_window or await self._llm.context_window() or budgets.TOOL_CONTEXT_WINDOW_TOKENS
         return ToolBounds(window, cfg.tool_budget_margin, cfg.tool_max_full_schemas)
 
-    async def _procedures(self) -> list[NodeRow]:
+    async def _procedures(self, scope: Scope) -> list[NodeRow]:
+        """The investigation procedures `scope`'s projects learned (their code runs as proc__ tools)."""
         try:
-            return await self._stores.graph.nodes(NodeType.PROCEDURE.value)
+            return await scoped(self._stores, scope).graph.nodes(NodeType.PROCEDURE.value)
         except AgentError as exc:
             log.warning("explorer: stored procedures unavailable; no proc__ tools this time: %s", exc)
             return []

@@ -231,9 +231,11 @@ async def store_knowledge(stores: Stores, batch: Sequence[ExtractedKnowledge]) -
     vectors = iter(await stores.embedder.embed([i.content for group in items for i in group]))
     points: dict[str, list[VectorPoint]] = {}
     for k, group in zip(batch, items, strict=True):  # a later copy of an incident replaces an earlier one
+        owner = {"project": k.graph.project}  # what a project's searches filter on ("": nobody's)
         points[k.incident_id] = [VectorPoint(derive_id(k.incident_id, i.section, i.name), tuple(next(vectors)),
-                                             log_payload(i.content) if i.section == LOG_SECTION else
-                                             {"section": i.section, "name": i.name, "content": i.content})
+                                             {**(log_payload(i.content) if i.section == LOG_SECTION else
+                                                 {"section": i.section, "name": i.name, "content": i.content}),
+                                              **owner})
                                  for i in group]
     await stores.vectors.replace_incidents(points)
 

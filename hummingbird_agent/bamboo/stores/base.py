@@ -70,6 +70,7 @@ class GraphCounts:
     nodes: dict[str, int]
     edges: dict[str, int]
     incidents: int
+    unowned: int = 0  # incidents without a project: seen by no project's diagnosis or triage
 
 
 class GraphStore(Protocol):
@@ -130,6 +131,16 @@ class GraphStore(Protocol):
         cost as much as the graph."""
         ...
 
+    async def linked_support(self, source_type: str, rel_type: str, target_type: str,
+                             names: Sequence[str]) -> list[tuple[str, NodeRow, tuple[str, ...]]]:
+        """`linked` with each edge's support: (source name, target, the incidents that learned the edge)."""
+        ...
+
+    async def project_incidents(self, projects: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """The incidents learned from these projects, each with its causes' names, by a filter on the incident
+        records (an incident with no project is in none)."""
+        ...
+
     async def causes(self, names: Sequence[str]) -> list[NodeRow]:
         """The causes of these names that exist, by key lookups, each with a sample of its support."""
         ...
@@ -175,12 +186,15 @@ class VectorStore(Protocol):
         ...
 
     async def search(self, vector: list[float], section: str | None, limit: int,
-                     min_score: float = 0.0) -> list[VectorHit]: ...
+                     min_score: float = 0.0, among: frozenset[str] | None = None) -> list[VectorHit]:
+        """The best `limit` points; with `among`, of the points whose payload `project` is one of those only
+        (filtered before ranking; a point with no project is of none)."""
+        ...
 
     async def search_sections(self, vectors: Sequence[list[float]], sections: Sequence[str],
-                              limit: int) -> list[list[VectorHit]]:
-        """`search(vector, section, limit)` for each vector and then each section, in one call; the hits'
-        payload carries `section`, `incident_id` and `name` only."""
+                              limit: int, among: frozenset[str] | None = None) -> list[list[VectorHit]]:
+        """`search(vector, section, limit, among=among)` for each vector and then each section, in one call; the
+        hits' payload carries `section`, `incident_id`, `name` and `project` only."""
         ...
 
     async def by_incident(self, incident_id: str, section: str | None = None) -> list[VectorHit]: ...

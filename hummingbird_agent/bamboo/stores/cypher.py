@@ -73,7 +73,30 @@ def put_incidents(rows: list[dict[str, object]]) -> Statement:
     """Incident records (gid, digest, contribution, the names of its causes); each gid once (ladybug mis-merges
     a key repeated in one statement)."""
     return (f"UNWIND $rows AS row MERGE (i:{INCIDENT_LABEL} {{name: row.gid}}) "
-            "SET i.digest = row.digest, i.contribution = row.contribution, i.causes = row.causes", {"rows": rows})
+            "SET i.digest = row.digest, i.contribution = row.contribution, i.causes = row.causes, "
+            "i.project = row.project", {"rows": rows})
+
+
+def unowned_incidents() -> Statement:
+    """Incident records written before they kept their project (read at open; none afterwards)."""
+    return (f"MATCH (i:{INCIDENT_LABEL}) WHERE i.project IS NULL RETURN i.name AS gid, i.contribution AS contribution",
+            {})
+
+
+def set_incident_projects(rows: list[dict[str, object]]) -> Statement:
+    return (f"UNWIND $rows AS row MATCH (i:{INCIDENT_LABEL} {{name: row.gid}}) SET i.project = row.project",
+            {"rows": rows})
+
+
+def project_incidents(projects: list[str]) -> Statement:
+    """The incidents of these projects with their causes' names (the records of other projects stay in the
+    engine)."""
+    return (f"MATCH (i:{INCIDENT_LABEL}) WHERE i.project IN $projects RETURN i.name AS gid, i.causes AS causes "
+            "ORDER BY gid", {"projects": projects})
+
+
+def count_unowned() -> Statement:
+    return f"MATCH (i:{INCIDENT_LABEL}) WHERE i.project = '' RETURN count(i) AS c", {}
 
 
 def uncounted_incidents() -> Statement:
@@ -198,12 +221,15 @@ def incident_contributions(gids: list[str]) -> Statement:
             "RETURN i.name AS gid, i.digest AS digest, i.contribution AS contribution ORDER BY gid", {"gids": gids})
 
 
-def linked(group: EdgeGroup, names: list[str]) -> Statement:
-    """Targets of one edge group from the given source names (key lookups, then their own edges)."""
+def linked(group: EdgeGroup, names: list[str], support: bool = False) -> Statement:
+    """Targets of one edge group from the given source names (key lookups, then their own edges); with `support`,
+    one row per edge with the edge's support (the incidents that learned it)."""
     src, rel, tgt = group
+    target = ("t.name AS name, t.description AS description, t.frequency AS frequency, t.conf_sum AS conf_sum, "
+              "t.props AS props")
+    match = f"UNWIND $names AS nm MATCH (s:{src} {{name: nm}})-[r:{rel}]->(t:{tgt}) "
+    if support:  # an edge's support is bounded by its cause's, not shared by every source
+        return match + f"RETURN [s.name] AS sources, r.incidents AS support, {target} ORDER BY name", {"names": names}
     # One row per target with its sources, and not its support list: ladybug reads a list property of a
     # target shared by many sources (one procedure of every cause) at about 0.25 ms an element.
-    return (f"UNWIND $names AS nm MATCH (s:{src} {{name: nm}})-[:{rel}]->(t:{tgt}) WITH t, collect(s.name) AS sources "
-            "RETURN sources, t.name AS name, t.description AS description, "
-            "t.frequency AS frequency, t.conf_sum AS conf_sum, t.props AS props ORDER BY name",
-            {"names": names})
+    return match + f"WITH t, collect(s.name) AS sources RETURN sources, {target} ORDER BY name", {"names": names}

@@ -13,19 +13,12 @@ from typing import Any, Protocol, TypeVar
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.incident_graph import KnowledgeGraph, NodeType, RelType
-from hummingbird_agent.bamboo.stores import cypher
+from hummingbird_agent.bamboo.stores import cypher, records
 from hummingbird_agent.bamboo.stores.base import CauseRow, ClueCause, EdgeRow, GraphCounts, NodeRow
+from hummingbird_agent.bamboo.stores.records import CypherTx
 
 T = TypeVar("T")
 SAMPLE = budgets.BAMBOO_CAUSE_SAMPLE_INCIDENTS
-
-
-class CypherTx(Protocol):
-    async def run(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]: ...
-
-    async def run_all(self, statements: Sequence[tuple[str, dict[str, object]]]) -> None:
-        """Run statements in order, discarding their rows (one hop to the engine where it can)."""
-        ...
 
 
 class CypherSession(Protocol):
@@ -132,9 +125,10 @@ async def _replace_all(tx: CypherTx, prepared: list[tuple[str, dict[str, Any], s
     if latest:
         statements += _contribute(list(latest.items()))
         statements += _recount(*touched, *latest.values())
-        statements.append(cypher.put_incidents([{"gid": gid, "digest": current[gid][0], "contribution":
-                                                 json.dumps(latest[gid], sort_keys=True),
-                                                 "causes": _cause_names(latest[gid])} for gid in sorted(latest)]))
+        statements.append(cypher.put_incidents([{
+            "gid": gid, "digest": current[gid][0], "contribution": json.dumps(latest[gid], sort_keys=True),
+            "causes": records.cause_names(latest[gid]), "project": records.project(latest[gid])}
+            for gid in sorted(latest)]))
         await tx.run_all(statements)
     return changed
 
@@ -145,18 +139,6 @@ def _recount(*contributions: dict[str, Any] | None) -> list[cypher.Statement]:
                 if n["type"] in cypher.CLUE_LABELS}
     return [cypher.recount_causes(g, sorted(name for label, name in by_label if label == g[0]))
             for g in cypher.clue_groups() if any(label == g[0] for label, _ in by_label)]
-
-
-def _cause_names(contrib: dict[str, Any]) -> list[str]:
-    return sorted({n["name"] for n in contrib["nodes"] if n["type"] == NodeType.CAUSE.value})
-
-
-async def _backfill_incident_causes(tx: CypherTx) -> None:
-    """The causes' names of incident records written before the records kept them (a no-op afterwards)."""
-    rows = await tx.run(*cypher.uncounted_incidents())
-    if rows:
-        await tx.run_all([cypher.set_incident_causes([
-            {"gid": r["gid"], "causes": _cause_names(json.loads(r["contribution"]))} for r in rows])])
 
 
 def _node_row(label: str, r: dict[str, Any]) -> NodeRow:
@@ -175,7 +157,7 @@ class CypherGraphStore:
 
         async def backfill(tx: CypherTx) -> None:
             await tx.run_all([cypher.backfill_causes(g) for g in cypher.clue_groups()])
-            await _backfill_incident_causes(tx)
+            await records.backfill(tx)
 
         await self._session.write(backfill)
 
@@ -214,7 +196,8 @@ class CypherGraphStore:
     async def counts(self) -> GraphCounts:
         nodes = {label: await self._count(cypher.count_nodes(label)) for label in cypher.GRAPH_LABELS}
         edges = {rel.value: await self._count(cypher.count_edges(rel.value)) for rel in RelType}
-        return GraphCounts(nodes, edges, await self._count(cypher.count_nodes(cypher.INCIDENT_LABEL)))
+        return GraphCounts(nodes, edges, await self._count(cypher.count_nodes(cypher.INCIDENT_LABEL)),
+                           await self._count(cypher.count_unowned()))
 
     async def count(self, node_type: str) -> int:
         return await self._count(cypher.count_nodes(NodeType(node_type).value))
@@ -240,12 +223,25 @@ class CypherGraphStore:
 
     async def linked(self, source_type: str, rel_type: str, target_type: str,
                      names: Sequence[str]) -> list[tuple[str, NodeRow]]:
+        found = await self._linked(source_type, rel_type, target_type, names, support=False)
+        return sorted(((source, row) for source, row, _ in found), key=lambda pair: (pair[0], pair[1].name))
+
+    async def linked_support(self, source_type: str, rel_type: str, target_type: str,
+                             names: Sequence[str]) -> list[tuple[str, NodeRow, tuple[str, ...]]]:
+        return await self._linked(source_type, rel_type, target_type, names, support=True)
+
+    async def _linked(self, source_type: str, rel_type: str, target_type: str, names: Sequence[str],
+                      support: bool) -> list[tuple[str, NodeRow, tuple[str, ...]]]:
         group = (NodeType(source_type).value, RelType(rel_type).value, NodeType(target_type).value)
         if group not in cypher.edge_groups() or not names:
             return []
-        rows = await self._session.read(*cypher.linked(group, sorted(set(names))))
-        pairs = [(source, _node_row(group[2], r)) for r in rows for source in r["sources"]]
-        return sorted(pairs, key=lambda pair: (pair[0], pair[1].name))
+        rows = await self._session.read(*cypher.linked(group, sorted(set(names)), support))
+        return [(source, _node_row(group[2], r), tuple(r.get("support") or ()))
+                for r in rows for source in r["sources"]]
+
+    async def project_incidents(self, projects: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        rows = await self._session.read(*cypher.project_incidents(sorted(set(projects)))) if projects else []
+        return {str(r["gid"]): tuple(r["causes"] or ()) for r in rows}
 
     async def causes(self, names: Sequence[str]) -> list[NodeRow]:
         wanted = sorted(set(names))

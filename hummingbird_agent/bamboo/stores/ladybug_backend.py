@@ -36,6 +36,7 @@ def schema_statements() -> list[str]:
     # Added after the first release: ALTER also upgrades a store created before it (values start NULL).
     ddl += [f"ALTER TABLE {label} ADD IF NOT EXISTS causes INT64" for label in cypher.CLUE_LABELS]
     ddl.append(f"ALTER TABLE {cypher.INCIDENT_LABEL} ADD IF NOT EXISTS causes STRING[]")
+    ddl.append(f"ALTER TABLE {cypher.INCIDENT_LABEL} ADD IF NOT EXISTS project STRING")
     return ddl
 
 

@@ -19,10 +19,12 @@ log = logging.getLogger(__name__)
 
 
 def schema_statements() -> list[str]:
-    """Uniqueness on (label, name) makes concurrent MERGEs of one node safe in Neo4j."""
+    """Uniqueness on (label, name) makes concurrent MERGEs of one node safe in Neo4j; the index on the incidents'
+    project serves a project's reads (its incidents, not every record)."""
     labels = [*cypher.GRAPH_LABELS, cypher.INCIDENT_LABEL]
-    return [f"CREATE CONSTRAINT bamboo_{label.lower()}_name IF NOT EXISTS FOR (n:{label}) REQUIRE n.name IS UNIQUE"
-            for label in labels]
+    return [*(f"CREATE CONSTRAINT bamboo_{label.lower()}_name IF NOT EXISTS FOR (n:{label}) REQUIRE n.name IS UNIQUE"
+              for label in labels),
+            f"CREATE INDEX bamboo_incident_project IF NOT EXISTS FOR (n:{cypher.INCIDENT_LABEL}) ON (n.project)"]
 
 
 @asynccontextmanager

@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 _SCROLL_PAGE = 256
 # Payload keys a multi-section search returns: what the similarity step reads (not the stored texts,
 # whose copies would cost more than the scoring in local mode).
-_HIT_KEYS = ["section", "incident_id", "name"]
+_HIT_KEYS = ["section", "incident_id", "name", "project"]
 
 
 @asynccontextmanager
@@ -137,10 +137,11 @@ class QdrantVectorStore:
         await self._index()
 
     async def _index(self) -> None:
-        """A server's payload indexes for the section and incident filters (local mode ignores them, and warns)."""
+        """A server's payload indexes for the section, incident and project filters (local mode ignores them, and
+        warns)."""
         from qdrant_client import models
 
-        for key in ("section", "incident_id") if self._url else ():
+        for key in ("section", "incident_id", "project") if self._url else ():
             await self._client.create_payload_index(self._collection, key, models.PayloadSchemaType.KEYWORD)
 
     async def reset(self, dimensions: int) -> None:
@@ -166,11 +167,15 @@ class QdrantVectorStore:
             await self._client.close()
             self._client = None
 
-    def _filter(self, **equal: str | None) -> Any:
+    def _filter(self, among: frozenset[str] | None = None, **equal: str | None) -> Any:
+        """Payload filter: these fields equal (a None or "" value is no condition) and, with `among`, the point's
+        project one of those (a point with no project matches none)."""
         from qdrant_client import models
 
         must: list[models.Condition] = [models.FieldCondition(key=k, match=models.MatchValue(value=v))
                                         for k, v in equal.items() if v]
+        if among is not None:
+            must.append(models.FieldCondition(key="project", match=models.MatchAny(any=sorted(among))))
         return models.Filter(must=must) if must else None
 
     async def replace_incident(self, incident_id: str, points: list[VectorPoint]) -> None:
@@ -212,7 +217,8 @@ class QdrantVectorStore:
         size = self._dimensions or 0  # known once open
         for section, at in by_section.items():
             rows = unit_rows([vectors[i] for i in at], size)
-            self._sections.setdefault(section, SectionMatrix(size)).add([ids[i] for i in at], rows)
+            self._sections.setdefault(section, SectionMatrix(size)).add(
+                [ids[i] for i in at], rows, [self._hit_keys[ids[i]]["project"] for i in at])
 
     def _selector(self, incident_ids: list[str]) -> Any:
         from qdrant_client import models
@@ -224,11 +230,11 @@ class QdrantVectorStore:
             key="incident_id", match=models.MatchAny(any=incident_ids))]))
 
     async def search(self, vector: list[float], section: str | None, limit: int,
-                     min_score: float = 0.0) -> list[VectorHit]:
+                     min_score: float = 0.0, among: frozenset[str] | None = None) -> list[VectorHit]:
         if not section or self._local_ids is None:
-            return await self._query(vector, section, limit, min_score)
+            return await self._query(vector, section, limit, min_score, among)
         matrix = self._sections.get(section)
-        [ranked] = matrix.top(unit_queries([vector]), limit, min_score) if matrix else [[]]
+        [ranked] = matrix.top(unit_queries([vector]), limit, min_score, among) if matrix else [[]]
         if not ranked:
             return []
         async with _mapped("retrieve"):
@@ -237,35 +243,37 @@ class QdrantVectorStore:
         return [VectorHit(pid, score, payloads.get(pid, {})) for pid, score in ranked]
 
     async def search_sections(self, vectors: Sequence[list[float]], sections: Sequence[str],
-                              limit: int) -> list[list[VectorHit]]:
+                              limit: int, among: frozenset[str] | None = None) -> list[list[VectorHit]]:
         """For each vector and each of `sections` (in that order), the section's best `limit` hits, as
         `search` gives them, with the payload's section, incident id and name only. A server answers all of
         them in one batch request; local mode with one matrix product per section for all the vectors."""
         if self._local_ids is None:
             queries = [(vector, section) for vector in vectors for section in sections]
-            return await self._batch(queries, limit)
+            return await self._batch(queries, limit, among)
         if not vectors:
             return []
         queries = unit_queries(vectors)
         per_section: list[list[list[tuple[str, float]]]] = [
-            self._sections[s].top(queries, limit) if s in self._sections else [[] for _ in vectors] for s in sections]
+            self._sections[s].top(queries, limit, among=among) if s in self._sections else [[] for _ in vectors]
+            for s in sections]
         return [[VectorHit(pid, score, self._hit_keys.get(pid, {})) for pid, score in per_section[k][j]]
                 for j in range(len(vectors)) for k in range(len(sections))]
 
-    async def _batch(self, queries: Sequence[tuple[list[float], str]], limit: int) -> list[list[VectorHit]]:
+    async def _batch(self, queries: Sequence[tuple[list[float], str]], limit: int,
+                     among: frozenset[str] | None) -> list[list[VectorHit]]:
         from qdrant_client import models
 
-        requests = [models.QueryRequest(query=vector, filter=self._filter(section=section), limit=limit,
+        requests = [models.QueryRequest(query=vector, filter=self._filter(among, section=section), limit=limit,
                                         with_payload=_HIT_KEYS) for vector, section in queries]
         async with _mapped("search"):
             responses = await self._client.query_batch_points(self._collection, requests=requests)
         return [[VectorHit(str(p.id), float(p.score), dict(p.payload or {})) for p in r.points] for r in responses]
 
     async def _query(self, vector: list[float], section: str | None, limit: int,
-                     min_score: float) -> list[VectorHit]:
+                     min_score: float, among: frozenset[str] | None) -> list[VectorHit]:
         async with _mapped("search"):
             response = await self._client.query_points(self._collection, query=vector, limit=limit,
-                                                       query_filter=self._filter(section=section),
+                                                       query_filter=self._filter(among, section=section),
                                                        score_threshold=min_score or None, with_payload=True)
         return [VectorHit(str(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
 

@@ -45,6 +45,10 @@ class SectionMatrix:
         import numpy as np
 
         self._rows = np.zeros((16, dimensions), dtype=np.float32)
+        # Each row's owner (its incident's project) as a code, so a project's search masks the other rows out
+        # before ranking; code 0 is "" (nobody's), which no search asks for.
+        self._owners = np.zeros(16, dtype=np.int32)
+        self._codes: dict[str, int] = {"": 0}
         self._ids: list[str] = []
         self._row_of: dict[str, int] = {}
         # The float32 product's rounding error stays below d × 2^-24 for unit vectors; twice that is the
@@ -54,21 +58,27 @@ class SectionMatrix:
     def __len__(self) -> int:
         return len(self._ids)
 
-    def add(self, ids: Sequence[str], rows: Any) -> None:
-        """Store `rows` (already unit rows) under `ids`; an id already here has its row overwritten."""
+    def add(self, ids: Sequence[str], rows: Any, owners: Sequence[str] = ()) -> None:
+        """Store `rows` (already unit rows) under `ids`, of `owners` (one project per id; none: nobody's); an
+        id already here has its row overwritten."""
         import numpy as np
 
+        codes = [self._codes.setdefault(o, len(self._codes)) for o in owners] or [0] * len(ids)
         last = {pid: i for i, pid in enumerate(ids)}  # an id given twice keeps its last row, as an upsert does
         fresh = [i for pid, i in last.items() if pid not in self._row_of]
         for pid, i in last.items():
             if pid in self._row_of:
                 self._rows[self._row_of[pid]] = rows[i]
+                self._owners[self._row_of[pid]] = codes[i]
         start, end = len(self._ids), len(self._ids) + len(fresh)
         if end > len(self._rows):
-            grown = np.zeros((max(end, 2 * len(self._rows)), self._rows.shape[1]), dtype=np.float32)
+            size = max(end, 2 * len(self._rows))
+            grown = np.zeros((size, self._rows.shape[1]), dtype=np.float32)
             grown[:start] = self._rows[:start]
             self._rows = grown
+            self._owners = np.concatenate([self._owners[:start], np.zeros(size - start, dtype=np.int32)])
         self._rows[start:end] = rows[fresh]
+        self._owners[start:end] = [codes[i] for i in fresh]
         for at, i in enumerate(fresh, start):
             self._ids.append(ids[i])
             self._row_of[ids[i]] = at
@@ -80,20 +90,25 @@ class SectionMatrix:
         last = len(self._ids) - 1
         if at != last:
             self._rows[at] = self._rows[last]
+            self._owners[at] = self._owners[last]
             self._ids[at] = self._ids[last]
             self._row_of[self._ids[at]] = at
         self._ids.pop()
 
-    def top(self, queries: Any, limit: int, min_score: float = 0.0) -> list[list[tuple[str, float]]]:
+    def top(self, queries: Any, limit: int, min_score: float = 0.0,
+            among: frozenset[str] | None = None) -> list[list[tuple[str, float]]]:
         """For each row of `queries` (from `unit_queries`), the best `limit` (point id, score) pairs with a
-        score ≥ `min_score` (0: no threshold), best first, ties by id. One float32 product ranks every row;
-        the rows within rounding of the k-th are rescored in float64 and sorted exactly."""
+        score ≥ `min_score` (0: no threshold), best first, ties by id; with `among`, of the rows those projects
+        own only. One float32 product ranks every row; the rows within rounding of the k-th are rescored in
+        float64 and sorted exactly."""
         import numpy as np
 
-        n = len(self._ids)
+        kept = None if among is None else np.flatnonzero(np.isin(
+            self._owners[:len(self._ids)], [self._codes[p] for p in among if p in self._codes]))
+        n = len(self._ids) if kept is None else len(kept)
         if not n or limit <= 0:
             return [[] for _ in range(len(queries))]
-        rows = self._rows[:n]
+        rows = self._rows[:n] if kept is None else self._rows[kept]
         rough = rows @ queries.astype(np.float32).T
         out = []
         for j in range(len(queries)):
@@ -108,7 +123,7 @@ class SectionMatrix:
             exact = (rows[candidates].astype(np.float64) * queries[j]).sum(axis=1)
             if min_score:
                 candidates, exact = candidates[exact >= min_score], exact[exact >= min_score]
-            ids = np.array([self._ids[i] for i in candidates], dtype=str)
+            ids = np.array([self._ids[i] for i in (candidates if kept is None else kept[candidates])], dtype=str)
             order = np.lexsort((ids, -exact))[:limit]  # best score first, then by id
             out.append([(str(ids[i]), float(exact[i])) for i in order])
         return out
