@@ -25,6 +25,7 @@ PASS_TAIL = 'The command "./ci/run.sh" exited with 0.\n\nDone. Your build exited
 LEARNED_PER_CAUSE = 2
 _VOLATILE = re.compile(r"\d{4}-\d\d-\d\d|\d{1,2}:\d\d:\d\d(?:[.,]\d+)?|\b\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min)"
                        r"\b|\b[0-9a-f]{7,40}\b|\b\d{5,}\b")
+_HEX_ID = re.compile(r"[0-9a-f]{7,40}")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
 
 
@@ -70,8 +71,10 @@ class MR:
 def volatile_changed(log: str) -> str:
     """The same failure in another run: timestamps, durations, hashes and long ids differ."""
     def shift(m: re.Match[str]) -> str:
+        # Digits change everywhere; letters only in a hex id (a duration's unit word is not volatile).
+        hexid = _HEX_ID.fullmatch(m.group(0)) is not None
         return "".join(str((int(c) + 3) % 10) if c.isdigit() else "abcdef"[("abcdef".index(c) + 2) % 6]
-                       if c in "abcdef" else c for c in m.group(0))
+                       if hexid and c in "abcdef" else c for c in m.group(0))
     return _VOLATILE.sub(shift, log)
 
 

@@ -50,12 +50,19 @@ TRIAGE_LOG_FINDINGS = 4096
 # Lines at a log's end whose failing tests and diagnostics name a failure whose excerpt names nothing (a linter's
 # report has no error word; the excerpt shows its count). Ruff's default format takes ~12 lines per diagnostic,
 # so 60 reach the last few above the count and the runner's epilogue; set-up warnings printed long before a hang
-# stay out. At most TRIAGE_FINGERPRINT_LINES of them are kept, like the excerpt's.
+# stay out. At most TRIAGE_FINGERPRINT_LINES of them are kept, like the excerpt's. The same window is what a
+# pre-existing failure must show whole on the other run (quoted source context aside): a line the MR's run ends
+# with that the base's never printed is a failure the base did not have, whatever words it uses.
 TRIAGE_CLOSING_LINES = 60
 # Share of the MR failure's lines the other failure must also show to count as the same failure. Measured
 # against the MR's lines (not the union): an MR that adds a new failure to a pre-existing one is not
 # covered, so it is never told the whole failure is not its own.
 TRIAGE_FINGERPRINT_MIN_COVERAGE = 0.75
+
+# A failure too generic to name (or a hang) is pre-existing only when the other run's whole log is the same line for
+# line, numbers and ids aside; a log shorter than this says too little for that (`$ ./ci.sh`, `something went
+# wrong`, `exit code 1` is the same for every cause).
+TRIAGE_SAME_LOG_MIN_LINES = 30
 
 # --- what reaches the model and the note -------------------------------------------------------------
 # Excerpt lines per check in the first message and in the note's table details.

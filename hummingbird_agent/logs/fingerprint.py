@@ -85,6 +85,8 @@ class Fingerprint:
         if not (self.tests <= other.tests and self.diagnostics <= other.diagnostics):
             return False
         shown = other.anywhere | set(other.lines)
+        if not self.anywhere <= shown:
+            return False  # a failure line printed anywhere in this log and nowhere in the other: a new failure
         shared = sum(1 for line in self.lines if line in shown)
         return shared / len(self.lines) >= budgets.TRIAGE_FINGERPRINT_MIN_COVERAGE
 

@@ -8,13 +8,15 @@ else unclassified). A failure is called not the MR's only on evidence that names
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.fingerprint import strong_lines
-from hummingbird_agent.triage.evidence import INFRASTRUCTURE_REASONS, Runs, Sources, failed_attempts, passed
+from hummingbird_agent.logs.signature import signature
+from hummingbird_agent.triage.evidence import HANGS, INFRASTRUCTURE_REASONS, Runs, Sources, failed_attempts, passed
 from hummingbird_agent.triage.model import CheckResult, KnownCause, KnownCauses, Verdict
 from hummingbird_agent.triage.reader import Job, LogEvidence, TriageReader, Unread
 
@@ -50,7 +52,7 @@ class Classifier:
         return await self._from_log(base, name, log)
 
     async def _from_log(self, base: CheckResult, name: str, log: LogEvidence) -> CheckResult:
-        found, unread = await self._same_failure(name, log)
+        found, unread = await self._same_failure(name, log, hung=base.failure_reason in HANGS)
         if found is not None and log.cut:
             return _result(base, Verdict.UNCLASSIFIED, "failed the same way elsewhere, but its log was read only in "
                            "part: what was not read may hold another failure", log=log)
@@ -81,12 +83,11 @@ class Classifier:
         evidence = ok if ok is not None else runs.attempts(name)[0][1][-1]
         return _result(base, Verdict.NEW, text, evidence_url=str(evidence.get("web_url") or ""), log=log)
 
-    async def _same_failure(self, name: str, log: LogEvidence) -> tuple[tuple[str, Job] | None, list[str]]:
+    async def _same_failure(self, name: str, log: LogEvidence,
+                            hung: bool) -> tuple[tuple[str, Job] | None, list[str]]:
         """The first failed run of this job, on the merge base then the target branch, whose failure shows
         this one's fingerprint (logs compared are bounded per check), and the runs whose logs were not read."""
         unread: list[str] = []
-        if log.fingerprint.generic:
-            return None, unread
         compared = 0
         for where, runs in (("on the merge base's pipeline", self._src.base), (None, None)):
             runs = runs if runs is not None else await self._target()
@@ -98,7 +99,7 @@ class Classifier:
                 other = await self._reader.log(job)
                 if isinstance(other, Unread):
                     unread.append(f"its failure {place}: {other.reason}")
-                elif log.fingerprint.covered_by(other.fingerprint):
+                elif same_failure(log, other, hung):
                     return (place, job), unread
         return None, unread
 
@@ -114,6 +115,36 @@ class Classifier:
         features = {"job": check.name, "stage": check.stage, "failure_reason": check.failure_reason}
         cause = await self._known.match(self._project, lines[: budgets.BAMBOO_VECTOR_QUERIES], features, log.tail)
         return cause if cause is not None and cause.fit >= budgets.BAMBOO_KNOWN_MIN_FIT else None
+
+
+# A quoted source line or the marker under it: a line number or an indent, a gutter bar, then code or carets (a
+# table row starting at the margin with `|` is not one).
+_SOURCE_CONTEXT = re.compile(r"(?:\s*\d+\s+|\s+)\|(?:\s|$)")
+
+
+def same_failure(mine: LogEvidence, other: LogEvidence, hung: bool = False) -> bool:
+    """Whether `other` failed as `mine` did: its log shows this fingerprint and every line this log ends with. A
+    failure too generic to name, or a hang (its log shows where it stopped, not why), only when both whole logs are
+    the same, numbers and ids aside (`LogDigest`)."""
+    if mine.fingerprint.generic or hung:
+        return (mine.digest_lines >= budgets.TRIAGE_SAME_LOG_MIN_LINES and mine.digest == other.digest
+                and not (mine.cut or other.cut))
+    return mine.fingerprint.covered_by(other.fingerprint) and closing_shown(mine.tail, other.tail)
+
+
+def _ending(tail: str) -> list[str]:
+    """The signatures of the lines a log ends with, less the source context compilers and linters quote under a
+    diagnostic (`  12 | code`, `     |     ^^^`): that moves with the file, the diagnostic does not."""
+    lines = [line for line in tail.splitlines() if line.strip() and not _SOURCE_CONTEXT.match(line)]
+    return [signature(line) for line in lines[-budgets.TRIAGE_CLOSING_LINES:]]
+
+
+def closing_shown(mine: str, other: str) -> bool:
+    """Whether every line the MR's log ends with (where runners and builds say what failed) is printed in the
+    other log's last lines too, volatile parts masked: a line the base never printed there is something the MR's run
+    did that the base's did not, whatever words it uses ("Please rebuild the assets", "Dubious, test returned 1")."""
+    theirs = {signature(line) for line in other.splitlines()}
+    return all(line in theirs for line in _ending(mine))
 
 
 def _result(head: CheckResult, verdict: Verdict, reason: str, evidence_url: str = "",

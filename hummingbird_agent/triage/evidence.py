@@ -20,6 +20,10 @@ INFRASTRUCTURE_REASONS = frozenset({
 })
 
 
+# Failure reasons of a script that ran too long: its log shows where it stopped, not why it hung.
+HANGS = frozenset({"job_execution_timeout"})
+
+
 def by_name(jobs: Iterable[Job]) -> dict[str, list[Job]]:
     """Attempts of each job name, oldest first."""
     out: dict[str, list[Job]] = {}

@@ -16,7 +16,8 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.logs import excerpt_lines
-from hummingbird_agent.logs.fingerprint import Fingerprint, Survey, fingerprint, survey
+from hummingbird_agent.logs.digest import LogDigest
+from hummingbird_agent.logs.fingerprint import Fingerprint, Survey, fingerprint, strong_lines, survey
 from hummingbird_agent.logs.signature import signature
 from hummingbird_agent.logs.tail import LogTail
 from hummingbird_agent.tools.base import StreamingResponse, ToolResult
@@ -43,6 +44,10 @@ class LogEvidence:
     """The first failure line of the fingerprint as the log printed it."""
     runner_line: str = ""
     """The runner's own last `ERROR: Job failed ...` line (what a platform failure says)."""
+    digest: str = ""
+    """The whole log's `LogDigest`: equal digests, the same lines in the same order, numbers and ids aside."""
+    digest_lines: int = 0
+    """Non-blank lines the digest covers."""
 
     @property
     def last_lines(self) -> tuple[str, ...]:
@@ -258,16 +263,25 @@ def _evidence(failing: Path, passing: Path | None) -> LogEvidence:
     alone = tuple(line for _, line in excerpt_lines(failing, max_lines=budgets.TRIAGE_EXCERPT_LINES).lines)
     shown = alone if passing is None else tuple(
         line for _, line in excerpt_lines(failing, passing=passing, max_lines=budgets.TRIAGE_EXCERPT_LINES).lines)
-    tail = LogTail()
-    whole = _anywhere(failing, tail)
+    tail, digest = LogTail(), LogDigest()
+    whole = _anywhere(failing, tail, digest)
     found = fingerprint(alone, whole)
-    first = next((line.strip() for line in alone if found.lines and signature(line) == found.lines[0]), "")
+    first = _first_line(alone, found)
     text = tail.text()
     runner = next((line.strip() for line in reversed(text.splitlines()) if _RUNNER_FAILED.match(line)), "")
-    return LogEvidence(shown, found, text, first_line=first, runner_line=runner)
+    return LogEvidence(shown, found, text, first_line=first, runner_line=runner, digest=digest.hexdigest(),
+                       digest_lines=digest.lines)
 
 
-def _anywhere(path: Path, tail: LogTail) -> Survey:
+def _first_line(excerpt: tuple[str, ...], found: Fingerprint) -> str:
+    """The excerpt line that says what failed, as printed: the first fingerprint line stating a failure (not a bare
+    test header such as pytest's `___ test_x ___`), else the first fingerprint line."""
+    named = set(found.lines)
+    stating = next((raw.strip() for name, raw in strong_lines(excerpt) if name in named), "")
+    return stating or next((line.strip() for line in excerpt if named and signature(line) == found.lines[0]), "")
+
+
+def _anywhere(path: Path, tail: LogTail, digest: LogDigest) -> Survey:
     """The survey of the whole log (its specific failure lines, failing tests and diagnostics); every line
     goes to `tail`."""
     def lines() -> Iterator[str]:
@@ -275,6 +289,7 @@ def _anywhere(path: Path, tail: LogTail) -> Survey:
             for raw in handle:
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
                 tail.add(line)
+                digest.add(line)
                 yield line[: budgets.EXCERPT_MAX_LINE_CHARS]
 
     return survey(lines())

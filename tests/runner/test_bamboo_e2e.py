@@ -156,7 +156,8 @@ async def test_fixed_failure_is_learned_and_cited_by_the_next_analysis(service: 
     service.publish(pipeline_event("success", 502, "b" * 40))
     await service.wait_for(lambda: any(b.startswith("**Learned**") for b in service.bodies()), "the learned note")
     incident = learned_incident_id(PROJECT, IID, analysis_marker.id)
-    thread = service.discussions()[0]
+    thread = next(d for d in service.discussions()  # the analysis thread (the MR's status note is another)
+                  if not d["notes"][0]["body"].startswith("<!-- hummingbird-status"))
     learned = thread["notes"][-1]["body"]  # answered in the analysis thread, which was auto-resolved
     assert incident in learned and CAUSE in learned and FIX in learned and "did not approve" not in learned
     assert f"Fix read from `{SHA[:12]}..{'b' * 12}`: 1 changed file(s)" in learned

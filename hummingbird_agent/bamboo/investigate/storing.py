@@ -8,6 +8,7 @@ import logging
 from collections.abc import Sequence
 
 from hummingbird_agent.bamboo.incident_graph import (
+    PROJECT_FEATURE,
     Edge,
     ExtractedKnowledge,
     KnowledgeGraph,
@@ -42,6 +43,11 @@ def session_graph(state: InvestigationState) -> KnowledgeGraph:
         if node is not None and node.key not in {n.key for n in nodes}:
             nodes.append(node)
             edges.append(Edge(cause.key, RelType.INVESTIGATED_BY, node.key))
+    if project := str(state.task.get("project") or ""):
+        # The project the investigation ran for owns what it learned (the run's task, never the model's words).
+        feature = make_node(NodeType.TASK_FEATURE, f"{PROJECT_FEATURE}{project}", attribute="project", value=project)
+        nodes.append(feature)
+        edges.append(Edge(feature.key, RelType.CONTRIBUTE_TO, cause.key))
     return KnowledgeGraph(tuple(nodes), tuple(edges))
 
 
