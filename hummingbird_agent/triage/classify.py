@@ -32,13 +32,13 @@ class Classifier:
         self._branch = branch.replace("`", "'") or "the target branch"
         self._cases = CaseJudge(reader, sources, target, self._branch)
 
-    async def job(self, name: str, attempts: Sequence[Job]) -> CheckResult:
-        """The job's verdict (from its failed test cases when its pipeline's report lists them, else from its log),
-        with how often it failed on the target branch's recent pipelines."""
-        found = await self._verdict(name, attempts)
-        return replace(found, history=job_history(await self._target(), name).text(self._branch))
+    async def with_history(self, check: CheckResult) -> CheckResult:
+        """The job's row with how often it failed on the target branch's recent pipelines (asked after every
+        verdict, so the look-up never takes the call budget a verdict needs)."""
+        return replace(check, history=job_history(await self._target(), check.name).text(self._branch))
 
-    async def _verdict(self, name: str, attempts: Sequence[Job]) -> CheckResult:
+    async def job(self, name: str, attempts: Sequence[Job]) -> CheckResult:
+        """The job's verdict: from its failed test cases when its pipeline's report lists them, else its log."""
         failed = failed_attempts(attempts)[-1]
         base = CheckResult(name, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
                            stage=str(failed.get("stage") or ""), failure_reason=str(failed.get("failure_reason") or ""))

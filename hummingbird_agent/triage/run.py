@@ -53,6 +53,7 @@ async def triage(reader: TriageReader, request: TriageRequest, known: KnownCause
     external = _failed_external(statuses, request.ignore_statuses, set(sources.analysed))
     listed = failed[: reader.limits.max_checks]
     checks: list[CheckResult] = [await classifier.job(name, attempts) for name, attempts in listed]
+    checks = [await classifier.with_history(check) for check in checks]
     room = reader.limits.max_checks - len(checks)
     checks += [external_check(s, statuses) for s in external[:room]]
     room = reader.limits.max_checks - len(checks)
