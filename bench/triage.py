@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bamboo_naming import NamingModel  # noqa: E402
 from bench.bamboo_retrieval import incident, read_examples, read_log  # noqa: E402
+from bench.triage_cases import case_figures, case_mrs, run_cases  # noqa: E402
 from bench.triage_figures import (  # noqa: E402
     Graded,
     baseline,
@@ -84,6 +85,8 @@ Row = dict[str, Any]
 # Budgets low enough that the cut paths run on many of these MRs (one to three failed jobs each, logs of 2-500 KiB)
 # while others still finish: 10 calls (the MR, five lists, then logs), 256 KiB of logs, 128 KiB of one.
 LOWERED = TriageLimits(max_calls=10, max_log_bytes=256 * 1024, max_one_log_bytes=128 * 1024)
+# The test-case worlds' reports cut: two cases of a suite, or 16 KiB of a report (a base report is ~25 KiB).
+LOWERED_REPORTS = TriageLimits(max_report_cases=2, max_report_bytes=16 * 1024)
 
 
 async def learn(stores: Stores, held: list[Row], logs: dict[str, str]) -> None:
@@ -218,8 +221,23 @@ async def main_async(logchunks: Path, cidiff: Path, limit: int) -> dict[str, Any
         await stores.vectors.aclose()
         await stores.graph.aclose()
     out = report(results)
+    out["test_cases"] = await cases_bench(rows, logs)
     out.update(learned_incidents=len(held), lowered_budgets=lowered(low), learn_s=round(learned_s, 1),
                seconds=round(time.monotonic() - started, 1))
+    return out
+
+
+async def cases_bench(rows: list[Row], logs: dict[str, str]) -> dict[str, Any]:
+    """The test-case worlds (bench/triage_cases.py) for each repository, at the budgets and with reports cut."""
+    repos: dict[str, str] = {}
+    for row in rows:
+        repos.setdefault(row["repository"], logs[row["log_id"]])
+    mrs = case_mrs(repos)
+    out = case_figures(await run_cases(mrs))
+    low = case_figures(await run_cases(mrs, LOWERED_REPORTS))
+    out["reports_cut"] = {"limits": {"max_report_cases": 2, "max_report_bytes": 16 * 1024},
+                          "false_green": low["false_green"], "green_mrs": low["green_mrs"],
+                          "per_job_accuracy": low["per_job"]["accuracy"]}
     return out
 
 

@@ -29,6 +29,22 @@ TRIAGE_CACHE_PIPELINES = 256
 # Fingerprints of finished job logs kept between triages (a finished log never changes).
 TRIAGE_CACHE_LOGS = 1024
 
+# --- unit test reports (GitLab's pipeline `test_report`) ---------------------------------------------------
+# Bytes of one pipeline's test report read (the JSON streams; a report of 100k cases with stack traces is tens of
+# MiB). Reading stops at the cap: a case not found in a cut report is unread, never taken as passing or absent.
+TRIAGE_REPORT_MAX_BYTES = 8 * 1024 * 1024
+# Test cases kept from one report read (only the suites of the failed jobs are kept): a suite with more failed
+# cases than this is a broken build, not one MR's few regressions; the rest are a gap on the row.
+TRIAGE_REPORT_MAX_CASES = 5000
+# Characters of a case's stack trace or output kept (its first line is what the note shows).
+TRIAGE_REPORT_TRACE_CHARS = 400
+# Reports (the failed jobs' suites of one finished pipeline) kept between triages: ~150 bytes a case, so at
+# most ~50 MB when every one is at TRIAGE_REPORT_MAX_CASES.
+TRIAGE_CACHE_REPORTS = 64
+# Failed test cases listed under their job in the note (the rest counted); the model's copy lists them within
+# TRIAGE_PROMPT_MAX_CHARS.
+TRIAGE_NOTE_CASES_PER_CHECK = 8
+
 # --- look-back (defaults of the workflow's `triage` settings) ---------------------------------------
 # Recent target-branch pipelines searched when the merge base's pipeline does not decide; the window keeps
 # an old failure (since fixed) from calling today's failure pre-existing.

@@ -10,6 +10,7 @@ import gitlab
 
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.gitlab_api import call, project_of
+from hummingbird_agent.data_sources.gitlab_reports import get_pipeline_test_report, get_pipeline_test_report_summary
 from hummingbird_agent.tools.base import ToolDef, ToolResult
 
 _PIPELINE_KEYS = ("id", "sha", "ref", "status", "source", "created_at", "updated_at", "web_url")
@@ -75,4 +76,24 @@ TOOL_DEFS = (
                 "max_jobs": {"type": "integer", "minimum": 1,
                              "maximum": budgets.TRIAGE_MAX_JOBS_PER_PIPELINE}}},
             get_pipeline_jobs),
+    ToolDef("gitlab_get_pipeline_test_report", "The pipeline's unit test report (junit artifacts; one suite per job, "
+            "a parallel job's shards `name 1/3` share the suite `name`, only each job's latest attempt): per suite its "
+            "counts and cases (status success/failed/skipped/error, classname, name, file, the start of the stack "
+            "trace). suites keeps only these suites, statuses only cases in these states (e.g. [\"failed\", "
+            "\"error\"]); at most max_cases cases and a bounded number of bytes are read, and `cut` says why a "
+            "report is not whole.",
+            {"type": "object", "additionalProperties": False, "required": ["project", "pipeline_id"], "properties": {
+                "project": _PROJECT, "pipeline_id": {"type": "integer", "minimum": 1},
+                "suites": {"type": "array", "maxItems": 200,
+                           "items": {"type": "string", "minLength": 1, "maxLength": 255}},
+                "statuses": {"type": "array", "items": {"type": "string",
+                                                        "enum": ["success", "failed", "skipped", "error"]}},
+                "max_cases": {"type": "integer", "minimum": 1, "maximum": budgets.TRIAGE_REPORT_MAX_CASES},
+                "max_bytes": {"type": "integer", "minimum": 1024, "maximum": budgets.TRIAGE_REPORT_MAX_BYTES}}},
+            get_pipeline_test_report),
+    ToolDef("gitlab_get_pipeline_test_report_summary", "Counts of the pipeline's unit test report, in total and per "
+            "suite (total, success, failed, skipped, error; the job ids that made each suite).",
+            {"type": "object", "additionalProperties": False, "required": ["project", "pipeline_id"], "properties": {
+                "project": _PROJECT, "pipeline_id": {"type": "integer", "minimum": 1}}},
+            get_pipeline_test_report_summary),
 )

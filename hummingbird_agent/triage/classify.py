@@ -16,7 +16,9 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.fingerprint import strong_lines
 from hummingbird_agent.logs.signature import signature
+from hummingbird_agent.triage.case_verdicts import CaseJudge
 from hummingbird_agent.triage.evidence import HANGS, INFRASTRUCTURE_REASONS, Runs, Sources, failed_attempts, passed
+from hummingbird_agent.triage.history import job_history
 from hummingbird_agent.triage.model import CheckResult, KnownCause, KnownCauses, Verdict
 from hummingbird_agent.triage.reader import Job, LogEvidence, TriageReader, Unread
 
@@ -30,8 +32,15 @@ class Classifier:
         # Shown in inline code in the note: a backtick in a branch name would end it.
         self._known, self._project = known, project
         self._branch = branch.replace("`", "'") or "the target branch"
+        self._cases = CaseJudge(reader, sources, target, self._branch)
+
+    async def with_history(self, check: CheckResult) -> CheckResult:
+        """The job's row with how often it failed on the target branch's recent pipelines (asked after every
+        verdict, so the look-up never takes the call budget a verdict needs)."""
+        return replace(check, history=job_history(await self._target(), check.name).text(self._branch))
 
     async def job(self, name: str, attempts: Sequence[Job]) -> CheckResult:
+        """The job's verdict: from its failed test cases when its pipeline's report lists them, else its log."""
         failed = failed_attempts(attempts)[-1]
         base = CheckResult(name, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
                            stage=str(failed.get("stage") or ""), failure_reason=str(failed.get("failure_reason") or ""))
@@ -46,6 +55,8 @@ class Classifier:
             # GitLab's own reason is the evidence; the log, when the budget allows, only shows the runner's line.
             log = await self._reader.log(failed) if not self._reader.exhausted else None
             return _infrastructure(base, log if isinstance(log, LogEvidence) else None)
+        if (by_cases := await self._cases.check(base, name)) is not None:
+            return by_cases
         log = await self._reader.log(failed, await self._passing(name))
         if isinstance(log, Unread):
             return _result(base, Verdict.UNCLASSIFIED, f"not examined: {log.reason}")

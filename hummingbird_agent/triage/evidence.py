@@ -69,6 +69,8 @@ class Sources:
     """Everything the verdicts compare against, read once per triage."""
 
     analysed: dict[str, list[Job]] = field(default_factory=dict)
+    pipeline: Mapping[str, Any] = field(default_factory=dict)
+    """The analysed pipeline (its unit test report is read afresh)."""
     same_sha: Runs = field(default_factory=Runs)
     """The commit's other pipelines (a retried pipeline, a branch pipeline beside the MR's)."""
     base: Runs = field(default_factory=Runs)

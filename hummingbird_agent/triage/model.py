@@ -36,6 +36,8 @@ class TriageLimits:
     max_one_log_bytes: int = budgets.TRIAGE_MAX_ONE_LOG_BYTES
     max_jobs_per_pipeline: int = budgets.TRIAGE_MAX_JOBS_PER_PIPELINE
     max_checks: int = budgets.TRIAGE_MAX_CHECKS
+    max_report_cases: int = budgets.TRIAGE_REPORT_MAX_CASES
+    max_report_bytes: int = budgets.TRIAGE_REPORT_MAX_BYTES
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,33 @@ class KnownCauses(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class CaseResult:
+    """One failed test case of a job's unit test report and its verdict."""
+
+    verdict: Verdict
+    key: tuple[str, str, str]
+    """(suite, classname, name): a parallel job's shards share their group's suite."""
+    line: str = ""
+    """The first line of its stack trace or output."""
+    reason: str = ""
+    evidence_url: str = ""
+    history: str = ""
+    """How often it failed on the target branch's recent pipelines whose reports were read."""
+
+    @property
+    def suite(self) -> str:
+        return self.key[0]
+
+    @property
+    def name(self) -> str:
+        return self.key[2]
+
+    @property
+    def title(self) -> str:
+        return f"{self.key[1]}.{self.key[2]}" if self.key[1] else self.key[2]
+
+
+@dataclass(frozen=True, slots=True)
 class CheckResult:
     """One failed check (a GitLab job or an external status) and why it got its verdict."""
 
@@ -74,6 +103,10 @@ class CheckResult:
     known: KnownCause | None = None
     failure_line: str = ""
     """The log's first failure line as it was printed (the fingerprint, its comparison key, is normalised)."""
+    cases: tuple[CaseResult, ...] = ()
+    """Its failed test cases, when its pipeline's unit test report lists them (the verdict is then theirs)."""
+    history: str = ""
+    """How often the job failed on the target branch's recent pipelines whose job lists were read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +122,7 @@ class Triage:
     """Lists of the analysed commit not read whole (its jobs, its statuses): failures may hide there."""
     calls: int = 0
     log_bytes: int = 0
+    report_bytes: int = 0
 
     def counts(self) -> Counter[Verdict]:
         return Counter(c.verdict for c in self.checks)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
@@ -15,45 +14,14 @@ from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.direct import ReadTools
-from hummingbird_agent.logs import excerpt_lines
-from hummingbird_agent.logs.digest import LogDigest
-from hummingbird_agent.logs.fingerprint import Fingerprint, Survey, fingerprint, strong_lines, survey
-from hummingbird_agent.logs.signature import signature
-from hummingbird_agent.logs.tail import LogTail
 from hummingbird_agent.tools.base import StreamingResponse, ToolResult
+from hummingbird_agent.triage.cases import Report, report_of
+from hummingbird_agent.triage.excerpt import LogEvidence, evidence_of
 from hummingbird_agent.triage.model import TriageLimits
 
 Job = Mapping[str, Any]
-# The runner's own verdict line ("ERROR: Job failed (system failure): ...", "ERROR: Job failed: exit code 1").
-_RUNNER_FAILED = re.compile(r"\s*ERROR: Job failed\b")
 # Pipeline states after which a pipeline's jobs no longer change (except by a retry, see reader.jobs).
 FINISHED = frozenset({"success", "failed", "canceled", "skipped"})
-
-
-@dataclass(frozen=True, slots=True)
-class LogEvidence:
-    """A job log's failure excerpt and fingerprint."""
-
-    excerpt: tuple[str, ...]
-    fingerprint: Fingerprint
-    tail: str = ""
-    """The log's last lines (`LogTail`): what the knowledge base compares whole logs by."""
-    cut: bool = False
-    """Only the log's head was read (a byte budget): what follows may hold another failure."""
-    first_line: str = ""
-    """The first failure line of the fingerprint as the log printed it."""
-    runner_line: str = ""
-    """The runner's own last `ERROR: Job failed ...` line (what a platform failure says)."""
-    digest: str = ""
-    """The whole log's `LogDigest`: equal digests, the same lines in the same order, numbers and ids aside."""
-    digest_lines: int = 0
-    """Non-blank lines the digest covers."""
-
-    @property
-    def last_lines(self) -> tuple[str, ...]:
-        """The log's last non-blank lines (an infrastructure failure's excerpt: the runner's end, not the job's)."""
-        lines = [line for line in self.tail.splitlines() if line.strip()]
-        return tuple(lines[-budgets.TRIAGE_EXCERPT_LINES:])
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +58,7 @@ class TriageCache:
     def __init__(self) -> None:
         self.jobs = _Lru(budgets.TRIAGE_CACHE_PIPELINES)
         self.logs = _Lru(budgets.TRIAGE_CACHE_LOGS)
+        self.reports = _Lru(budgets.TRIAGE_CACHE_REPORTS)
 
 
 class _Budget:
@@ -117,6 +86,7 @@ class TriageReader:
         self.limits = limits or TriageLimits()
         self.calls = 0
         self.log_bytes = 0
+        self.report_bytes = 0
         self.gaps: list[str] = []
 
     def _gap(self, text: str) -> None:
@@ -174,6 +144,25 @@ class TriageReader:
             self._cache.jobs.put(key, tuple(jobs))
         return Listed(jobs)
 
+    async def report(self, pipeline: Mapping[str, Any], suites: frozenset[str], fresh: bool = False) -> Report | Unread:
+        """These suites of the pipeline's unit test report (bounded: a cut is kept as a gap and on the report); a
+        finished pipeline's comes from the cache unless `fresh` (the analysed pipeline: a retry may have run since)."""
+        key = (self._project, int(pipeline["id"]), suites)
+        if not fresh and key in self._cache.reports:
+            return self._cache.reports[key]
+        found = await self._call("gitlab_get_pipeline_test_report", pipeline_id=int(pipeline["id"]),
+                                 suites=sorted(suites), max_cases=self.limits.max_report_cases,
+                                 max_bytes=self.limits.max_report_bytes)
+        if not isinstance(found, Mapping):
+            return found if isinstance(found, Unread) else Unread("GitLab returned no test report")
+        report = report_of(pipeline, found)
+        self.report_bytes += report.bytes_read
+        if report.cut:
+            self._gap(f"the test report of pipeline {pipeline['id']} is not whole: {report.cut}")
+        elif pipeline.get("status") in FINISHED:
+            self._cache.reports.put(key, report)
+        return report
+
     async def statuses(self, sha: str) -> tuple[list[Mapping[str, Any]], str]:
         """The commit's statuses, and why the list is not whole when it is not."""
         output = await self._call("gitlab_get_commit_statuses", sha=sha)
@@ -207,7 +196,7 @@ class TriageReader:
                 return failing
             reference = await self._spool(passing, Path(scratch, "passing.log")) if passing else None
             evidence = await asyncio.to_thread(
-                _evidence, failing.path, reference.path if isinstance(reference, _Spooled) else None)
+                evidence_of, failing.path, reference.path if isinstance(reference, _Spooled) else None)
             evidence = replace(evidence, cut=failing.cut)
         self._cache.logs.put(key, evidence)
         return evidence
@@ -255,41 +244,3 @@ def _write(chunks: Iterable[bytes], path: Path) -> None:
     with path.open("wb") as handle:
         for chunk in chunks:
             handle.write(chunk)
-
-
-def _evidence(failing: Path, passing: Path | None) -> LogEvidence:
-    """Blocking: the fingerprint from the log alone (its excerpt, and its failure lines, failing tests and
-    diagnostics anywhere), the shown excerpt against the passing log when given."""
-    alone = tuple(line for _, line in excerpt_lines(failing, max_lines=budgets.TRIAGE_EXCERPT_LINES).lines)
-    shown = alone if passing is None else tuple(
-        line for _, line in excerpt_lines(failing, passing=passing, max_lines=budgets.TRIAGE_EXCERPT_LINES).lines)
-    tail, digest = LogTail(), LogDigest()
-    whole = _anywhere(failing, tail, digest)
-    found = fingerprint(alone, whole)
-    first = _first_line(alone, found)
-    text = tail.text()
-    runner = next((line.strip() for line in reversed(text.splitlines()) if _RUNNER_FAILED.match(line)), "")
-    return LogEvidence(shown, found, text, first_line=first, runner_line=runner, digest=digest.hexdigest(),
-                       digest_lines=digest.lines)
-
-
-def _first_line(excerpt: tuple[str, ...], found: Fingerprint) -> str:
-    """The excerpt line that says what failed, as printed: the first fingerprint line stating a failure (not a bare
-    test header such as pytest's `___ test_x ___`), else the first fingerprint line."""
-    named = set(found.lines)
-    stating = next((raw.strip() for name, raw in strong_lines(excerpt) if name in named), "")
-    return stating or next((line.strip() for line in excerpt if named and signature(line) == found.lines[0]), "")
-
-
-def _anywhere(path: Path, tail: LogTail, digest: LogDigest) -> Survey:
-    """The survey of the whole log (its specific failure lines, failing tests and diagnostics); every line
-    goes to `tail`."""
-    def lines() -> Iterator[str]:
-        with path.open("rb") as handle:
-            for raw in handle:
-                line = raw.decode("utf-8", "replace").rstrip("\r\n")
-                tail.add(line)
-                digest.add(line)
-                yield line[: budgets.EXCERPT_MAX_LINE_CHARS]
-
-    return survey(lines())

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.triage.model import NOT_YOURS, CheckResult, Triage, Verdict
+from hummingbird_agent.triage.model import NOT_YOURS, CaseResult, CheckResult, Triage, Verdict
 
 _PHRASES = {Verdict.PRE_EXISTING: "already failing on {branch}", Verdict.FLAKY: "flaky",
             Verdict.INFRASTRUCTURE: "infrastructure", Verdict.KNOWN: "known from the knowledge base",
@@ -47,9 +47,22 @@ def headline(triage: Triage) -> str:
     return line + "." + not_listed
 
 
-def _evidence(check: CheckResult) -> str:
-    text = check.reason[:200].replace("|", " ").replace("\n", " ")
-    return f"[{text}]({check.evidence_url})" if check.evidence_url else text
+def _evidence(found: CheckResult | CaseResult) -> str:
+    text = found.reason[:200].replace("|", " ").replace("\n", " ")
+    linked = f"[{text}]({found.evidence_url})" if found.evidence_url else text
+    return linked + (f"; {found.history.replace('|', ' ')}" if found.history else "")
+
+
+def _case_rows(check: CheckResult) -> list[str]:
+    """The job's failed test cases under its row (bounded, the rest counted)."""
+    shown = check.cases[: budgets.TRIAGE_NOTE_CASES_PER_CHECK]
+    rows = [f"| ↳ `{cell(c.title, 120)}` | {_BADGES[c.verdict]} | {_evidence(c)} | "
+            + (f"`{cell(c.line, 160)}`" if c.line else "") + " |" for c in shown]
+    if len(check.cases) > len(shown):
+        rest = check.cases[len(shown):]
+        counts = ", ".join(f"{n} {v.value}" for v in Verdict if (n := sum(c.verdict == v for c in rest)))
+        rows.append(f"| ↳ {len(rest)} more failed tests | | {counts} | |")
+    return rows
 
 
 def table(triage: Triage) -> str:
@@ -60,6 +73,7 @@ def table(triage: Triage) -> str:
         if check.known is not None and check.known.resolution:
             failure += f" fix: {cell(check.known.resolution, 160)}"
         rows.append(f"| {name} | {_BADGES[check.verdict]} | {_evidence(check)} | {failure} |")
+        rows += _case_rows(check)
     return "\n".join(rows)
 
 
@@ -101,16 +115,41 @@ def for_model(triage: Triage) -> dict[str, Any]:
         full: dict[str, Any] = {"check": check.name, "verdict": check.verdict.value, "evidence": check.reason,
                                 "evidence_url": check.evidence_url, "job_url": check.url,
                                 "excerpt": list(check.excerpt)}
+        if check.history:
+            full["history"] = check.history
+        if check.cases:
+            full["failed_tests"] = [_case_for_model(c) for c in check.cases]
         if check.known is not None:
             full["known_cause"] = {"name": check.known.name, "resolution": check.known.resolution,
                                    "incidents": list(check.known.incidents)}
-        size = len(json.dumps(full))
-        if used + size > budgets.TRIAGE_PROMPT_MAX_CHARS:
-            full = {"check": check.name, "verdict": check.verdict.value}
-            size = len(json.dumps(full))
-        used += size
+        full = _fitted(full, budgets.TRIAGE_PROMPT_MAX_CHARS - used)
+        used += len(json.dumps(full))
         out["checks"].append(full)
     return out
+
+
+def _fitted(full: dict[str, Any], room: int) -> dict[str, Any]:
+    """The check as it fits in `room` characters: whole; else with the failed tests that fit (the rest counted);
+    else its name and verdict only."""
+    if len(json.dumps(full)) <= room:
+        return full
+    tests = full.pop("failed_tests", [])
+    kept: list[dict[str, str]] = []
+    left = room - len(json.dumps(full)) - 60  # the keys of the failed tests and of their count
+    for test in tests:
+        left -= len(json.dumps(test)) + 2
+        if left < 0:
+            break
+        kept.append(test)
+    if kept:
+        return full | {"failed_tests": kept, "failed_tests_not_listed": len(tests) - len(kept)}
+    return {"check": full["check"], "verdict": full["verdict"]}
+
+
+def _case_for_model(case: CaseResult) -> dict[str, str]:
+    out = {"test": case.title, "suite": case.suite, "verdict": case.verdict.value, "evidence": case.reason,
+           "evidence_url": case.evidence_url, "first_line": case.line}
+    return out | ({"history": case.history} if case.history else {})
 
 
 def pointer(triage: Triage, first: str) -> str:

@@ -53,6 +53,7 @@ async def triage(reader: TriageReader, request: TriageRequest, known: KnownCause
     external = _failed_external(statuses, request.ignore_statuses, set(sources.analysed))
     listed = failed[: reader.limits.max_checks]
     checks: list[CheckResult] = [await classifier.job(name, attempts) for name, attempts in listed]
+    checks = [await classifier.with_history(check) for check in checks]
     room = reader.limits.max_checks - len(checks)
     checks += [external_check(s, statuses) for s in external[:room]]
     room = reader.limits.max_checks - len(checks)
@@ -60,7 +61,8 @@ async def triage(reader: TriageReader, request: TriageRequest, known: KnownCause
     omitted = len(failed) + len(external) + len(sources.unlisted_failures) - len(checks)
     unlisted = tuple(p for p in (sources.unlisted_problem, statuses_problem) if p)
     return Triage(sha=sha, target_branch=branch, base_sha=base_sha, checks=tuple(checks), gaps=tuple(reader.gaps),
-                  omitted=omitted, unlisted=unlisted, calls=reader.calls, log_bytes=reader.log_bytes)
+                  omitted=omitted, unlisted=unlisted, calls=reader.calls, log_bytes=reader.log_bytes,
+                  report_bytes=reader.report_bytes)
 
 
 async def _load_commit(reader: TriageReader, request: TriageRequest, sha: str, sources: Sources) -> None:
@@ -74,7 +76,7 @@ async def _load_commit(reader: TriageReader, request: TriageRequest, sha: str, s
         sources.unlisted_problem = f"no pipeline of commit {sha[:12]} could be listed"
         return
     listed = await reader.jobs(analysed, fresh=True)
-    sources.analysed = by_name(listed.jobs)
+    sources.analysed, sources.pipeline = by_name(listed.jobs), analysed
     if listed.problem:
         await _failures_beyond(reader, analysed, listed.problem, sources)
     for pipeline in pipelines:

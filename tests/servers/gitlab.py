@@ -93,6 +93,10 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         r("GET", _P + r"/jobs/(?P<job>\d+)/trace", self._trace)
         r("GET", _P + r"/pipelines", self._pipelines)
         r("GET", _P + r"/pipelines/(?P<pipeline>\d+)/jobs", self._pipeline_jobs)
+        r("GET", _P + r"/pipelines/(?P<pipeline>\d+)/test_report",
+          lambda req, pid, pipeline: json_response(self.test_report(self.project(pid)["id"], int(pipeline))))
+        r("GET", _P + r"/pipelines/(?P<pipeline>\d+)/test_report_summary",
+          lambda req, pid, pipeline: json_response(self.test_report_summary(self.project(pid)["id"], int(pipeline))))
         r("POST", _P + r"/statuses/(?P<sha>[0-9a-f]+)", self._post_status)
         r("GET", _P + r"/repository/compare", self._compare)
         r("GET", _P + r"/repository/archive(?:\.(?P<fmt>[a-z0-9.]+))?", self._archive)

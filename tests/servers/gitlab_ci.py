@@ -3,6 +3,8 @@ and commit statuses posted by a client, with GitLab's rules for them."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tests.servers import samples
@@ -15,6 +17,11 @@ STATUS_STATES = ("pending", "running", "success", "failed", "canceled", "skipped
 _OPEN_TRANSITIONS = {"pending": {"running", "success", "failed", "canceled", "skipped"},
                      "running": {"success", "failed", "canceled"}}
 # Job states a `scope[]` filter of a job list may name (anything else is GitLab's 400).
+# A test case's states in GitLab's reports (Gitlab::Ci::Reports::TestCase::STATUS_TYPES).
+CASE_STATUSES = ("success", "failed", "skipped", "error")
+_COUNTED = {"success": "success_count", "failed": "failed_count", "skipped": "skipped_count", "error": "error_count"}
+# A parallel job's shard ("rspec 2/3"): its report joins the suite of the job's group name (Ci::Build#test_suite_name).
+_SHARD = re.compile(r"\s+\d+/\d+\s*$")
 _JOB_SCOPES = frozenset({"created", "pending", "running", "failed", "success", "canceled", "skipped",
                          "waiting_for_resource", "manual"})
 
@@ -29,6 +36,7 @@ class GitLabCIState:
     def init_ci(self) -> None:
         self.pipelines: dict[tuple[int, int], dict[str, Any]] = {}
         self.posted_statuses: list[dict[str, Any]] = []
+        self.test_cases: dict[tuple[int, int], list[dict[str, Any]]] = {}
 
     def next_id(self) -> int:
         raise NotImplementedError
@@ -78,6 +86,59 @@ class GitLabCIState:
             jobs = [j for j in jobs if latest[j["name"]] is j]
         return [j for j in jobs if not scope or j["status"] in scope]
 
+    def add_test_cases(self, project_id: int, job_id: int, cases: Sequence[Mapping[str, Any]]) -> None:
+        """The junit report a job uploaded: each case needs `status` and `name`; the rest defaults as GitLab shows."""
+        entries = []
+        for case in cases:
+            if case.get("status") not in CASE_STATUSES:
+                raise ValueError(f"a test case's status is one of {CASE_STATUSES}, not {case.get('status')!r}")
+            entries.append({"status": case["status"], "name": case["name"], "classname": case.get("classname"),
+                            "file": case.get("file"), "execution_time": case.get("execution_time", 0.1),
+                            "system_output": case.get("system_output"), "stack_trace": case.get("stack_trace"),
+                            "attachment_url": None, "recent_failures": None})
+        self.test_cases[(project_id, job_id)] = entries
+
+    def test_report(self, project_id: int, pipeline_id: int) -> dict[str, Any]:
+        """GET /pipelines/:id/test_report: the latest attempt of each job that uploaded a report, one suite per job
+        (shards of a parallel job in one); a pipeline without reports has no suites and zero counts (not a 404)."""
+        suites = [self._suite(name, cases, []) for name, cases in self._suites(project_id, pipeline_id).items()]
+        return {"total_time": round(sum(s["total_time"] for s in suites), 3), **_counts(suites), "test_suites": suites}
+
+    def test_report_summary(self, project_id: int, pipeline_id: int) -> dict[str, Any]:
+        suites = []
+        for name, cases in self._suites(project_id, pipeline_id).items():
+            suite = self._suite(name, cases, [job_id for job_id, _ in cases])
+            del suite["test_cases"]
+            suites.append(suite)
+        counts = _counts(suites)
+        total = {"time": round(sum(s["total_time"] for s in suites), 3), "count": counts["total_count"],
+                 **{k: counts[f"{k}_count"] for k in CASE_STATUSES}, "suite_error": None}
+        return {"total": total, "test_suites": suites}
+
+    def _suites(self, project_id: int, pipeline_id: int) -> dict[str, list[tuple[int, dict[str, Any]]]]:
+        """(job id, case) per suite name, from each job name's latest attempt (retried attempts are not reported)."""
+        if (project_id, pipeline_id) not in self.pipelines:
+            raise HTTPError(404, "404 Not found")
+        latest: dict[str, int] = {}
+        for (p, job_id), job in sorted(self.jobs.items()):
+            if p == project_id and job["pipeline"]["id"] == pipeline_id:
+                latest[job["name"]] = job_id
+        suites: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        for name, job_id in latest.items():
+            for case in self.test_cases.get((project_id, job_id), []):
+                suites.setdefault(_SHARD.sub("", name), []).append((job_id, case))
+        return suites
+
+    @staticmethod
+    def _suite(name: str, cases: list[tuple[int, dict[str, Any]]], build_ids: list[int]) -> dict[str, Any]:
+        listed = [c for _, c in cases]
+        suite: dict[str, Any] = {"name": name, "total_time": round(sum(c["execution_time"] for c in listed), 3),
+                                 "total_count": len(listed)}
+        suite |= {key: sum(c["status"] == status for c in listed) for status, key in _COUNTED.items()}
+        if build_ids:
+            suite["build_ids"] = sorted(set(build_ids))
+        return suite | {"suite_error": None, "test_cases": listed}
+
     def post_status(self, project_id: int, sha: str, req: Request, author: dict[str, Any]) -> dict[str, Any]:
         state = req.arg("state")
         if state not in STATUS_STATES:
@@ -98,6 +159,10 @@ class GitLabCIState:
         self.statuses.setdefault((project_id, sha), []).append(entry)
         self.posted_statuses.append(entry)
         return entry
+
+
+def _counts(suites: list[dict[str, Any]]) -> dict[str, int]:
+    return {key: sum(s[key] for s in suites) for key in ("total_count", *_COUNTED.values())}
 
 
 def _normalised(moment: str) -> str:

@@ -13,8 +13,25 @@ from tests.servers.gitlab import GitLabServer
 
 
 @dataclass(frozen=True)
+class Case:
+    """A test case of a job's junit report, as GitLab's `test_report` lists it."""
+
+    name: str
+    status: str = "failed"
+    classname: str = "tests.test_core"
+    stack_trace: str | None = None
+    file: str | None = "tests/test_core.py"
+
+    def entry(self) -> dict[str, Any]:
+        trace = self.stack_trace if self.stack_trace is not None or self.status not in ("failed", "error") else (
+            f"AssertionError: {self.name} failed\n  at {self.file}:42")
+        return {"status": self.status, "name": self.name, "classname": self.classname, "file": self.file,
+                "stack_trace": trace}
+
+
+@dataclass(frozen=True)
 class Attempt:
-    """One run of a job: `trace` None is an erased log."""
+    """One run of a job: `trace` None is an erased log; `cases` its uploaded junit report (None: none uploaded)."""
 
     name: str
     status: str = "failed"
@@ -22,6 +39,7 @@ class Attempt:
     failure_reason: str | None = None
     allow_failure: bool = False
     stage: str = "test"
+    cases: tuple[Case, ...] | None = None
 
 
 def sha_of(*parts: object) -> str:
@@ -57,6 +75,8 @@ class CiWorld:
                 extra["failure_reason"] = attempt.failure_reason or "script_failure"
             self.gl.add_job(self.project_id, job_id, name=attempt.name, status=attempt.status, stage=attempt.stage,
                             ref=ref, sha=sha, pipeline_id=pipeline_id, trace=attempt.trace, **extra)
+            if attempt.cases is not None:
+                self.gl.add_test_cases(self.project_id, job_id, [c.entry() for c in attempt.cases])
             self.gl.add_commit_status(self.project_id, sha, attempt.name, attempt.status, stage=attempt.stage,
                                       ref=ref, id=job_id, allow_failure=attempt.allow_failure,
                                       target_url=f"{self.gl.projects[self.project_id]['web_url']}/-/jobs/{job_id}")
