@@ -61,8 +61,10 @@ def false_green(results: list[tuple[MR, Triage]]) -> dict[str, Any]:
     unclassified: a merge rule would let them in."""
     bad = [mr for mr, found in results if found.status == "success"
            and any(s.truth not in {v.value for v in NOT_YOURS} for s in mr.scenarios)]
-    return {"false_green": len(bad), "mrs": len(results),
-            "success_statuses": sum(found.status == "success" for _, found in results),
+    green = sum(found.status == "success" for _, found in results)
+    # With `triage.model_when: news` (the default) a green MR gets the status note and no model call.
+    return {"false_green": len(bad), "mrs": len(results), "success_statuses": green,
+            "no_model_call_share": round(green / len(results), 3) if results else None,
             "false_green_kinds": dict(Counter(s.kind for mr in bad for s in mr.scenarios))}
 
 
