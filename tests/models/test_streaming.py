@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from hummingbird_agent.models import ModelRequest, ToolDeclaration, user_text
-from hummingbird_agent.models.errors import ModelTimedOut
+from hummingbird_agent.models.errors import ModelOverloaded, ModelTimedOut
 from hummingbird_agent.models.retry import RetryPolicy
 from hummingbird_agent.models.runaway import RepeatLimits
 from hummingbird_agent.models.stream import StreamLimits
 from tests.models.conftest import Provider, make_adapter
 from tests.servers.gemini import function_call_part, model_turn, text_part, text_turn
-from tests.servers.model_common import Pace
+from tests.servers.model_common import Pace, sse
 
 # Small injected limits: one second of silence cuts a stream; the fakes pace their events well inside it.
 LIMITS = StreamLimits(first_event_s=1.0, silence_s=1.0)
@@ -97,3 +97,21 @@ async def test_a_runaway_repetition_is_stopped_early(provider: Provider) -> None
                                                   "times in a row; what came before the repeats is kept.]")
     [stream] = provider.server.streams
     assert stream.sent < stream.total // 4  # the stream was closed, not read to its end
+
+
+# An error inside a stream that had started with HTTP 200, in each API's shape.
+STREAM_ERRORS = {
+    "anthropic": sse({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "error"),
+    "openai": sse({"error": {"message": "the server is overloaded", "type": "server_error", "code": 503}}),
+    "gemini": sse({"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}),
+}
+
+
+async def test_an_error_inside_a_stream_is_typed_and_retried(provider: Provider) -> None:
+    model = make_adapter(provider.name, provider.server.url, RetryPolicy(retries=1, base_s=0.01), LIMITS)
+    provider.server.pace = Pace(fail_after=3, failure=STREAM_ERRORS[provider.name])
+    provider.server.script(text_turn(ANSWER), text_turn(ANSWER))
+    with pytest.raises(ModelOverloaded, match="^model unavailable after 2 attempts"):
+        await model.generate(REQUEST)
+    await model.aclose()
+    assert len(provider.calls) == 2

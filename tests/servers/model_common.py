@@ -37,6 +37,9 @@ class Pace:
     delay_s: float = 0.0
     stall_after: int | None = None
     stall_s: float = 0.0
+    fail_after: int | None = None
+    """After this many events, `failure` (the API's error event) ends the stream instead of the rest."""
+    failure: bytes = b""
 
 
 @dataclass(slots=True)
@@ -56,6 +59,9 @@ def paced(events: list[bytes], pace: Pace, record: list[StreamLog]) -> Iterator[
             time.sleep(pace.delay_s)
         if pace.stall_after is not None and index == pace.stall_after:
             time.sleep(pace.stall_s)
+        if pace.fail_after is not None and index == pace.fail_after:
+            yield pace.failure
+            return
         yield event
         log.sent += 1
 
