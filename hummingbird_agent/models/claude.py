@@ -1,8 +1,9 @@
 """Claude adapter on the official `anthropic` SDK (direct API or Claude on Vertex AI): the only module
-importing anthropic. Converts canonical contents to Messages (tool results as `user` turns, consecutive user
-turns merged), puts prompt-cache breakpoints on the tools, the stable system text and the last message (this
-call's warning after it, uncached), sends a response schema as structured output (`output_config.format`, in the
-JSON Schema subset Claude takes), and maps SDK errors to the typed model errors."""
+importing anthropic. Streams answers (the SDK's message stream, watched by models/stream.py). Converts canonical
+contents to Messages (tool results as `user` turns, consecutive user turns merged), puts prompt-cache breakpoints
+on the tools, the stable system text and the last message (this call's warning after it, uncached), sends a
+response schema as structured output (`output_config.format`, in the JSON Schema subset Claude takes), and maps
+SDK errors to the typed model errors."""
 
 from __future__ import annotations
 

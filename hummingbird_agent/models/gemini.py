@@ -1,6 +1,6 @@
 """Gemini adapter on the google-genai async client (AI Studio key or Vertex AI): the only module importing
 google.genai for generation. Maps canonical contents to the SDK and SDK errors to the typed model errors;
-retries are ours (models/retry.py)."""
+answers are streamed (streamGenerateContent, watched by models/stream.py); retries are ours (models/retry.py)."""
 
 from __future__ import annotations
 

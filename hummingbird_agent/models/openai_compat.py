@@ -1,5 +1,6 @@
 """Adapter for any OpenAI-compatible Chat Completions endpoint (OpenAI, Azure OpenAI's v1 endpoint, vLLM,
-Ollama, llama.cpp) on the official `openai` SDK: the only module importing openai. Converts canonical contents
+Ollama, llama.cpp) on the official `openai` SDK: the only module importing openai. Streams answers (`stream:
+true`, gathered by models/openai_chunks.py, watched by models/stream.py). Converts canonical contents
 to chat messages (one `tool` message per result, matched by `tool_call_id`), caps the output, supports JSON
 mode / JSON schema, reads tool calls written as JSON text where configured, and maps SDK errors to the typed
 model errors."""
