@@ -45,6 +45,8 @@ class RunAudit:
     """The workflow had to read data and no data-source call succeeded."""
     unlinked: int = 0
     """Links to runs the answer named but the run never saw, removed from it (agent/links.py)."""
+    stop_detail: str = ""
+    """A model call that timed out: what happened (the adapter's own sentence: silent how long, retried or not)."""
 
     def gaps(self) -> list[str]:
         """Every data gap once, in the order met."""
@@ -72,7 +74,8 @@ def stop_line(audit: RunAudit) -> str:
         return ""
     why = {
         "budget": f"the iteration budget ran out ({audit.iterations} of {audit.max_iterations} iterations used)",
-        "model_error": f"the model call failed ({audit.error_class or 'model error'})",
+        "model_error": (f"the model call timed out: {audit.stop_detail}" if audit.stop_detail else
+                        f"the model call failed ({audit.error_class or 'model error'})"),
         "tool_failure": "tool calls failed and the model gave no answer",
     }.get(audit.stop, "the run ended without an answer")
     return f"**Hummingbird stopped: {why}.** Correlation id: `{audit.correlation_id}`."

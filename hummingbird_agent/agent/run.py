@@ -34,6 +34,8 @@ from hummingbird_agent.tools.spill import Spiller
 log = logging.getLogger(__name__)
 
 CONTEXT_VERSION = 1
+# The model error whose text the note states (the adapters' own sentence, no provider text): went silent, retried.
+TIMED_OUT = "ModelTimedOut"
 # register_sources(registry, loaded, workflow, project): the data-source tools of one run; returns one
 # sentence per source it skipped (missing credentials), which the model and the note are told about.
 SourceRegistrar = Callable[[ToolRegistry, LoadedConfig, str, str], Sequence[str] | None]
@@ -172,7 +174,7 @@ def run_audit(deps: RunDeps, request: RunRequest, workflow: WorkflowConfig, sess
         session_id=session_id, iterations=len(result.steps), max_iterations=workflow.max_iterations,
         usage=result.usage, wall_s=wall_s, calls=result.calls, source_gaps=tuple(gaps), stop=stop_kind(result),
         error_class=result.error_class, correlation_id=uuid.uuid4().hex[:12], no_data=result.no_data,
-        unlinked=unlinked,
+        unlinked=unlinked, stop_detail=result.reason if result.error_class == TIMED_OUT else "",
     )
 
 

@@ -50,8 +50,28 @@ TRANSCRIPT_RESULT_MAX_CHARS = 2000
 # Retries of a 429/5xx model response, with exponential backoff starting at MODEL_RETRY_BASE_S.
 MODEL_MAX_RETRIES = 5
 MODEL_RETRY_BASE_S = 1.0
-# Upper bound of one model call; a Gemini 2.5 Pro turn with thinking rarely exceeds 2 minutes.
-MODEL_CALL_TIMEOUT_S = 300.0
+# Model answers are streamed, and a call is cut on silence, not on its length. Until the first streamed event
+# (queueing, reading the prompt, a hosted model's hidden thinking: a Gemini 2.5 Pro turn rarely thinks 2 minutes;
+# llama.cpp sends nothing while it reads the prompt, ~100 tokens/s on one CPU thread) a call may wait
+# MODEL_FIRST_EVENT_TIMEOUT_S; after it, MODEL_SILENCE_TIMEOUT_S between two events (a small model on a loaded
+# 2-core machine writes a token every ~3 s at worst; hosted APIs send a token or a ping within seconds).
+MODEL_FIRST_EVENT_TIMEOUT_S = 300.0
+MODEL_SILENCE_TIMEOUT_S = 60.0
+# The first-event limit of a self-hosted OpenAI-compatible server, which reads the whole prompt on CPU before it
+# streams anything: the shipped analyze-failures first request is ~4,500 tokens (bench/llamacpp_run.py), read at
+# 15-30 tokens/s on two shared cores (bench/llamacpp.py), 150-300 s; a longer history more. Under
+# MODEL_CALL_TIMEOUT_S.
+LOCAL_MODEL_FIRST_EVENT_TIMEOUT_S = 900.0
+# Backstop of one whole call, streaming steadily or not: MODEL_MAX_OUTPUT_TOKENS at ~5 tokens/s is ~1,640 s.
+# Far above both silence limits, so only a stream that never stops trickling reaches it.
+MODEL_CALL_TIMEOUT_S = 1800.0
+# A streamed answer that repeats the same block (one line up to MODEL_REPEAT_MAX_BLOCK_LINES lines, blank lines
+# not counted) MODEL_REPEAT_MIN_TIMES times in a row is a small model looping: the stream is stopped there and the
+# text before the repeats is kept (with one copy of the block). Memory is MIN_TIMES x MAX_BLOCK_LINES line hashes
+# plus one line of at most MODEL_REPEAT_LINE_MAX_CHARS (a longer one counts as a line of its own).
+MODEL_REPEAT_MIN_TIMES = 4
+MODEL_REPEAT_MAX_BLOCK_LINES = 8
+MODEL_REPEAT_LINE_MAX_CHARS = 2000
 # Cap of one backoff delay: with MODEL_MAX_RETRIES = 5 and base 1 s the waits are 1+2+4+8+16 = 31 s,
 # so a model that is still unavailable after about half a minute ends the run with a failure result.
 MODEL_RETRY_MAX_DELAY_S = 30.0
@@ -63,9 +83,10 @@ MODEL_RETRY_AFTER_MAX_S = 60.0
 # shorter (NOTE_MAX_CHARS is a GitLab limit, not a target); 8192 fits every current Claude and GPT model.
 MODEL_MAX_OUTPUT_TOKENS = 8192
 # Default output cap of a self-hosted OpenAI-compatible server (llama.cpp, Ollama, vLLM), which otherwise
-# generates until its context is full: a small model's runaway of ~2,000 tokens at 11-15 tokens/s on CPU is
-# ~150 s, half of MODEL_CALL_TIMEOUT_S. A note or a tool call needs far less. Hosted Gemini and OpenAI keep
-# their own limits (a reasoning model spends output tokens on thinking; a low cap would starve it).
+# generates until its context is full: ~2,000 tokens at 8-15 tokens/s on CPU is 130-250 s, streamed (only
+# MODEL_SILENCE_TIMEOUT_S between tokens applies; a looping answer is stopped earlier by the MODEL_REPEAT_* check).
+# A note or a tool call needs far less. Hosted Gemini and OpenAI keep their own limits (a reasoning model spends
+# output tokens on thinking; a low cap would starve it).
 LOCAL_MODEL_MAX_OUTPUT_TOKENS = 2048
 # A tool call a model wrote as JSON text (no native call) is read only from replies up to this size and
 # with at most this many calls: a larger reply is an answer that happens to quote JSON, not a call.

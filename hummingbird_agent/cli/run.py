@@ -25,6 +25,7 @@ from hummingbird_agent.runner.triage_step import TriageService, starting_from
 from hummingbird_agent.sandbox import SandboxFactory
 from hummingbird_agent.sessions.base import StoredSession, validate_session_id
 from hummingbird_agent.sessions.local import load_directory, save_directory
+from hummingbird_agent.triage.render import section
 
 # post(request, note, ok): what --post does with the note once it is printed.
 Poster = Callable[[RunRequest, str, bool], Awaitable[None]]
@@ -141,7 +142,7 @@ async def execute(
     try:
         if check is not None:
             await check(request.project, request.mr_iid)
-        request, deps = await _with_triage(loaded, request, deps)
+        request, deps = await _with_triage(loaded, request, deps, err)
         await sandboxes.start()
         return await run_workflow(request, deps)
     finally:
@@ -149,13 +150,17 @@ async def execute(
         await sandboxes.close()
 
 
-async def _with_triage(loaded: LoadedConfig, request: RunRequest, deps: RunDeps) -> tuple[RunRequest, RunDeps]:
+async def _with_triage(loaded: LoadedConfig, request: RunRequest, deps: RunDeps,
+                       err: TextIO) -> tuple[RunRequest, RunDeps]:
     """A new run of a workflow with `triage.enabled` starts from the verdicts, as in the service (the
-    knowledge base's known causes are left to the service, which keeps its stores open)."""
+    knowledge base's known causes are left to the service, which keeps its stores open). The verdicts are printed
+    to `err` at once: a slow model delays only its explanation (the note on stdout repeats them)."""
     if request.resume is not None:
         return request, deps
     found = await TriageService(loaded).compute(request.workflow, request.project, request.mr_iid,
                                                 pipeline_id=request.pipeline_id)
+    if found is not None:
+        print(f"{section(found)}\n\n(triage done; the model's explanation follows in the note)", file=err, flush=True)
     return starting_from(found, request, deps)
 
 

@@ -105,6 +105,9 @@ class ModelResponse:
     """Which adapter answered (`gemini`, `anthropic`, `openai`, `scripted`), for footers and metrics."""
     model: str = ""
     """The model name the provider reported (or the requested one)."""
+    finish_reason: str = ""
+    """Why the answer ended, in one vocabulary: stop, tool_calls, max_tokens, safety, repetition (stopped here as
+    a runaway), or the provider's own word in lower case; "" when it sent none."""
 
     @property
     def empty(self) -> bool:

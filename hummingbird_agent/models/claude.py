@@ -1,8 +1,9 @@
 """Claude adapter on the official `anthropic` SDK (direct API or Claude on Vertex AI): the only module
-importing anthropic. Converts canonical contents to Messages (tool results as `user` turns, consecutive user
-turns merged), puts prompt-cache breakpoints on the tools, the stable system text and the last message (this
-call's warning after it, uncached), sends a response schema as structured output (`output_config.format`, in the
-JSON Schema subset Claude takes), and maps SDK errors to the typed model errors."""
+importing anthropic. Streams answers (the SDK's message stream, watched by models/stream.py). Converts canonical
+contents to Messages (tool results as `user` turns, consecutive user turns merged), puts prompt-cache breakpoints
+on the tools, the stable system text and the last message (this call's warning after it, uncached), sends a
+response schema as structured output (`output_config.format`, in the JSON Schema subset Claude takes), and maps
+SDK errors to the typed model errors."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from hummingbird_agent.models.contents import read_model_turn, with_call_ids
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
 from hummingbird_agent.models.refusals import ParameterRefusals
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.stream import StreamLimits, StreamWatch, cut_runaway
 from hummingbird_agent.models.transport import tls_context
 
 log = logging.getLogger(__name__)
@@ -32,6 +34,11 @@ _MESSAGE_MAX_CHARS = 300
 _UNENFORCED = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength",
                          "maxLength", "maxItems", "uniqueItems", "minProperties", "maxProperties"})
 _FORMATS = frozenset({"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"})
+# Messages' stop reasons in the ModelResponse vocabulary; an error event inside a stream (HTTP 200) by its type.
+_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "refusal": "safety",
+           "model_context_window_exceeded": "max_tokens"}
+_STREAM_ERRORS = {"overloaded_error": 529, "rate_limit_error": 429, "api_error": 500,
+                  "invalid_request_error": 400, "request_too_large": 413}
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,18 +57,20 @@ class ClaudeSettings:
 class ClaudeModel:
     """The Model protocol over Anthropic Messages. Holds one SDK client; close it with `aclose()`."""
 
-    def __init__(self, settings: ClaudeSettings, retry: RetryPolicy | None = None) -> None:
+    def __init__(self, settings: ClaudeSettings, retry: RetryPolicy | None = None,
+                 limits: StreamLimits | None = None) -> None:
         context = tls_context(settings.ca_bundle)
         http = anthropic.DefaultAsyncHttpxClient(verify=context) if context else None
+        self._retry = retry or RetryPolicy()
+        self._limits = limits or StreamLimits()
         common: dict[str, Any] = {"base_url": settings.base_url, "max_retries": 0, "http_client": http,
-                                  "timeout": budgets.MODEL_CALL_TIMEOUT_S}
+                                  "timeout": self._retry.timeout_s}
         if settings.vertex_project:
             self._client: Any = anthropic.AsyncAnthropicVertex(
                 project_id=settings.vertex_project, region=settings.vertex_region or "global",
                 credentials=_vertex_credentials(settings.credentials_file), **common)
         else:
             self._client = anthropic.AsyncAnthropic(api_key=settings.api_key, **common)
-        self._retry = retry or RetryPolicy()
         self._max_output_tokens = settings.max_output_tokens
         self._temperature = ParameterRefusals(PROVIDER, "temperature")
         self._output_format = ParameterRefusals(PROVIDER, "output_config")
@@ -76,7 +85,8 @@ class ClaudeModel:
             with _mapped_errors():
                 return await self._temperature.send(request.model, body, send, _refuses_temperature)
 
-        return _from_wire(await with_retries(PROVIDER, self._retry, call), request.model)
+        raw, runaway = await with_retries(PROVIDER, self._retry, call)
+        return _response(raw, runaway, request.model)
 
     async def count_tokens(self, request: ModelRequest) -> int:
         """Input tokens of the request by the model's tokenizer (Messages count_tokens, one call, no retry:
@@ -87,12 +97,19 @@ class ClaudeModel:
             counted = await self._client.messages.count_tokens(**fields)
         return int(counted.input_tokens)
 
-    async def _create(self, body: dict[str, Any]) -> Any:
+    async def _create(self, body: dict[str, Any]) -> tuple[Any, list[dict[str, Any]] | None]:
+        """The streamed Message as the SDK gathers it, and the parts kept when it was stopped as a runaway."""
         # SDK 1.x dropped the sampling parameters from create() (current models take none); the API still
         # honours them for older models, through extra_body.
         sampling = {"temperature": body["temperature"]} if "temperature" in body else None
         fields = {k: v for k, v in body.items() if k != "temperature"}
-        return await self._client.messages.create(**fields, extra_body=sampling)
+        watch = StreamWatch(PROVIDER, self._limits)
+        async with watch.running(), self._client.messages.stream(**fields, extra_body=sampling) as stream:
+            async for event in stream:
+                if (runaway := watch.heard(event.text if event.type == "text" else "")) is not None:
+                    snapshot = stream.current_message_snapshot
+                    return snapshot, cut_runaway(_parts(snapshot), runaway, PROVIDER)
+            return await stream.get_final_message(), None
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -126,9 +143,13 @@ def _mapped_errors() -> Iterator[None]:
     try:
         yield
     except anthropic.APIStatusError as exc:
-        message = f"Anthropic API error {exc.status_code}: {str(exc.message)[:_MESSAGE_MAX_CHARS]}"
+        status = exc.status_code
+        if status < 400:  # an error event inside a stream: its type says what it is
+            error = exc.body.get("error") if isinstance(exc.body, dict) else None
+            status = _STREAM_ERRORS.get(str((error or {}).get("type")), 500) if isinstance(error, dict) else 500
+        message = f"Anthropic API error {status}: {str(exc.message)[:_MESSAGE_MAX_CHARS]}"
         retry_after = parse_retry_after(exc.response.headers.get("retry-after"))
-        raise classify_status(exc.status_code, message, retry_after) from exc
+        raise classify_status(status, message, retry_after) from exc
     except (anthropic.APIConnectionError, anthropic.APITimeoutError) as exc:
         raise ModelUnavailable(f"Anthropic API unreachable: {type(exc).__name__}") from exc
 
@@ -235,20 +256,28 @@ def _block(part: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _from_wire(raw: Any, requested: str) -> ModelResponse:
+def _parts(raw: Any) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for block in raw.content or []:
         if block.type == "text" and block.text:
             parts.append({"text": block.text})
         elif block.type == "tool_use":
             parts.append({"functionCall": {"name": block.name, "args": block.input, "id": block.id}})
+    return parts
+
+
+def _response(raw: Any, runaway: list[dict[str, Any]] | None, requested: str) -> ModelResponse:
+    """The canonical turn of a gathered Message (`runaway`: the parts kept of one stopped as a runaway)."""
+    parts = _parts(raw) if runaway is None else runaway
     content = {"role": "model", "parts": parts} if parts else None
     calls, text = read_model_turn(content)
     usage = _usage(raw.usage)
     log.info("model call done provider=%s prompt_tokens=%d candidate_tokens=%d cached_tokens=%d "
              "cache_write_tokens=%d calls=%d", PROVIDER, usage.prompt_tokens, usage.candidate_tokens,
              usage.cached_tokens, usage.cache_write_tokens, len(calls))
-    return ModelResponse(content, calls, text, usage, PROVIDER, getattr(raw, "model", "") or requested)
+    stop = raw.stop_reason or ""
+    finish = "repetition" if runaway is not None else _FINISH.get(stop, stop)
+    return ModelResponse(content, calls, text, usage, PROVIDER, getattr(raw, "model", "") or requested, finish)
 
 
 def _usage(raw: Any) -> Usage:

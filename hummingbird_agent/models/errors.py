@@ -21,6 +21,11 @@ class ModelOverloaded(TransientError):
     """The provider is overloaded (Anthropic 529, a 503): retry with backoff."""
 
 
+class ModelTimedOut(TransientError):
+    """A streamed answer went silent (no event within the first-event or silence limit) or ran past the total
+    ceiling. Retried on hosted APIs; on a self-hosted server it is not (the retry would generate from zero)."""
+
+
 class ModelContextTooLong(PermanentError):
     """The prompt exceeds the model's context window; retrying the same request cannot help."""
 

@@ -1,14 +1,14 @@
 """Gemini adapter on the google-genai async client (AI Studio key or Vertex AI): the only module importing
 google.genai for generation. Maps canonical contents to the SDK and SDK errors to the typed model errors;
-retries are ours (models/retry.py)."""
+answers are streamed (streamGenerateContent, watched by models/stream.py); retries are ours (models/retry.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import AsyncGenerator, Iterator
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 import aiohttp
 import httpx
@@ -23,6 +23,7 @@ from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, 
 from hummingbird_agent.models.contents import read_model_turn, wire_contents
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.stream import StreamLimits, StreamWatch, cut_runaway
 from hummingbird_agent.models.transport import tls_context
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,10 @@ PROVIDER = "gemini"
 _TRANSPORT_ERRORS = (aiohttp.ClientError, httpx.TransportError, ConnectionError)
 _MESSAGE_MAX_CHARS = 300
 _CLOUD_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+# Finish reasons in the ModelResponse vocabulary (Gemini says STOP after function calls too).
+_FINISH = {"STOP": "stop", "MAX_TOKENS": "max_tokens", "SAFETY": "safety", "RECITATION": "safety",
+           "BLOCKLIST": "safety", "PROHIBITED_CONTENT": "safety", "SPII": "safety"}
+_TEXT_KEYS = frozenset({"text", "thought", "thoughtSignature"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +53,13 @@ class GeminiSettings:
     """None keeps the model's own output limit."""
 
 
-def gemini_client(settings: GeminiSettings) -> tuple[genai.Client, httpx.AsyncClient | None]:
+def gemini_client(settings: GeminiSettings, timeout_s: float = budgets.MODEL_CALL_TIMEOUT_S,
+                  ) -> tuple[genai.Client, httpx.AsyncClient | None]:
     """A google-genai client (and the httpx client it uses when a CA bundle is set; the caller closes it)."""
     # Vertex AI's version path is the SDK's own; the Gemini API one is configurable (v1, v1beta).
     version = None if settings.vertex_project else settings.api_version
     options = types.HttpOptions(base_url=settings.base_url, api_version=version,
-                                timeout=int(budgets.MODEL_CALL_TIMEOUT_S * 1000),
+                                timeout=int(timeout_s * 1000),
                                 # One attempt per SDK call: retries are ours, so they are typed and bounded.
                                 retry_options=types.HttpRetryOptions(attempts=1))
     http: httpx.AsyncClient | None = None
@@ -79,9 +85,11 @@ def gemini_client(settings: GeminiSettings) -> tuple[genai.Client, httpx.AsyncCl
 class GeminiModel:
     """The Model protocol over the Gemini API. Holds one SDK client; close it with `aclose()`."""
 
-    def __init__(self, settings: GeminiSettings, retry: RetryPolicy | None = None) -> None:
-        self._client, self._http = gemini_client(settings)
+    def __init__(self, settings: GeminiSettings, retry: RetryPolicy | None = None,
+                 limits: StreamLimits | None = None) -> None:
         self._retry = retry or RetryPolicy()
+        self._limits = limits or StreamLimits()
+        self._client, self._http = gemini_client(settings, self._retry.timeout_s)
         self._max_output_tokens = settings.max_output_tokens
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
@@ -89,15 +97,27 @@ class GeminiModel:
         # SDK objects cost it about 4x more than dicts (its union types try each member from attributes).
         contents, config = wire_contents(request.contents), _config(request, self._max_output_tokens)
 
-        async def call() -> types.GenerateContentResponse:
+        async def call() -> _Answer:
             with mapped_errors():
                 try:
-                    return await self._client.aio.models.generate_content(
-                        model=request.model, contents=contents, config=config)
+                    return await self._stream(request.model, contents, config)
                 except pydantic.ValidationError:
                     raise PermanentError(_invalid(contents)) from None
 
-        return _from_sdk(await with_retries(PROVIDER, self._retry, call), request.model)
+        return _from_stream(await with_retries(PROVIDER, self._retry, call), request.model)
+
+    async def _stream(self, model: str, contents: list[Content], config: types.GenerateContentConfig) -> _Answer:
+        answer, watch = _Answer(), StreamWatch(PROVIDER, self._limits)
+        async with watch.running():
+            chunks = await self._client.aio.models.generate_content_stream(model=model, contents=contents,
+                                                                           config=config)
+            # An async generator: closing it closes the HTTP response (a runaway stopped early frees the server).
+            async with contextlib.aclosing(cast(AsyncGenerator[types.GenerateContentResponse, None], chunks)):
+                async for chunk in chunks:
+                    if (runaway := watch.heard(answer.add(chunk))) is not None:
+                        answer.parts, answer.finish = cut_runaway(answer.parts, runaway, PROVIDER), "repetition"
+                        break
+        return answer
 
     async def count_tokens(self, request: ModelRequest) -> int:
         """Tokens of the request's prompt by the model's tokenizer (countTokens, one call, no retry: callers fall
@@ -185,14 +205,53 @@ def _config(request: ModelRequest, max_output_tokens: int | None = None) -> type
     return config
 
 
-def _from_sdk(raw: types.GenerateContentResponse, requested: str) -> ModelResponse:
-    content: dict[str, Any] | None = None
-    candidate = raw.candidates[0] if raw.candidates else None
-    if candidate is not None and candidate.content is not None and candidate.content.parts:
-        content = candidate.content.model_dump(mode="json", by_alias=True, exclude_none=True)
-        content["role"] = "model"
+@dataclass(slots=True)
+class _Answer:
+    """The streamed chunks gathered: parts merged, the last usage, finish reason and model version."""
+
+    parts: list[dict[str, Any]] = field(default_factory=list)
+    finish: str = ""
+    usage: types.GenerateContentResponseUsageMetadata | None = None
+    model: str = ""
+
+    def add(self, chunk: types.GenerateContentResponse) -> str:
+        """Take one chunk; returns its visible text."""
+        self.usage = chunk.usage_metadata or self.usage
+        self.model = chunk.model_version or self.model
+        candidate = chunk.candidates[0] if chunk.candidates else None
+        if candidate is None:
+            return ""
+        if candidate.finish_reason is not None:
+            self.finish = _FINISH.get(candidate.finish_reason.value, candidate.finish_reason.value.lower())
+        visible = ""
+        for part in candidate.content.parts or [] if candidate.content is not None else []:
+            dumped = part.model_dump(mode="json", by_alias=True, exclude_none=True)
+            _merge(self.parts, dumped)
+            if isinstance(dumped.get("text"), str) and not dumped.get("thought"):
+                visible += dumped["text"]
+        return visible
+
+
+def _merge(parts: list[dict[str, Any]], part: dict[str, Any]) -> None:
+    """Append a streamed part: text pieces join the text part before them (same `thought` flag; a thought
+    signature, which comes with a part's last piece, ends it); empty pieces without a signature are dropped."""
+    if not isinstance(part.get("text"), str) or not set(part) <= _TEXT_KEYS:
+        parts.append(part)
+        return
+    last = parts[-1] if parts else None
+    if (last is not None and isinstance(last.get("text"), str) and set(last) <= _TEXT_KEYS
+            and "thoughtSignature" not in last and bool(last.get("thought")) == bool(part.get("thought"))):
+        last["text"] += part["text"]
+        if "thoughtSignature" in part:
+            last["thoughtSignature"] = part["thoughtSignature"]
+    elif part["text"] or "thoughtSignature" in part:
+        parts.append(part)
+
+
+def _from_stream(raw: _Answer, requested: str) -> ModelResponse:
+    content = {"role": "model", "parts": raw.parts} if raw.parts else None
     calls, text = read_model_turn(content)
-    meta = raw.usage_metadata
+    meta = raw.usage
     usage = Usage(
         prompt_tokens=(meta.prompt_token_count or 0) if meta else 0,
         candidate_tokens=(meta.candidates_token_count or 0) if meta else 0,
@@ -202,4 +261,5 @@ def _from_sdk(raw: types.GenerateContentResponse, requested: str) -> ModelRespon
         "model call done provider=%s prompt_tokens=%d candidate_tokens=%d cached_tokens=%d calls=%d",
         PROVIDER, usage.prompt_tokens, usage.candidate_tokens, usage.cached_tokens, len(calls),
     )
-    return ModelResponse(content, calls, text, usage, PROVIDER, raw.model_version or requested)
+    finish = "tool_calls" if calls and raw.finish == "stop" else raw.finish
+    return ModelResponse(content, calls, text, usage, PROVIDER, raw.model or requested, finish)

@@ -1,5 +1,6 @@
 """Adapter for any OpenAI-compatible Chat Completions endpoint (OpenAI, Azure OpenAI's v1 endpoint, vLLM,
-Ollama, llama.cpp) on the official `openai` SDK: the only module importing openai. Converts canonical contents
+Ollama, llama.cpp) on the official `openai` SDK: the only module importing openai. Streams answers (`stream:
+true`, gathered by models/openai_chunks.py, watched by models/stream.py). Converts canonical contents
 to chat messages (one `tool` message per result, matched by `tool_call_id`), caps the output, supports JSON
 mode / JSON schema, reads tool calls written as JSON text where configured, and maps SDK errors to the typed
 model errors."""
@@ -7,6 +8,7 @@ model errors."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import re
@@ -16,14 +18,16 @@ from typing import Any
 
 import httpx
 import openai
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from hummingbird_agent import budgets
 from hummingbird_agent.models.base import Content, ModelRequest, ModelResponse, Usage
 from hummingbird_agent.models.contents import read_model_turn, with_call_ids
 from hummingbird_agent.models.errors import ModelUnavailable, classify_status, parse_retry_after
+from hummingbird_agent.models.openai_chunks import ChatStream
 from hummingbird_agent.models.refusals import ParameterRefusals
 from hummingbird_agent.models.retry import RetryPolicy, with_retries
+from hummingbird_agent.models.stream import StreamLimits, StreamWatch, cut_runaway
 from hummingbird_agent.models.text_calls import recover_calls
 from hummingbird_agent.models.transport import tls_context
 
@@ -52,12 +56,20 @@ class OpenAISettings:
 class OpenAIModel:
     """The Model protocol over Chat Completions. Holds one SDK client; close it with `aclose()`."""
 
-    def __init__(self, settings: OpenAISettings, retry: RetryPolicy | None = None) -> None:
+    def __init__(self, settings: OpenAISettings, retry: RetryPolicy | None = None,
+                 limits: StreamLimits | None = None) -> None:
         context = tls_context(settings.ca_bundle)
         http = openai.DefaultAsyncHttpxClient(verify=context) if context else None
-        self._client = openai.AsyncOpenAI(api_key=settings.api_key or NO_KEY, base_url=settings.base_url,
-                                          max_retries=0, timeout=budgets.MODEL_CALL_TIMEOUT_S, http_client=http)
         self._retry = retry or RetryPolicy()
+        # A self-hosted server generates a timed-out answer again from zero: never retried there.
+        if settings.self_hosted:
+            self._retry = dataclasses.replace(self._retry, retry_timeouts=False)
+        self._client = openai.AsyncOpenAI(api_key=settings.api_key or NO_KEY, base_url=settings.base_url,
+                                          max_retries=0, timeout=self._retry.timeout_s, http_client=http)
+        # A self-hosted server reads the prompt on CPU before its first token: it may stay silent longer then.
+        first = (budgets.LOCAL_MODEL_FIRST_EVENT_TIMEOUT_S if settings.self_hosted
+                 else budgets.MODEL_FIRST_EVENT_TIMEOUT_S)
+        self._limits = limits or StreamLimits(first_event_s=first)
         self._settings = settings
         self._windows: dict[str, int | None] = {}
         self._temperature = ParameterRefusals(PROVIDER, "temperature")
@@ -76,13 +88,24 @@ class OpenAIModel:
                 return await self._temperature.send(request.model, body, capped, _refuses("temperature"))
 
         declared = {t.name for t in request.tools} if self._settings.recover_text_tool_calls else set()
-        return _from_wire(await with_retries(PROVIDER, self._retry, call), request.model,
-                          declared if request.tools_enabled else set())
+        return _from_stream(await with_retries(PROVIDER, self._retry, call), request.model,
+                            declared if request.tools_enabled else set())
 
-    async def _post(self, body: dict[str, Any]) -> Any:
+    async def _post(self, body: dict[str, Any]) -> ChatStream:
         # The SDK's low-level post: `create()` re-walks every message through its TypedDict transform on each
         # call (most of this adapter's CPU on a long history); the body is already wire-shaped.
-        return await self._client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+        body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        answer, watch = ChatStream(), StreamWatch(PROVIDER, self._limits)
+        async with watch.running():
+            stream = await self._client.post("/chat/completions", body=body, cast_to=ChatCompletion, stream=True,
+                                             stream_cls=openai.AsyncStream[ChatCompletionChunk])
+            async with stream:
+                async for chunk in stream:
+                    if (runaway := watch.heard(answer.add(chunk))) is not None:
+                        answer.text = [part["text"] for part in cut_runaway(answer.parts(), runaway, PROVIDER)]
+                        answer.calls, answer.finish = {}, "repetition"
+                        break
+        return answer
 
     async def embed(self, model: str, texts: list[str], dimensions: int | None) -> list[list[float]]:
         """Embedding vectors of `texts`, in order (the knowledge base's OpenAI-compatible embedder)."""
@@ -133,6 +156,11 @@ def mapped_errors() -> Iterator[None]:
         raise classify_status(exc.status_code, message, retry_after) from exc
     except (openai.APIConnectionError, openai.APITimeoutError) as exc:
         raise ModelUnavailable(f"OpenAI-compatible API unreachable: {type(exc).__name__}") from exc
+    except openai.APIError as exc:  # an error event inside a stream (the HTTP status was 200)
+        body = exc.body if isinstance(exc.body, dict) else {}
+        code = body.get("code")
+        message = f"OpenAI-compatible API error in the stream: {str(exc.message)[:_MESSAGE_MAX_CHARS]}"
+        raise classify_status(code if isinstance(code, int) else 500, message) from exc
 
 
 def wire_request(request: ModelRequest, max_output_tokens: int | None = None,
@@ -194,14 +222,8 @@ def _assistant(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return message
 
 
-def _from_wire(raw: Any, requested: str, declared: Collection[str] = ()) -> ModelResponse:
-    message = raw.choices[0].message if raw.choices else None
-    parts: list[dict[str, Any]] = []
-    if message is not None and message.content:
-        parts.append({"text": message.content})
-    for call in (message.tool_calls or []) if message is not None else []:
-        parts.append({"functionCall": {"name": call.function.name, "args": _arguments(call.function.arguments),
-                                       "id": call.id}})
+def _from_stream(raw: ChatStream, requested: str, declared: Collection[str] = ()) -> ModelResponse:
+    parts = raw.parts()
     if len(parts) == 1 and "text" in parts[0] and (recovered := recover_calls(parts[0]["text"], declared)):
         text_calls, left = recovered
         log.info("model call wrote its tool calls as text provider=%s calls=%d", PROVIDER, len(text_calls))
@@ -211,15 +233,7 @@ def _from_wire(raw: Any, requested: str, declared: Collection[str] = ()) -> Mode
     usage = _usage(raw.usage)
     log.info("model call done provider=%s prompt_tokens=%d candidate_tokens=%d cached_tokens=%d calls=%d",
              PROVIDER, usage.prompt_tokens, usage.candidate_tokens, usage.cached_tokens, len(calls))
-    return ModelResponse(content, calls, text, usage, PROVIDER, raw.model or requested)
-
-
-def _arguments(raw: str | None) -> Any:
-    """The call's arguments; a non-JSON string is passed on as is and the tool registry refuses it."""
-    try:
-        return json.loads(raw or "{}")
-    except json.JSONDecodeError:
-        return raw
+    return ModelResponse(content, calls, text, usage, PROVIDER, raw.model or requested, raw.finish)
 
 
 def _usage(raw: Any) -> Usage:

@@ -1,6 +1,6 @@
 """The OpenAI-compatible adapter against llama.cpp's own server and a real small model: the output cap holds,
 and a tool round trip works (the model's call read natively or from its JSON text, the result sent back with
-its id, the next answer accepted)."""
+its id, the next answer accepted); answers stream, a steady one is not cut on silence, a repeated line is stopped."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from hummingbird_agent.models import ModelRequest, ToolDeclaration, tool_message, user_text
 from hummingbird_agent.models.openai_compat import OpenAIModel, OpenAISettings
+from hummingbird_agent.models.stream import StreamLimits
 from tests.servers.llamacpp import MODEL_NAME, LlamaCppServer
 
 pytestmark = [pytest.mark.llamacpp, pytest.mark.timeout(600)]
@@ -53,3 +54,27 @@ async def test_a_tool_round_trip(model: OpenAIModel) -> None:
                                                tools_enabled=False))
     assert second.calls == () and second.text.strip() and second.usage.candidate_tokens <= 128
     assert second.usage.prompt_tokens > first.usage.prompt_tokens  # the call and its result were read back
+
+
+async def test_a_steady_stream_longer_than_the_silence_limit_is_not_cut(llamacpp: LlamaCppServer) -> None:
+    # Five seconds of silence would cut it; ~96 tokens at a few tokens/s take longer than that in total.
+    steady = OpenAIModel(OpenAISettings(base_url=f"{llamacpp.url}/v1", max_output_tokens=96, self_hosted=True),
+                         limits=StreamLimits(first_event_s=300.0, silence_s=5.0))
+    try:
+        essay = await steady.generate(ModelRequest(MODEL_NAME, "You are a writer.",
+                                                   [user_text("Write a 3000-word essay on compilers.")]))
+    finally:
+        await steady.aclose()
+    assert essay.usage.candidate_tokens == 96 and essay.finish_reason == "max_tokens" and essay.text
+
+
+async def test_a_model_repeating_a_line_is_stopped(llamacpp: LlamaCppServer) -> None:
+    model = OpenAIModel(OpenAISettings(base_url=f"{llamacpp.url}/v1", max_output_tokens=400, self_hosted=True))
+    try:
+        answer = await model.generate(ModelRequest(MODEL_NAME, "You follow instructions exactly.", [user_text(
+            "Print the line `ERROR: build failed` 60 times, one per line, and nothing else.")]))
+    finally:
+        await model.aclose()
+    assert answer.finish_reason == "repetition"
+    kept, notice = answer.text.split("\n\n[Hummingbird stopped this answer", 1)
+    assert kept.count("ERROR: build failed") == 1 and "the same line 4 times in a row" in notice

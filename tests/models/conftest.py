@@ -13,6 +13,7 @@ from hummingbird_agent.models.claude import ClaudeModel, ClaudeSettings
 from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings
 from hummingbird_agent.models.openai_compat import OpenAIModel, OpenAISettings
 from hummingbird_agent.models.retry import RetryPolicy
+from hummingbird_agent.models.stream import StreamLimits
 from tests.servers.anthropic import AnthropicServer
 from tests.servers.gemini import GeminiServer
 from tests.servers.model_common import PROVIDERS, ModelCall
@@ -32,12 +33,14 @@ class Provider:
         return self.server.generate_calls
 
 
-def make_adapter(name: str, url: str, retry: RetryPolicy = FAST_RETRY) -> Model:
+def make_adapter(name: str, url: str, retry: RetryPolicy = FAST_RETRY, limits: StreamLimits | None = None,
+                 self_hosted: bool = False) -> Model:
     if name == "anthropic":
-        return ClaudeModel(ClaudeSettings(api_key="test-key", base_url=url), retry)
+        return ClaudeModel(ClaudeSettings(api_key="test-key", base_url=url), retry, limits)
     if name == "openai":
-        return OpenAIModel(OpenAISettings(api_key="test-key", base_url=f"{url}/v1"), retry)
-    return GeminiModel(GeminiSettings(api_key="test-key", base_url=url), retry)
+        return OpenAIModel(OpenAISettings(api_key="test-key", base_url=f"{url}/v1", self_hosted=self_hosted), retry,
+                           limits)
+    return GeminiModel(GeminiSettings(api_key="test-key", base_url=url), retry, limits)
 
 
 @pytest.fixture(params=PROVIDERS)

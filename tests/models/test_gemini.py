@@ -80,7 +80,7 @@ def signature_bytes(part: dict) -> bytes:
 
 
 def generate_requests(server: GeminiServer) -> int:
-    return sum(1 for r in server.requests if r.path.endswith(":generateContent"))
+    return sum(1 for r in server.requests if r.path.endswith(":streamGenerateContent"))
 
 
 async def test_empty_candidate_is_an_empty_response(gemini_server: GeminiServer) -> None:

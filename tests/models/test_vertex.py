@@ -28,7 +28,7 @@ async def test_gemini_on_vertex_ai_with_a_service_account(tmp_path: Path, gemini
         assert len(oauth.assertions) == 1
     assert response.text == "from vertex"
     [request] = gemini_server.requests
-    assert "/projects/proj-1/locations/europe-west4/publishers/google/models/vertex-model:generateContent" \
+    assert "/projects/proj-1/locations/europe-west4/publishers/google/models/vertex-model:streamGenerateContent" \
         in request.path
 
 
@@ -45,7 +45,7 @@ async def test_claude_on_vertex_ai_with_a_service_account(tmp_path: Path, anthro
     assert response.text == "claude via vertex"
     [call] = anthropic_server.generate_calls
     assert call.model == "vertex-model" and "model" not in call.wire  # Vertex AI takes the model from the path
-    assert "/projects/proj-2/locations/us-east5/publishers/anthropic/models/vertex-model:rawPredict" \
+    assert "/projects/proj-2/locations/us-east5/publishers/anthropic/models/vertex-model:streamRawPredict" \
         in anthropic_server.requests[0].path
 
 
@@ -65,4 +65,4 @@ async def test_claude_on_vertex_ai_without_structured_output_answers_prompt_only
         await model.aclose()
     assert answers == ['{"cause": "a"}', '{"cause": "b"}']
     assert ["output_config" in r.json() for r in anthropic_server.requests] == [True, False, False]
-    assert all(":rawPredict" in r.path for r in anthropic_server.requests)
+    assert all(":streamRawPredict" in r.path for r in anthropic_server.requests)

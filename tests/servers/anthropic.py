@@ -17,12 +17,14 @@ from tests.servers.model_common import (
     ModelCall,
     ScriptedModelServer,
     count_text_tokens,
+    paced,
     parse_response,
     tokens,
     turn_parts,
     turn_usage,
 )
 from tests.servers.model_history import anthropic_error
+from tests.servers.model_streams import message_events
 
 # What Messages count_tokens takes (anything else, max_tokens included, is a 400).
 _COUNT_FIELDS = frozenset({"model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers",
@@ -44,7 +46,7 @@ class AnthropicServer(ScriptedModelServer):
         """Models that refuse structured output with a 400, as older models and deployments without it do."""
         self.route("POST", r"/v1/messages", self._messages)
         self.route("POST", r"(?:/v1)?/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/"
-                           r"(?P<model>[^/:]+):rawPredict", self._messages)
+                           r"(?P<model>[^/:]+):(?:rawPredict|streamRawPredict)", self._messages)
         self.route("POST", r"/v1/messages/count_tokens", self._count_tokens)
         self.route("POST", r"(?:/v1)?/projects/[^/]+/locations/[^/]+/publishers/anthropic/models/"
                            r"count-tokens:rawPredict", self._count_tokens)
@@ -80,7 +82,11 @@ class AnthropicServer(ScriptedModelServer):
         if wire.get("output_config"):
             self._check_structured(reply, wire["output_config"]["format"]["schema"])
         reply.setdefault("model", model or wire.get("model"))
-        resp = json_response(reply)
+        if wire.get("stream"):
+            resp = Response(200, paced(message_events(reply), self.pace, self.streams),
+                            {"Content-Type": "text/event-stream"})
+        else:
+            resp = json_response(reply)
         resp.delay_s = self.latency_s
         return resp
 
@@ -129,7 +135,8 @@ class AnthropicServer(ScriptedModelServer):
                                "name": call["name"], "input": call.get("args") or {}})
             elif part.get("text"):
                 blocks.append({"type": "text", "text": part["text"]})
-        stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+        cut = (turn.get("candidates") or [{}])[0].get("finishReason") == "MAX_TOKENS"
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "max_tokens" if cut else "end_turn"
         return {"id": f"msg_{self.served:04d}", "type": "message", "role": "assistant", "content": blocks,
                 "stop_reason": stop, "stop_sequence": None, "usage": self._usage(turn, wire, blocks)}
 

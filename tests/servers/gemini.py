@@ -8,12 +8,22 @@ import json
 import math
 import re
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from tests.servers.base import FakeHTTPServer, HTTPError, Request, Response, json_response
-from tests.servers.model_common import Rule, count_text_tokens, next_turn_of, prompt_texts, rule_turn
+from tests.servers.model_common import (
+    Pace,
+    Rule,
+    StreamLog,
+    count_text_tokens,
+    next_turn_of,
+    paced,
+    prompt_texts,
+    rule_turn,
+    text_pieces,
+)
 from tests.servers.model_history import gemini_error
 
 Turn = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
@@ -116,6 +126,9 @@ class GeminiServer(FakeHTTPServer):
         self.route("POST", r"/(?P<version>v1|v1beta1)/projects/[^/]+/locations/[^/]+/publishers/google/models/"
                            r"(?P<model>[^/:]+):(?P<method>\w+)", self._handle)
         self.bearer: str | None = None
+        self.pace = Pace()
+        """How streamed answers are written (slowly, with a stall)."""
+        self.streams: list[StreamLog] = []
 
     def script(self, *turns: Turn) -> None:
         """Append model turns: response dicts (see model_turn) or callables(request_body) -> dict."""
@@ -187,7 +200,7 @@ class GeminiServer(FakeHTTPServer):
         return reply
 
     def _stream(self, reply: dict[str, Any]) -> Response:
-        return Response(200, _sse_chunks(reply), {"Content-Type": "text/event-stream"})
+        return Response(200, paced(_sse_chunks(reply), self.pace, self.streams), {"Content-Type": "text/event-stream"})
 
     def _embedding(self, request: dict[str, Any]) -> dict[str, Any]:
         dim = int(request.get("outputDimensionality") or DEFAULT_EMBEDDING_DIM)
@@ -203,14 +216,25 @@ def _count_tokens(body: dict[str, Any]) -> Response:
     return json_response({"totalTokens": sum(count_text_tokens(_content_text(c)) for c in contents)})
 
 
-def _sse_chunks(reply: dict[str, Any]) -> Iterator[bytes]:
-    """One SSE event per part; the last event carries finishReason and usageMetadata."""
+def _sse_chunks(reply: dict[str, Any]) -> list[bytes]:
+    """streamGenerateContent?alt=sse: a text part a few words a chunk (its other keys, such as a thought signature,
+    on its last piece), any other part in one chunk; the last chunk carries finishReason and usageMetadata."""
     candidate = reply["candidates"][0]
-    parts = candidate["content"].get("parts") or [{"text": ""}]
-    for index, part in enumerate(parts):
-        chunk_candidate = {"content": {"role": "model", "parts": [part]}, "index": 0}
+    pieces: list[dict[str, Any]] = []
+    for part in (candidate.get("content") or {}).get("parts") or [{"text": ""}]:
+        if isinstance(part.get("text"), str):
+            texts = text_pieces(part["text"])
+            rest = {k: v for k, v in part.items() if k != "text"}
+            pieces += [{"text": t, **({"thought": True} if part.get("thought") else {})} for t in texts[:-1]]
+            pieces.append({**rest, "text": texts[-1]})
+        else:
+            pieces.append(part)
+    events = []
+    for index, part in enumerate(pieces):
+        chunk_candidate: dict[str, Any] = {"content": {"role": "model", "parts": [part]}, "index": 0}
         event: dict[str, Any] = {"candidates": [chunk_candidate], "modelVersion": reply.get("modelVersion")}
-        if index == len(parts) - 1:
+        if index == len(pieces) - 1:
             chunk_candidate["finishReason"] = candidate.get("finishReason", "STOP")
             event["usageMetadata"] = reply["usageMetadata"]
-        yield b"data: " + json.dumps(event).encode() + b"\r\n\r\n"
+        events.append(b"data: " + json.dumps(event).encode() + b"\r\n\r\n")
+    return events

@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import math
 import re
+import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,58 @@ class ModelCall:
     model: str
     body: dict[str, Any]
     wire: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Pace:
+    """How a fake streams an answer: `delay_s` before every event after the first (a model writing slowly but
+    steadily); after `stall_after` events, `stall_s` of silence (a stalled server) before the rest."""
+
+    delay_s: float = 0.0
+    stall_after: int | None = None
+    stall_s: float = 0.0
+    fail_after: int | None = None
+    """After this many events, `failure` (the API's error event) ends the stream instead of the rest."""
+    failure: bytes = b""
+
+
+@dataclass(slots=True)
+class StreamLog:
+    """One streamed answer: events the fake had and events it wrote before the client went away."""
+
+    total: int
+    sent: int = 0
+
+
+def paced(events: list[bytes], pace: Pace, record: list[StreamLog]) -> Iterator[bytes]:
+    """The events of one streamed answer, written at `pace`; the count written lands in `record`."""
+    log = StreamLog(len(events))
+    record.append(log)
+    for index, event in enumerate(events):
+        if index and pace.delay_s:
+            time.sleep(pace.delay_s)
+        if pace.stall_after is not None and index == pace.stall_after:
+            time.sleep(pace.stall_s)
+        if pace.fail_after is not None and index == pace.fail_after:
+            yield pace.failure
+            return
+        yield event
+        log.sent += 1
+
+
+_WORDS = re.compile(r"\S+\s*|\s+")
+
+
+def text_pieces(text: str, words: int = 3) -> list[str]:
+    """`text` in pieces of a few words, as a model streams it (joined, they are `text` again)."""
+    found = _WORDS.findall(text)
+    return ["".join(found[i:i + words]) for i in range(0, len(found), words)] or [text]
+
+
+def sse(data: Any, event: str | None = None) -> bytes:
+    """One server-sent event (JSON data)."""
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data)}\n\n".encode()
 
 
 def tokens(value: Any) -> int:
@@ -97,6 +150,9 @@ class ScriptedModelServer(FakeHTTPServer):
         self.served = 0
         self.refuses_temperature: frozenset[str] = frozenset()
         """Models that refuse a temperature with a 400, as this provider's newer models do."""
+        self.pace = Pace()
+        """How streamed answers are written (slowly, with a stall)."""
+        self.streams: list[StreamLog] = []
 
     def script(self, *turns: Turn) -> None:
         """Append model turns: Gemini-shaped responses (tests/servers/gemini.py builders), the provider's

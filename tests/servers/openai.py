@@ -8,8 +8,17 @@ from typing import Any
 
 from tests.servers.base import Request, Response, json_response
 from tests.servers.gemini import DEFAULT_EMBEDDING_DIM, embed_text
-from tests.servers.model_common import ModelCall, ScriptedModelServer, parse_response, tokens, turn_parts, turn_usage
+from tests.servers.model_common import (
+    ModelCall,
+    ScriptedModelServer,
+    paced,
+    parse_response,
+    tokens,
+    turn_parts,
+    turn_usage,
+)
 from tests.servers.model_history import openai_error
+from tests.servers.model_streams import chat_chunks
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 403: "permission_error",
                 404: "not_found_error", 429: "rate_limit_exceeded", 500: "server_error", 503: "server_error"}
@@ -52,10 +61,19 @@ class OpenAIServer(ScriptedModelServer):
         if refused:
             return json_response({"error": {"message": refused[0], "type": "invalid_request_error",
                                             "param": refused[1], "code": None}}, 400)
+        if "stream_options" in wire and not wire.get("stream"):
+            return json_response({"error": {"message": "The 'stream_options' parameter is only allowed when 'stream' "
+                                            "is enabled.", "type": "invalid_request_error",
+                                            "param": "stream_options", "code": None}}, 400)
         turn = self.next_turn(view)
         reply = turn if "choices" in turn else self._reply(turn, wire)
         reply.setdefault("model", wire.get("model"))
-        resp = json_response(reply)
+        if wire.get("stream"):
+            usage = bool((wire.get("stream_options") or {}).get("include_usage"))
+            resp = Response(200, paced(chat_chunks(reply, usage), self.pace, self.streams),
+                            {"Content-Type": "text/event-stream"})
+        else:
+            resp = json_response(reply)
         resp.delay_s = self.latency_s
         return resp
 
@@ -73,10 +91,12 @@ class OpenAIServer(ScriptedModelServer):
         prompt = scripted["prompt"] if scripted else tokens(wire.get("messages"))
         output = scripted["output"] if scripted else tokens(message)
         usage = {"prompt_tokens": prompt, "completion_tokens": output, "total_tokens": prompt + output}
+        cut = (turn.get("candidates") or [{}])[0].get("finishReason") == "MAX_TOKENS"
+        finish = "tool_calls" if calls else "length" if cut else "stop"
         if scripted and scripted["cached"]:
             usage["prompt_tokens_details"] = {"cached_tokens": scripted["cached"]}
         return {"id": f"chatcmpl-{self.served}", "object": "chat.completion", "created": 0,
-                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": usage}
 
     def _embeddings(self, req: Request) -> Response:
