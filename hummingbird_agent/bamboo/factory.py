@@ -9,13 +9,13 @@ from typing import cast
 from hummingbird_agent.bamboo.embeddings import Embedder
 from hummingbird_agent.bamboo.explore.session import ConfiguredEnricher, StrategyClients, TaskSummary
 from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
-from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.mcp import BuiltinMcpClient, McpClient
 from hummingbird_agent.bamboo.panda.index import PandaIndex
 from hummingbird_agent.bamboo.panda.tools import PandaSupport
-from hummingbird_agent.bamboo.stores.base import trusting
+from hummingbird_agent.bamboo.stores.base import Stores, trusting
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
 from hummingbird_agent.bamboo.strategies.base import (

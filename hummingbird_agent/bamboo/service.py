@@ -21,9 +21,9 @@ from hummingbird_agent.bamboo.factory import (
 )
 from hummingbird_agent.bamboo.investigate import InvestigationKit
 from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText
-from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.learn.incidents import parse_incident
+from hummingbird_agent.bamboo.stores.base import Stores
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
 from hummingbird_agent.bamboo.workflow_names import DIAGNOSE_WORKFLOW
 from hummingbird_agent.config.loading import LoadedConfig

@@ -15,11 +15,10 @@ from typing import TextIO
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.diagnose.navigator import ReasoningNavigator
-from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.learn.incidents import read_lines
 from hummingbird_agent.bamboo.learn.populate import populate
 from hummingbird_agent.bamboo.retrieval.log_vector import LOG_SECTION
-from hummingbird_agent.bamboo.stores.base import opened
+from hummingbird_agent.bamboo.stores.base import Stores, opened
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, default_registry
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.errors import AgentError, ConfigError

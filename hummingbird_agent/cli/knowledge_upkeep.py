@@ -9,8 +9,7 @@ import sys
 from collections.abc import Awaitable, Callable
 
 from hummingbird_agent.bamboo.learn import curation
-from hummingbird_agent.bamboo.learn.accumulator import Stores
-from hummingbird_agent.bamboo.stores.base import VectorStore, opened
+from hummingbird_agent.bamboo.stores.base import Stores, VectorStore, opened
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.errors import AgentError
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from hummingbird_agent.agent.run import SourceRegistrar
 from hummingbird_agent.bamboo.diagnose import knowledge_tools
 from hummingbird_agent.bamboo.diagnose.citations import Citations
-from hummingbird_agent.bamboo.learn.accumulator import Stores
+from hummingbird_agent.bamboo.stores.base import Stores
 from hummingbird_agent.bamboo.stores.scoped import Scope
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.errors import PermanentError

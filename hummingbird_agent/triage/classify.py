@@ -18,9 +18,10 @@ from hummingbird_agent.logs.fingerprint import strong_lines
 from hummingbird_agent.logs.signature import signature
 from hummingbird_agent.triage.case_verdicts import CaseJudge
 from hummingbird_agent.triage.evidence import HANGS, INFRASTRUCTURE_REASONS, Runs, Sources, failed_attempts, passed
+from hummingbird_agent.triage.excerpt import LogEvidence
 from hummingbird_agent.triage.history import job_history
 from hummingbird_agent.triage.model import CheckResult, KnownCause, KnownCauses, Verdict
-from hummingbird_agent.triage.reader import Job, LogEvidence, TriageReader, Unread
+from hummingbird_agent.triage.reader import Job, TriageReader, Unread
 
 
 class Classifier:

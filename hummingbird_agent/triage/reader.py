@@ -10,7 +10,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.direct import ReadTools
@@ -20,6 +20,7 @@ from hummingbird_agent.triage.excerpt import LogEvidence, evidence_of
 from hummingbird_agent.triage.model import TriageLimits
 
 Job = Mapping[str, Any]
+V = TypeVar("V")
 # Pipeline states after which a pipeline's jobs no longer change (except by a retry, see reader.jobs).
 FINISHED = frozenset({"success", "failed", "canceled", "skipped"})
 
@@ -40,12 +41,12 @@ class Listed:
     problem: str = ""
 
 
-class _Lru(OrderedDict[Any, Any]):
+class _Lru(OrderedDict[Any, V]):
     def __init__(self, size: int) -> None:
         super().__init__()
         self._size = size
 
-    def put(self, key: Any, value: Any) -> None:
+    def put(self, key: Any, value: V) -> None:
         self[key] = value
         self.move_to_end(key)
         while len(self) > self._size:
@@ -56,9 +57,9 @@ class TriageCache:
     """Kept by the service between triages: job lists of finished pipelines, evidence of finished logs."""
 
     def __init__(self) -> None:
-        self.jobs = _Lru(budgets.TRIAGE_CACHE_PIPELINES)
-        self.logs = _Lru(budgets.TRIAGE_CACHE_LOGS)
-        self.reports = _Lru(budgets.TRIAGE_CACHE_REPORTS)
+        self.jobs: _Lru[tuple[Job, ...]] = _Lru(budgets.TRIAGE_CACHE_PIPELINES)
+        self.logs: _Lru[LogEvidence] = _Lru(budgets.TRIAGE_CACHE_LOGS)
+        self.reports: _Lru[Report] = _Lru(budgets.TRIAGE_CACHE_REPORTS)
 
 
 class _Budget:

@@ -12,9 +12,9 @@ from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.incident_graph import NodeType, RelType
-from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex, incident_scores, similar_incidents
 from hummingbird_agent.bamboo.retrieval.log_vector import log_scores
+from hummingbird_agent.bamboo.stores.base import Stores
 from hummingbird_agent.bamboo.stores.scoped import Scope, scoped
 from hummingbird_agent.logs import signature
 from hummingbird_agent.tools.base import ToolDef, ToolResult

@@ -17,7 +17,6 @@ from hummingbird_agent.bamboo.analysis import NO_EXPLORER, AnalysisResult, Candi
 from hummingbird_agent.bamboo.diagnose.diagnosis import Diagnosis, diagnose, draft_email, fallback_diagnosis
 from hummingbird_agent.bamboo.incident_graph import KnowledgeGraph, NodeType
 from hummingbird_agent.bamboo.json_llm import JsonLLM
-from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.retrieval.evidence import (
     GraphIndex,
@@ -29,6 +28,7 @@ from hummingbird_agent.bamboo.retrieval.evidence import (
     symptom_lines,
 )
 from hummingbird_agent.bamboo.retrieval.log_vector import log_scores
+from hummingbird_agent.bamboo.stores.base import Stores
 from hummingbird_agent.bamboo.stores.scoped import Scope, scoped
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.bamboo.strategies.causal import cause_name, clip

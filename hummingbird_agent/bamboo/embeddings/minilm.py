@@ -43,7 +43,8 @@ class _OnnxMiniLM:
                                              "token_type_ids": np.zeros_like(ids)})
         weights = mask[:, :, None].astype(hidden.dtype)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        return pooled.tolist()
+        vectors: list[list[float]] = pooled.tolist()
+        return vectors
 
 
 def _load() -> Any:

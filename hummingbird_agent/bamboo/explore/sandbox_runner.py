@@ -6,12 +6,20 @@ requests {"op": "call", "id", "tool", "args"} and one final {"op": "done", ...}.
 to stderr, so it cannot mix text into the protocol stream by accident (the host trusts no line anyway).
 """
 
+from __future__ import annotations
+
 import asyncio
 import json
 import os
 import sys
 import textwrap
 import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+Message = dict[str, Any]
+Send = Callable[[Message], None]
+Pending = dict[int, "asyncio.Future[Message]"]
 
 
 class ToolRefused(Exception):
@@ -21,14 +29,14 @@ class ToolRefused(Exception):
 class Tools:
     """`tools.<name>(**kwargs)`: every attribute is a remote call; the host decides what may run."""
 
-    def __init__(self, send, pending, loop):
+    def __init__(self, send: Send, pending: Pending, loop: asyncio.AbstractEventLoop) -> None:
         self._send, self._pending, self._loop, self._next = send, pending, loop, 0
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
         if name.startswith("_"):
             raise AttributeError(name)
 
-        async def call(**kwargs):
+        async def call(**kwargs: Any) -> Any:
             self._next += 1
             future = self._loop.create_future()
             self._pending[self._next] = future
@@ -41,7 +49,7 @@ class Tools:
         return call
 
 
-def _reader(loop, pending):
+def _reader(loop: asyncio.AbstractEventLoop, pending: Pending) -> None:
     for line in sys.stdin:
         try:
             answer = json.loads(line)
@@ -52,13 +60,13 @@ def _reader(loop, pending):
             loop.call_soon_threadsafe(future.set_result, answer)
 
 
-async def _run(code, task, send):
+async def _run(code: str, task: Any, send: Send) -> Message:
     loop = asyncio.get_running_loop()
-    pending = {}
+    pending: Pending = {}
     threading.Thread(target=_reader, args=(loop, pending), daemon=True).start()
     source = "async def _fn(tools, asyncio, task):\n" + textwrap.indent(code or "return {}", "    ")
     try:
-        namespace = {}
+        namespace: dict[str, Any] = {}
         exec(compile(source, "<orchestration>", "exec"), namespace)  # noqa: S102 - the sandbox is the boundary
     except SyntaxError as exc:
         return {"op": "done", "ok": False, "error": f"SyntaxError: {exc.msg} (line {(exc.lineno or 1) - 1})"}
@@ -69,13 +77,13 @@ async def _run(code, task, send):
     return {"op": "done", "ok": True, "value": value}
 
 
-def main():
+def main() -> None:
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     lock = threading.Lock()
 
-    def send(message):
+    def send(message: Message) -> None:
         text = json.dumps(message, default=str)
         with lock:
             protocol.write(text + "\n")

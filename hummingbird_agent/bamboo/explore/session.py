@@ -19,10 +19,10 @@ from hummingbird_agent.bamboo.explore.prompt_fit import ToolBounds
 from hummingbird_agent.bamboo.explore.tool_selection import ToolSelector, candidate_pool
 from hummingbird_agent.bamboo.incident_graph import NodeType
 from hummingbird_agent.bamboo.json_llm import JsonLLM
-from hummingbird_agent.bamboo.learn.accumulator import Enrichment, Stores
+from hummingbird_agent.bamboo.learn.accumulator import Enrichment
 from hummingbird_agent.bamboo.learn.reviewer import ToolInfo
 from hummingbird_agent.bamboo.mcp import BuiltinMcpClient, McpClient, build_mcp_client, config_namespace
-from hummingbird_agent.bamboo.stores.base import NodeRow, VectorStore
+from hummingbird_agent.bamboo.stores.base import NodeRow, Stores, VectorStore
 from hummingbird_agent.bamboo.stores.scoped import Scope, scoped
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.config.loading import LoadedConfig

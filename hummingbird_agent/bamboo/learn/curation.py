@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hummingbird_agent.bamboo.incident_graph import NodeType
-from hummingbird_agent.bamboo.learn.accumulator import Stores
-from hummingbird_agent.bamboo.stores.base import VectorStore
+from hummingbird_agent.bamboo.stores.base import Stores, VectorStore
 from hummingbird_agent.errors import PermanentError, TransientError
 
 # Incidents whose causes one lookup reads when listing (one statement per page, whatever the store's size).

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from hummingbird_agent.bamboo.incident_graph import Edge, KnowledgeGraph, Node
+from hummingbird_agent.bamboo.incident_graph import Edge, KnowledgeGraph, Node, NodeType, RelType
 from hummingbird_agent.bamboo.learn.incident_context import exploration_hints, with_fix_evidence
 from hummingbird_agent.bamboo.strategies.base import ExtractionStrategy, IncidentInput
 
@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 def normalise(graph: KnowledgeGraph) -> KnowledgeGraph:
     """One node per (type, name) (the first keeps its fields, an empty description is filled in),
     every node with its stable id, and only schema-valid, non-duplicate edges between known nodes."""
-    nodes: dict[tuple, Node] = {}
+    nodes: dict[tuple[NodeType, str], Node] = {}
     for node in graph.nodes:
         if not node.name:
             continue
@@ -28,7 +28,7 @@ def normalise(graph: KnowledgeGraph) -> KnowledgeGraph:
             nodes[node.key] = node.with_id()
         elif not seen.description and node.description:
             nodes[node.key] = replace(seen, description=node.description)
-    edges: dict[tuple, Edge] = {}
+    edges: dict[tuple[NodeType, str, RelType, NodeType, str], Edge] = {}
     for edge in graph.edges:
         if not edge.allowed:
             log.warning("dropped edge outside the schema: %s -%s-> %s", edge.source[0], edge.type, edge.target[0])

@@ -12,10 +12,10 @@ from functools import partial
 from typing import TextIO
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.learn.accumulator import AccumulationResult, KnowledgeAccumulator, Stores
+from hummingbird_agent.bamboo.learn.accumulator import AccumulationResult, KnowledgeAccumulator
 from hummingbird_agent.bamboo.learn.causes import ExistingCause
 from hummingbird_agent.bamboo.learn.incidents import iter_incidents, read_lines
-from hummingbird_agent.bamboo.stores.base import opened
+from hummingbird_agent.bamboo.stores.base import Stores, opened
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.progress import Progress
