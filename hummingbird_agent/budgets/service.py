@@ -144,6 +144,10 @@ EXCERPT_MAX_REGIONS = 400
 EXCERPT_MAX_REGION_LINES = 2000
 # Characters of one line kept for scoring and display; minified bundles have megabyte lines.
 EXCERPT_MAX_LINE_CHARS = 2000
+# Scores of cue lines remembered by the shape of their raw bytes (digits 2-9 read as 1), in key bytes: a build
+# log repeats line shapes, so a few MB spare re-scoring nearly every cue line; bounded because keys are up to
+# 4 KB (the scored prefix) and the scan's whole memory budget is < 100 MB.
+EXCERPT_SCORE_MEMO_BYTES = 4 * 1024 * 1024
 # Distinct line signatures of a passing log remembered for the diff (8-byte hashes, ~80 MB worst
 # case in CPython sets, so this also bounds the memory of --passing).
 EXCERPT_MAX_PASSING_SIGNATURES = 1_000_000

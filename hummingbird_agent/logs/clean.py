@@ -11,6 +11,8 @@ import re
 # CSI sequences (colours, cursor moves, `\e[0K`), OSC sequences (titles, hyperlinks) and the
 # two-byte escapes some tools emit (`\e=`, `\e>`).
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_=>])")
+# `_ANSI` over many lines joined by `\n`: an OSC sequence also ends at the end of its line.
+_ANSI_LINES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[@-Z\\-_=>])")
 # GitLab collapsible-section markers: `section_start:<epoch>:<name>[opts]\r` and `section_end:...`.
 _SECTION = re.compile(r"section_(?:start|end):\d+:[A-Za-z0-9_.\-]+(?:\[[^\]\r\n]*\])?\r?")
 
@@ -22,11 +24,15 @@ def clean_line(line: str) -> str:
     if "section_" in line:
         line = _SECTION.sub("", line)
     if "\r" in line:
-        # A terminal shows only what follows the last CR that has text after it (progress bars);
-        # `\r\n` and `\r\r\n` endings leave trailing CRs, which carry nothing.
-        parts = [p for p in line.split("\r") if p.strip()]
-        line = parts[-1] if parts else ""
+        line = _shown(line)
     return line.rstrip()
+
+
+def _shown(line: str) -> str:
+    # A terminal shows only what follows the last CR that has text after it (progress bars);
+    # `\r\n` and `\r\r\n` endings leave trailing CRs, which carry nothing.
+    parts = [p for p in line.split("\r") if p.strip()]
+    return parts[-1] if parts else ""
 
 
 def decode_clean(raw: bytes) -> str:
@@ -34,7 +40,16 @@ def decode_clean(raw: bytes) -> str:
     return clean_line(raw.decode("utf-8", "replace"))
 
 
-def decode_clean_lines(raw: bytes) -> list[str]:
-    """`decode_clean` of each line of `raw` (lines joined by `\n`), decoded in one call: a `\n` never belongs
-    to a UTF-8 sequence, so each line decodes as it would alone."""
-    return [clean_line(line) for line in raw.decode("utf-8", "replace").split("\n")]
+def decode_clean_lines(raw: bytes, width: int | None = None) -> list[str]:
+    """`decode_clean` of each line of `raw` (lines joined by `\n`), decoded and cleaned together: a `\n` never
+    belongs to a UTF-8 sequence, so each line decodes as it would alone, and no escape or marker the
+    patterns remove spans a `\n` (`_ANSI_LINES` ends an unterminated OSC sequence at its line's end). With
+    `width`, each line is cut to that many characters."""
+    text = raw.decode("utf-8", "replace")
+    if "\x1b" in text:
+        text = _ANSI_LINES.sub("", text)
+    if "section_" in text:
+        text = _SECTION.sub("", text)
+    if "\r" not in text:
+        return [line.rstrip()[:width] for line in text.split("\n")]
+    return [(_shown(line) if "\r" in line else line).rstrip()[:width] for line in text.split("\n")]

@@ -36,12 +36,35 @@ _MEDIUM = re.compile(
     r"|assert|expected\b.*\b(?:got|but|actual|was|received)\b|mismatch"
     r"|denied\b|violations?\b|unresolved|Exception\b"
 )
+# `_STRONG` with every branch starting with a literal (groups distributed, `[1-9]` spelled out): the same
+# lines match, and the search skips in C the positions no branch can start at, instead of trying every
+# branch at every position of a long line.
+_X = r"(?:failed|failing|failures?|errors?)\b"
+_STRONG_FAST = re.compile(
+    r"error(?:\[[\w-]+\])?\s?:|Error(?:\[[\w-]+\])?\s?:|ERROR(?:\[[\w-]+\])?\s?:"
+    r"|FAILED\b|FAILURES?\b|FAIL\b|ERRORS?\b|FATAL\b|ABORTING\b"
+    r"|Traceback \(most recent call last\)|Exception in thread|panicked at|npm ERR!"
+    r"|Error\b(?::|$)|Exception\b(?::|$)|Failure\b(?::|$)"
+    r"|aborted!|exited with (?:code )?[1-9]|exit (?:code|status):? [1-9]|non-zero exit"
+    r"|make(?:\[\d+\])?: \*\*\*|Segmentation fault|core dumped|Killed\b|✗|✘|❌|not ok\b"
+    + "".join(f"|{digit}\\d* {_X}" for digit in "123456789")
+    + r"|Failures: [1-9]|Errors: [1-9]|Failed: [1-9]"
+    r"|undefined reference|not defined\b|cannot find|Could not|could not"
+)
 # Evidence that a cue word is benign: zero counts, compiler flags, file names, option names.
 _BENIGN = re.compile(
     r"\b0 (?:errors?|failures?|failed|failing)\b|\b(?:Failures|Errors|Failed|failed|errors?): 0\b"
     r"|-W(?:no-)?error|--\w*(?:fail|error)\w*|\berror_?\w*\.\w{1,4}\b|\bset -e\b"
     r"|\|\| (?:true|exit)|ignor(?:e|ing)|\bif\b.*\bthen\b|retry|retrying|warning",
     re.IGNORECASE,
+)
+# `_BENIGN` for an ASCII line once lower-cased (ignoring ASCII case is lowering), every branch starting with a
+# literal as in `_STRONG_FAST` (`\b` before a word is a look-behind after its first character).
+_BENIGN_LOWER = re.compile(
+    r"0(?<!\w0) (?:errors?|failures?|failed|failing)\b"
+    r"|f(?<!\wf)ailures: 0\b|e(?<!\we)rrors: 0\b|f(?<!\wf)ailed: 0\b|e(?<!\we)rrors?: 0\b"
+    r"|-w(?:no-)?error|--\w*(?:fail|error)\w*|e(?<!\we)rror_?\w*\.\w{1,4}\b|s(?<!\ws)et -e\b"
+    r"|\|\| (?:true|exit)|ignor(?:e|ing)|i(?<!\wi)f\b.*\bthen\b|retry|retrying|warning"
 )
 # A lone lower-camel-case identifier (`handleAPIError`) is a test group's or a function's name, not a diagnostic.
 _IDENTIFIER = re.compile(r"\s*[a-z]+[A-Z]\w*\s*")
@@ -90,14 +113,20 @@ def cue_score(line: str) -> float:
     """Failure evidence of one cleaned line: 0 (none) .. 3 (a diagnostic, a failed test, a crash)."""
     if not line or len(line) < 3 or _IDENTIFIER.fullmatch(line):
         return 0.0
-    strong = _STRONG.search(line) is not None
+    strong = _STRONG_FAST.search(line) is not None
     if not strong and _MEDIUM.search(line) is None:
         return 0.0
     value = 3.0 if strong else 1.5
-    if _BENIGN.search(line):
+    if _benign(line):
         value -= 1.5
     if _EPILOGUE.search(line):
         value = min(value, 0.5)
     elif len(_COUNT.findall(line)) >= 2 or _BANNER.match(line):
         value = min(value, _SUMMARY_SCORE)
     return max(value, 0.0)
+
+
+def _benign(line: str) -> bool:
+    if line.isascii():
+        return _BENIGN_LOWER.search(line.lower()) is not None
+    return _BENIGN.search(line) is not None

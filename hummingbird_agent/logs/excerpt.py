@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.scan import Scanner
-from hummingbird_agent.logs.stream import HitFinder, LogView, open_log, read_blocks
+from hummingbird_agent.logs.stream import HitFinder, LogView, is_gzip, open_log, read_blocks
 
 LogSource = str | os.PathLike[str] | Iterable[str]
 
@@ -47,7 +47,8 @@ def iter_blocks(source: LogSource) -> Iterator[bytes]:
 
 def scan(source: LogSource, finder: HitFinder, window: int = budgets.EXCERPT_WINDOW_LINES) -> LogView:
     """Run one streaming pass of `finder` over `source`."""
-    scanner = Scanner(finder, window)
+    path = os.fspath(source) if isinstance(source, str | os.PathLike) else None
+    scanner = Scanner(finder, window, path if path is not None and not is_gzip(path) else None)
     for block in iter_blocks(source):
         scanner.feed(block)
     return scanner.view()

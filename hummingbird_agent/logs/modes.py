@@ -10,7 +10,7 @@ from hummingbird_agent.logs.cues import CUE_LITERALS, cached_cue_score, cue_scor
 from hummingbird_agent.logs.diff import diff_finder, passing_signatures
 from hummingbird_agent.logs.excerpt import Excerpt, LogSource, assemble, iter_blocks, scan
 from hummingbird_agent.logs.learn import Example, example_score, learn
-from hummingbird_agent.logs.scan import literal_finder
+from hummingbird_agent.logs.scan import literal_finder, shape_finder
 from hummingbird_agent.logs.select import Shape, build_blocks, choose, end_prior, fit
 from hummingbird_agent.logs.steps import BOUNDARY_LITERALS, boundary_score, failing_step
 from hummingbird_agent.logs.stream import HitFinder, LogView
@@ -20,7 +20,7 @@ from hummingbird_agent.logs.unsupervised import locate_in_step
 def unsupervised_finder() -> HitFinder:
     """Cue lines, plus step boundaries (echoed commands, command ends) at a token score so they stay in view."""
     cache: dict[str, float] = {}
-    return literal_finder(
+    return shape_finder(
         CUE_LITERALS + BOUNDARY_LITERALS, lambda line: cached_cue_score(cache, line) or boundary_score(line)
     )
 

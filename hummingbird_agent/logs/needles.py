@@ -50,6 +50,7 @@ class LiteralLines:
         self._table: Bytes | None = None  # word -> 1 where some literal is anchored (built on the first block)
         self._group: npt.NDArray[np.uint16] = np.zeros(1 << 16, dtype=np.uint16)
         self._members: list[list[tuple[int, bytes]]] = [[]]  # by group: (anchor offset, literal)
+        self._entries: _Entries | None = None
 
     def find(self, block: bytes, newlines: Indexes | None = None) -> tuple[Indexes, Indexes]:
         """(sorted 0-based indexes of the matching lines, positions of the block's newlines)."""
@@ -62,7 +63,7 @@ class LiteralLines:
             newlines = newline_positions(block)
         return np.unique(np.searchsorted(newlines, np.concatenate(starts))), newlines
 
-    def _build(self, sample: bytes) -> Bytes:
+    def _build(self, sample: bytes) -> tuple[Bytes, _Entries]:
         counts = _pair_counts(sample)
         by_anchor: dict[int, list[tuple[int, bytes]]] = {}
         for needle in self._long:
@@ -77,24 +78,58 @@ class LiteralLines:
                     table[second << 8 | first] = 1
                     self._group[second << 8 | first] = group
             self._members.append(members)
-        return table
+        return table, _Entries(self._members)
 
     def _anchored(self, block: bytes, data: Bytes) -> Indexes:
         if not self._long or len(block) < 3:
             return np.empty(0, dtype=np.intp)
-        if self._table is None:
-            self._table = self._build(block)
+        if self._table is None or self._entries is None:
+            self._table, self._entries = self._build(block)
         words = np.frombuffer(block, dtype="<u2", count=len(block) // 2)
         at = np.flatnonzero(self._table.take(words).view(bool))  # the table holds only 0 and 1
         if not at.size:
             return np.empty(0, dtype=np.intp)
-        groups = self._group.take(words.take(at))
-        matches: list[Indexes] = []
-        for group in np.unique(groups).tolist():
-            positions = at[groups == group] * 2
-            matches.extend(_verify(data, positions - offset, needle, (offset, offset + 1))
-                for offset, needle in self._members[group])
-        return np.concatenate(matches)
+        return self._entries.verify(data, at * 2, self._group.take(words.take(at)))
+
+
+class _Entries:
+    """The (anchor offset, literal) members of every anchor group as arrays, so that all the anchor hits of a
+    block are verified at once, whatever their literals: one gather of each hit's bytes, one comparison."""
+
+    def __init__(self, members: list[list[tuple[int, bytes]]]) -> None:
+        flat = [entry for group in members for entry in group]
+        width = max(len(needle) for _, needle in flat)
+        self._first = np.cumsum([0] + [len(group) for group in members])[:-1]  # first entry of each group
+        self._count = np.array([len(group) for group in members], dtype=np.intp)
+        self._single = bool((self._count[1:] == 1).all())
+        self._offset = np.array([offset for offset, _ in flat], dtype=np.intp)
+        self._length = np.array([len(needle) for _, needle in flat], dtype=np.intp)
+        self._bytes = np.zeros((len(flat), width), dtype=np.uint8)
+        for row, (_, needle) in enumerate(flat):
+            self._bytes[row, : len(needle)] = np.frombuffer(needle, dtype=np.uint8)
+        self._unused = np.arange(width) >= self._length[:, None]  # bytes past each literal's end
+        self._span = np.arange(width)
+        # One byte beside each anchor pair, checked first: most anchor hits are common pairs (`er` of `err` is
+        # in every `handler`) that this byte already rules out.
+        self._probe = np.where(self._offset + 2 < self._length, self._offset + 2, self._offset - 1)
+        self._probe_byte = self._bytes[np.arange(len(flat)), self._probe]
+
+    def verify(self, data: Bytes, anchors: Indexes, groups: npt.NDArray[np.uint16]) -> Indexes:
+        """Where a literal starts, given the positions of anchor words and their groups."""
+        entries = self._first.take(groups)
+        if not self._single:
+            counts = self._count.take(groups)
+            hit = np.repeat(np.arange(anchors.size), counts)
+            within = np.arange(hit.size) - np.repeat(np.cumsum(counts) - counts, counts)
+            anchors, entries = anchors.take(hit), entries.take(hit) + within
+        starts = anchors - self._offset.take(entries)
+        inside = (starts >= 0) & (starts + self._length.take(entries) <= len(data))
+        starts, entries = starts[inside], entries[inside]
+        probe = _LOWER.take(data.take(starts + self._probe.take(entries))) == self._probe_byte.take(entries)
+        starts, entries = starts[probe], entries[probe]
+        window = _LOWER.take(data.take(np.minimum(starts[:, None] + self._span, len(data) - 1)))
+        same = (window == self._bytes.take(entries, axis=0)) | self._unused.take(entries, axis=0)
+        return starts[same.all(axis=1)]
 
 
 def _first_byte(data: Bytes, byte: int) -> Indexes:

@@ -66,7 +66,7 @@ class Step:
 
 def boundary_score(line: str) -> float:
     """BOUNDARY_SCORE for an echoed command (`$ make`) or a command's end, else 0."""
-    return BOUNDARY_SCORE if line.startswith("$ ") or _STEP_END.search(line) else 0.0
+    return BOUNDARY_SCORE if line.startswith("$ ") or (_may_end_step(line) and _STEP_END.search(line)) else 0.0
 
 
 def is_wrap_up(line: str) -> bool:
@@ -78,8 +78,28 @@ def is_wrap_up(line: str) -> bool:
 _PROGRESS = re.compile(r"(?:^|[\]>]) *(?:Compiling|Configuring|Building|Linking) ")
 
 
+# `_ROUTINE` for an ASCII line once lower-cased (ignoring ASCII case is lowering), split in two: its branches
+# anchored at the start, and the others, each starting with a literal so that the search skips in C the
+# positions no branch can start at (`\b` before a word is a look-behind after its first letter).
+_ROUTINE_LOWER = re.compile(r"p(?<!\wp)ass(?:ed)?\b|o(?<!\wo)k\b|s(?<!\ws)kipped\b|\[\s*\d+%\]\s*$|deprecat")
+_ROUTINE_LOWER_START = re.compile(
+    r"\s*(?:unpacking|selecting|preparing to|setting up|get:\d|download|install|collecting|requirement)|>"
+)
+
+
 def is_routine(line: str) -> bool:
-    return _ROUTINE.search(line) is not None or _PROGRESS.search(line) is not None
+    if line.isascii():
+        low = line.lower()
+        if _ROUTINE_LOWER.search(low) is not None or _ROUTINE_LOWER_START.match(low) is not None:
+            return True
+    elif _ROUTINE.search(line) is not None:
+        return True
+    return _may_progress(line) and _PROGRESS.search(line) is not None
+
+
+def _may_progress(line: str) -> bool:
+    """Whether `line` holds a word every `_PROGRESS` match holds."""
+    return "Compiling " in line or "Building " in line or "Linking " in line or "Configuring " in line
 
 
 def failing_step(text: dict[int, str], total: int) -> Step:
@@ -90,7 +110,7 @@ def failing_step(text: dict[int, str], total: int) -> Step:
         if line.startswith("$ "):
             bounds.append(n - 1)
             continue
-        match = _STEP_END.search(line)
+        match = _STEP_END.search(line) if _may_end_step(line) else None
         if match is None:
             continue
         code = match.group(1) or match.group(2)
@@ -99,6 +119,11 @@ def failing_step(text: dict[int, str], total: int) -> Step:
             return Step(first, _command_line(text, first, n), True)
         bounds.append(n)
     return Step(1, total + 1, False)
+
+
+def _may_end_step(line: str) -> bool:
+    """Whether `line` holds a word every `_STEP_END` match holds: most kept lines are rejected at C speed."""
+    return "failed" in line or "exited with" in line or "Process completed" in line
 
 
 def _command_line(text: dict[int, str], first: int, end: int) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import io
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -23,11 +24,14 @@ HitFinder = Callable[[bytes, "LazyLines"], list[tuple[int, float]]]
 
 def open_log(path: str) -> io.BufferedIOBase:
     """Open a log for binary reading, transparently gunzipping it when it starts with the gzip magic."""
-    with open(path, "rb") as probe:
-        magic = probe.read(2)
-    if magic == b"\x1f\x8b":
+    if is_gzip(path):
         return gzip.open(path, "rb")
     return open(path, "rb")
+
+
+def is_gzip(path: str) -> bool:
+    with open(path, "rb") as probe:
+        return probe.read(2) == b"\x1f\x8b"
 
 
 def read_blocks(handle: io.BufferedIOBase, block_bytes: int) -> Iterator[bytes]:
@@ -48,13 +52,12 @@ def read_blocks(handle: io.BufferedIOBase, block_bytes: int) -> Iterator[bytes]:
 class LazyLines:
     """The lines of a block, split only when somebody asks for them; its newline positions, found once."""
 
-    __slots__ = ("_block", "_bounds", "_lines", "_long", "_newlines")
+    __slots__ = ("_block", "_lines", "_long", "_newlines")
 
     def __init__(self, block: bytes) -> None:
         self._block = block
         self._lines: list[bytes] | None = None
         self._newlines: Indexes | None = None
-        self._bounds: list[int] | None = None  # -1, the newline positions, the block's length
         self._long: list[int] | None = None  # indexes of the lines longer than `_CLIP_BYTES`
 
     @property
@@ -85,21 +88,29 @@ class LazyLines:
             return self._lines[-keep:]
         if self._newlines is None:
             return self._block.rsplit(b"\n", keep)[-keep:]
-        return self._block[self._start(max(self.count() - keep, 0)) :].split(b"\n")
+        return self._block[self.start(max(self.count() - keep, 0)) :].split(b"\n")
 
-    def clipped(self, first: int, last: int) -> list[bytes]:
-        """Lines `first`..`last` (0-based, inclusive), each clipped to `_CLIP_BYTES`."""
-        lines = self.get()[first : last + 1]
-        for index in self._long_lines():
-            if first <= index <= last:
-                lines[index - first] = lines[index - first][:_CLIP_BYTES]
-        return lines
+    def spans(self, first: int, last: int) -> list[bytes]:
+        """Lines `first`..`last` (0-based, inclusive) joined by `\\n`, each clipped to `_CLIP_BYTES`: slices of the
+        block, one between any two long lines, so the lines themselves are never split apart."""
+        out: list[bytes] = []
+        long = self._long_lines()
+        at = first
+        for index in long[bisect_left(long, first) : bisect_right(long, last)]:
+            if at < index:
+                out.append(self._block[self.start(at) : self.start(index) - 1])
+            out.append(self._block[self.start(index) : self.start(index) + _CLIP_BYTES])
+            at = index + 1
+        if at <= last:
+            out.append(self._block[self.start(at) : self.start(last + 1) - 1])
+        return out
 
-    def _start(self, index: int) -> int:
+    def start(self, index: int) -> int:
         """Where line `index` starts (for the line after the last: one past the block's end)."""
-        if self._bounds is None:
-            self._bounds = [-1, *self.newlines().tolist(), len(self._block)]
-        return self._bounds[index] + 1
+        if index == 0:
+            return 0
+        newlines = self.newlines()
+        return int(newlines[index - 1]) + 1 if index <= len(newlines) else len(self._block) + 1
 
     def _long_lines(self) -> list[int]:
         if self._long is None:
@@ -111,13 +122,17 @@ class LazyLines:
 @dataclass(slots=True)
 class Region:
     """Consecutive lines around one or more cue lines: raw (clipped) while the scan runs, cleaned once it
-    is kept (`clean()`), so the many regions a long log drops again are never decoded."""
+    is kept (`clean()`), so the many regions a long log drops again are never decoded. The raw lines are
+    held as a few `\\n`-joined slices of the blocks (`raw`), `pending` lines in all."""
 
     start: int
     lines: list[str] = field(default_factory=list)
     hits: dict[int, float] = field(default_factory=dict)
     last_needed: int = 0
     raw: list[bytes] = field(default_factory=list)
+    pending: int = 0
+    at: int = 0  # when the raw lines are re-read from the file: the byte offsets of the first one
+    stop: int = 0  # and of the end of the last one
 
     @property
     def score(self) -> float:
@@ -125,13 +140,12 @@ class Region:
 
     @property
     def end(self) -> int:
-        return self.start + len(self.lines) + len(self.raw) - 1
+        return self.start + len(self.lines) + self.pending - 1
 
     def clean(self) -> None:
         if self.raw:
-            texts = decode_clean_lines(b"\n".join(self.raw))
-            self.lines.extend(text[: budgets.EXCERPT_MAX_LINE_CHARS] for text in texts)
-        self.raw = []
+            self.lines.extend(decode_clean_lines(b"\n".join(self.raw), budgets.EXCERPT_MAX_LINE_CHARS))
+        self.raw, self.pending = [], 0
 
 
 @dataclass(frozen=True, slots=True)

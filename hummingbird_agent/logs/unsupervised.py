@@ -62,8 +62,7 @@ def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> l
     if step.found:
         # A complaint the earlier steps, which succeeded, printed too (a missing optional tool, a warning
         # every step repeats) is not what failed this one.
-        seen = {line_shape(text[n]) for n in evidence if n < step.first}
-        inside = {n: v for n, v in inside.items() if line_shape(text[n]) not in seen}
+        inside = _new_in_step(text, evidence, step, inside)
     shape = Shape(distinct=True)
     blocks = build_blocks(inside, text, lambda last: _step_prior(step, last), shape)
     cap = min(max_lines, budgets.EXCERPT_PARAGRAPH_LINES)
@@ -81,6 +80,22 @@ def locate_in_step(view: LogView, max_lines: int, *, rescore: bool = False) -> l
         return [paragraph]
     fallback = Shape(distinct=True)
     return choose(build_blocks(evidence, text, end_prior(view.total_lines, fallback), fallback), max_lines, fallback)
+
+
+# An ASCII line without the characters `line_shape` may remove: lines of one shape have the same such text.
+_HEXLESS = str.maketrans("", "", "0123456789abcdef")
+
+
+def _new_in_step(
+    text: dict[int, str], evidence: dict[int, float], step: Step, inside: dict[int, float]
+) -> dict[int, float]:
+    """The lines of `inside` whose shape no evidence line before the step has; only the earlier lines that
+    could have one of those shapes are shaped (most are long and differ in more than numbers)."""
+    shapes = {n: line_shape(text[n]) for n in inside}
+    wanted = {shape.translate(_HEXLESS) for shape in shapes.values() if shape.isascii()}
+    seen = {line_shape(line) for n in evidence if n < step.first
+            if not (line := text[n]).isascii() or line.translate(_HEXLESS) in wanted}
+    return {n: v for n, v in inside.items() if shapes[n] not in seen}
 
 
 def _evidence(view: LogView, text: dict[int, str], rescore: bool) -> dict[int, float]:
