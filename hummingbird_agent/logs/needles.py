@@ -129,7 +129,8 @@ class _Entries:
         starts, entries = starts[probe], entries[probe]
         window = _LOWER.take(data.take(np.minimum(starts[:, None] + self._span, len(data) - 1)))
         same = (window == self._bytes.take(entries, axis=0)) | self._unused.take(entries, axis=0)
-        return starts[same.all(axis=1)]
+        found: npt.NDArray[np.intp] = starts[same.all(axis=1)]
+        return found
 
 
 def _first_byte(data: Bytes, byte: int) -> Indexes:
