@@ -40,7 +40,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -58,6 +58,7 @@ from bench.triage_figures import (  # noqa: E402
     metadata_only,
     name_only,
 )
+from bench.triage_run import triage_all  # noqa: E402
 from bench.triage_world import MR, cidiff_mrs, learned_rows, logchunks_mrs  # noqa: E402
 from hummingbird_agent.bamboo.diagnose.known_causes import StoredCauses  # noqa: E402
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder  # noqa: E402
@@ -69,16 +70,10 @@ from hummingbird_agent.bamboo.stores.graph import CypherGraphStore  # noqa: E402
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession  # noqa: E402
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore  # noqa: E402
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry  # noqa: E402
-from hummingbird_agent.data_sources import gitlab as gitlab_source  # noqa: E402
-from hummingbird_agent.data_sources.direct import ReadTools  # noqa: E402
 from hummingbird_agent.models.gemini import GeminiModel, GeminiSettings  # noqa: E402
 from hummingbird_agent.models.retry import RetryPolicy  # noqa: E402
-from hummingbird_agent.tools.registry import ToolRegistry  # noqa: E402
 from hummingbird_agent.triage.model import NOT_YOURS, Triage, TriageLimits, Verdict  # noqa: E402
-from hummingbird_agent.triage.reader import TriageCache, TriageReader  # noqa: E402
-from hummingbird_agent.triage.run import TriageRequest, triage  # noqa: E402
-from tests.servers import GeminiServer, GitLabServer  # noqa: E402
-from tests.triage.conftest import NOW  # noqa: E402
+from tests.servers import GeminiServer  # noqa: E402
 from tests.triage.world import Attempt, CiWorld, sha_of  # noqa: E402
 
 Row = dict[str, Any]
@@ -128,25 +123,7 @@ def seed(world: CiWorld, iid: int, mr: MR) -> int:
 
 
 async def run_all(mrs: list[MR], stores: Stores, limits: TriageLimits | None = None) -> list[tuple[MR, Triage]]:
-    known = StoredCauses(stores)
-    out: list[tuple[MR, Triage]] = []
-    gl = GitLabServer()
-    with gl:
-        tools = ReadTools()
-        gitlab_source.register(cast(ToolRegistry, tools), gl.url, gl.read_token)
-        worlds: dict[str, CiWorld] = {}
-        seeded: list[tuple[MR, int, int]] = []
-        iids: Counter[str] = Counter()
-        for mr in mrs:
-            world = worlds.get(mr.repo) or worlds.setdefault(mr.repo, CiWorld(gl, len(worlds) + 1, mr.repo))
-            iids[mr.repo] += 1
-            seeded.append((mr, iids[mr.repo], seed(world, iids[mr.repo], mr)))
-        for mr, iid, pipeline in seeded:
-            reader = TriageReader(tools, mr.repo, TriageCache(), limits)
-            out.append((mr, await triage(reader, TriageRequest(mr.repo, iid, NOW, pipeline_id=pipeline), known)))
-        if gl.errors:
-            raise SystemExit(f"fake GitLab hit a bug: {gl.errors}")
-    return out
+    return await triage_all(mrs, seed, limits, StoredCauses(stores))
 
 
 def graded(results: list[tuple[MR, Triage]]) -> list[Graded]:

@@ -19,20 +19,13 @@ Every base and `main` report also lists passing cases (with output), so reports 
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from bench.triage_figures import ratio
-from hummingbird_agent.data_sources import gitlab as gitlab_source
-from hummingbird_agent.data_sources.direct import ReadTools
-from hummingbird_agent.tools.registry import ToolRegistry
+from bench.triage_run import triage_all
 from hummingbird_agent.triage.model import NOT_YOURS, Triage, TriageLimits
-from hummingbird_agent.triage.reader import TriageCache, TriageReader
-from hummingbird_agent.triage.run import TriageRequest, triage
-from tests.servers import GitLabServer
-from tests.triage.conftest import NOW
 from tests.triage.world import Attempt, Case, CiWorld, sha_of
 
 # Passing cases every base and `main` report lists besides the scenario's (a mid-sized suite).
@@ -159,24 +152,7 @@ def case_mrs(repos: dict[str, str]) -> list[CaseMR]:
 
 
 async def run_cases(mrs: list[CaseMR], limits: TriageLimits | None = None) -> list[tuple[CaseMR, Triage]]:
-    out: list[tuple[CaseMR, Triage]] = []
-    gl = GitLabServer()
-    with gl:
-        tools = ReadTools()
-        gitlab_source.register(cast(ToolRegistry, tools), gl.url, gl.read_token)
-        worlds: dict[str, CiWorld] = {}
-        seeded = []
-        iids: Counter[str] = Counter()
-        for mr in mrs:
-            world = worlds.get(mr.repo) or worlds.setdefault(mr.repo, CiWorld(gl, len(worlds) + 1, mr.repo))
-            iids[mr.repo] += 1
-            seeded.append((mr, iids[mr.repo], _Seeder(world, iids[mr.repo], mr).seed()))
-        for mr, iid, pipeline in seeded:
-            reader = TriageReader(tools, mr.repo, TriageCache(), limits)
-            out.append((mr, await triage(reader, TriageRequest(mr.repo, iid, NOW, pipeline_id=pipeline))))
-        if gl.errors:
-            raise SystemExit(f"fake GitLab hit a bug: {gl.errors}")
-    return out
+    return await triage_all(mrs, lambda world, iid, mr: _Seeder(world, iid, mr).seed(), limits)
 
 
 def _pairs(results: list[tuple[CaseMR, Triage]]) -> Iterator[tuple[str, str, str, str]]:
