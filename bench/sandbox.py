@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hummingbird_agent.config.loading import SandboxConfig  # noqa: E402
 from hummingbird_agent.sandbox import PodmanSandbox  # noqa: E402
-from hummingbird_agent.sandbox._podman_exec import PIPE_SIZE_BYTES  # noqa: E402
+from hummingbird_agent.sandbox._pipes import PIPE_SIZE_BYTES  # noqa: E402
 
 STREAM_BYTES = 100 * 1024 * 1024
 EXEC_ROUNDS = 40
