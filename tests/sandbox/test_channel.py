@@ -78,7 +78,8 @@ async def test_a_flood_on_stdout_or_stderr_is_capped_and_ends_at_its_timeout(sbx
 async def test_a_background_flood_holding_the_pipe_does_not_hold_the_command(sbx: PodmanSandbox) -> None:
     async with asyncio.timeout(NO_HANG_S):
         result = await sbx.exec("(yes &); echo done >&2", 30)
-    assert result.exit_code == 0 and not result.timed_out and result.stderr == b"done\n"
+    # `yes` may report its broken pipe (once its output is no longer read) before stderr is read to its end.
+    assert result.exit_code == 0 and not result.timed_out and result.stderr.startswith(b"done\n")
     assert b"yes" not in (await sbx.exec("ps -eo args", 30)).stdout
 
 
