@@ -16,12 +16,20 @@ cost nothing but its model turns (no sandbox, no GitLab, no queue).
 `cpu_bound_vs_ideal` is the most any scheduling could reach on this machine: every process's CPU time per run
 (podman, conmon and the runtime included, from /proc/stat over the one-at-a-time probes) lets at most
 cores / cpu_per_run runs finish a second; divided by the ideal throughput. Other work on the machine counts
-against it, so read it with `load_1m`.
+against it, so read it with `load_1m`. `tree_cpu_s_per_run` is the CPU of the service and of every process it
+started (podman, conmon, the OCI runtime: conmon's orphans are reparented to this process and reaped here) over the
+same probes: what a run costs whatever else the machine runs. `execs_per_run` counts the programs started on the
+machine during the probes by name (podman, conmon, runc; root only, from the kernel's process events).
+
+`--baseline REV` runs the same bench on the service of git revision REV first (extracted with `git archive`; it
+uses the same sandbox image), then this checkout's, `--rounds` times alternating; the figures are medians over the
+rounds, each round's under `rounds_ours` / `rounds_baseline`, the baseline's medians under `baseline`.
 Prints one JSON line.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -40,6 +48,7 @@ import requests
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.proc_watch import ExecCounter, become_subreaper, reap_orphans, tree_cpu_seconds  # noqa: E402
 from tests.runner.harness import PROJECT, PROJECT_ID, pipeline_event, seed_gitlab  # noqa: E402
 from tests.servers import GitLabServer  # noqa: E402
 
@@ -102,22 +111,33 @@ def watch_notes(gitlab: GitLabServer, stop: threading.Event, seen: dict[int, dic
         time.sleep(0.005)
 
 
-def drive(config_path: Path, port: int, gitlab: GitLabServer) -> dict[str, float]:
-    """The service runs in its own process, as in production; the fakes and the clock stay here.
-    BENCH_LOG (file) and BENCH_LOG_LEVEL capture its log; BENCH_PROFILE writes a cProfile of it."""
+def drive(config_path: Path, port: int, gitlab: GitLabServer, service_dir: Path, execs: ExecCounter,
+          ) -> dict[str, float]:
+    """The service (the checkout in `service_dir`) runs in its own process, as in production; the fakes and the
+    clock stay here. BENCH_LOG (file) and BENCH_LOG_LEVEL capture its log; BENCH_PROFILE writes a cProfile of it."""
     env = {**os.environ, "HB_BOT_TOKEN": gitlab.bot_token,
            "GITLAB_READ_TOKEN": gitlab.read_token, "HOOK_SECRET": SECRET,
            "LOG_LEVEL": os.environ.get("BENCH_LOG_LEVEL", "WARNING")}
     profile = ["-m", "cProfile", "-o", os.environ["BENCH_PROFILE"]] if os.environ.get("BENCH_PROFILE") else []
     cmd = [sys.executable, *profile, "-m", "hummingbird_agent", "serve", "--config", str(config_path)]
     log_file = open(os.environ.get("BENCH_LOG", os.devnull), "w")  # noqa: SIM115 - closed below
-    service = subprocess.Popen(cmd, cwd=REPO, env=env, stderr=log_file)
+    service = subprocess.Popen(cmd, cwd=service_dir, env=env, stderr=log_file)
+    stop_reaping = threading.Event()
+    threading.Thread(target=reap_while, args=(service.pid, stop_reaping), daemon=True).start()
     try:
         wait_ready(f"http://127.0.0.1:{port}/readyz")
         url = f"http://127.0.0.1:{port}/webhook"
-        machine_before = machine_busy_seconds()
+        machine_before, tree_before = machine_busy_seconds(), tree_cpu_seconds(service.pid)
+        execs.counts.clear()
+        execs.counting = True
         latencies, singles = probe_latency(url, gitlab)
-        figures = {"machine_cpu_s_per_run": (machine_busy_seconds() - machine_before) / LATENCY_PROBES}
+        execs.counting = False
+        time.sleep(1.0)  # the last probe's box is removed in the background: let its conmon end and be reaped
+        reap_orphans(service.pid)
+        figures = {"machine_cpu_s_per_run": (machine_busy_seconds() - machine_before) / LATENCY_PROBES,
+                   "tree_cpu_s_per_run": (tree_cpu_seconds(service.pid) - tree_before) / LATENCY_PROBES}
+        for name in ("podman", "conmon", "runc"):
+            figures[f"{name}_execs_per_run"] = execs.counts[name] / LATENCY_PROBES
         before = cpu_seconds(service.pid)
         figures.update(send_and_watch(url, gitlab, first_iid=LATENCY_PROBES + 1))
         figures["service_cpu_s"] = cpu_seconds(service.pid) - before
@@ -128,7 +148,13 @@ def drive(config_path: Path, port: int, gitlab: GitLabServer) -> dict[str, float
     finally:
         service.send_signal(signal.SIGTERM)
         service.wait(60)
+        stop_reaping.set()
         log_file.close()
+
+
+def reap_while(service_pid: int, stop: threading.Event) -> None:
+    while not stop.wait(0.2):
+        reap_orphans(service_pid)
 
 
 def post_event(session: requests.Session, url: str, iid: int) -> None:
@@ -200,18 +226,20 @@ def wait_ready(url: str) -> None:
     raise SystemExit("service did not become ready")
 
 
-def main() -> None:
+def run_once(service_dir: Path, execs: ExecCounter) -> dict[str, float]:
+    """One bench of the service in `service_dir`: its figures, rounded."""
     with tempfile.TemporaryDirectory() as tmp, GitLabServer() as gitlab:
         seed_gitlab(gitlab)
         for iid in range(1, LATENCY_PROBES + RUNS + 1):
             gitlab.add_mr(PROJECT_ID, iid, sha=f"{iid:040x}")
         port = free_port()
-        figures = drive(write_config(Path(tmp), gitlab, port), port, gitlab)
+        figures = drive(write_config(Path(tmp), gitlab, port), port, gitlab, service_dir, execs)
     ideal_per_s = CONCURRENCY / figures["single_run_s"]
     model_bound_per_s = CONCURRENCY / (TURNS * MODEL_LATENCY_S)
     measured_per_s = RUNS / figures["elapsed_s"]
     cpu_bound_per_s = (os.cpu_count() or 1) / figures["machine_cpu_s_per_run"]
-    print(json.dumps({
+    counted = {k: round(v, 1) for k, v in figures.items() if k.endswith("_execs_per_run")}
+    return {
         "placeholder_p50_ms": round(figures["p50"], 1),
         "placeholder_p99_ms": round(figures["p99"], 1),
         "efficiency_vs_ideal": round(measured_per_s / ideal_per_s, 3),
@@ -221,9 +249,40 @@ def main() -> None:
         "service_cpu_ms_per_run": round(figures["service_cpu_s"] * 1000 / RUNS, 1),
         "ideal_notes_per_s": round(ideal_per_s, 2),
         "machine_cpu_s_per_run": round(figures["machine_cpu_s_per_run"], 3),
+        "tree_cpu_s_per_run": round(figures["tree_cpu_s_per_run"], 3),
         "cpu_bound_vs_ideal": round(cpu_bound_per_s / ideal_per_s, 3),
+        **counted,
         "load_1m": round(os.getloadavg()[0], 2),
-    }))
+    }
+
+
+def medians(rounds: list[dict[str, float]]) -> dict[str, float]:
+    return {k: round(statistics.median(r[k] for r in rounds), 3) for k in rounds[0]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--baseline", help="git revision whose service is benched too, alternating with ours")
+    parser.add_argument("--rounds", type=int, default=1)
+    args = parser.parse_args()
+    become_subreaper()
+    execs = ExecCounter()
+    counting = execs.start()
+    ours: list[dict[str, float]] = []
+    baseline: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory() as old_tree:
+        if args.baseline:
+            archive = subprocess.run(["git", "archive", args.baseline], cwd=REPO, capture_output=True, check=True)
+            subprocess.run(["tar", "-x", "-C", old_tree], input=archive.stdout, check=True)
+        for _ in range(args.rounds):
+            if args.baseline:
+                baseline.append(run_once(Path(old_tree), execs))
+            ours.append(run_once(REPO, execs))
+    result: dict[str, Any] = {**medians(ours), "rounds": args.rounds, "execs_counted": counting,
+                              "rounds_ours": ours}
+    if baseline:
+        result |= {"baseline": medians(baseline), "baseline_rev": args.baseline, "rounds_baseline": baseline}
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":

@@ -10,10 +10,11 @@ ours around it and nothing on this side to feed or drain it: in, podman reads th
 Ours moves the same bytes from and to this process's memory (write_file from 64 KB chunks, read_file_iter
 consumed chunk by chunk) through the sandbox API: the sweep, `timeout`, the seccomp profile and the limits
 included. Raw and ours run under the same seccomp profile and limits (one container), so those cost both alike.
-Ours hands the command a pipe of its own (`--preserve-fds`) instead of podman's relay, so it beats that raw
-side; `*_ratio_vs_fd_pipe` compares it with a bare pipe on the same path (`podman exec --preserve-fds=1`, the
-command reading or writing fd 3, this process feeding or draining the pipe in 64 KB reads and writes, nothing
-else of ours): what our API itself costs.
+Ours hands the command pipes of its own (passed over the box's channel to its command server) instead of podman's
+relay, so it beats that raw side; `*_ratio_vs_fd_pipe` compares it with a bare pipe on the same path (`podman exec
+--preserve-fds=1`, the command reading or writing fd 3, this process feeding or draining the pipe in 64 KB reads and
+writes, nothing else of ours): what our API itself costs. `exec_ratio` is a raw `podman exec true` round trip over
+ours (`exec("true")`, a request on the box's channel): the goal is ours at most half of raw (ratio >= 2).
 Run: .venv/bin/python bench/sandbox.py  (needs scripts/setup-host.sh done)
 """
 
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hummingbird_agent.config.loading import SandboxConfig  # noqa: E402
 from hummingbird_agent.sandbox import PodmanSandbox  # noqa: E402
-from hummingbird_agent.sandbox._podman_exec import PIPE_SIZE_BYTES  # noqa: E402
+from hummingbird_agent.sandbox._pipes import PIPE_SIZE_BYTES  # noqa: E402
 
 STREAM_BYTES = 100 * 1024 * 1024
 EXEC_ROUNDS = 40

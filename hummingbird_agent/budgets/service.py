@@ -160,17 +160,22 @@ SANDBOX_EXEC_TIMEOUT_S = 120.0
 # After a command's own `timeout -s KILL` should have fired, the host waits this long more before
 # killing the exec session itself (covers a wedged exec transport).
 SANDBOX_KILL_GRACE_S = 5.0
-# Sweep of leftover processes (`kill -KILL -1`) by a separate exec: tries when the pids limit refuses the
-# exec itself right after a fork bomb, and the pause between them.
-SANDBOX_SWEEP_ATTEMPTS = 8
-SANDBOX_SWEEP_RETRY_S = 0.2
-# How many times a sweep re-lists /proc waiting for PID 1 to reap what it killed (~13 us a look in a
-# quiet box, so ~0.7 s when nothing is left to reap but something cannot die; most sweeps look once).
-SANDBOX_SWEEP_REAP_POLLS = 50_000
-# A box idle this long after its last command is swept by a separate exec (~0.15 s of podman exec), so
-# leftovers never outlive a command by much; a command arriving sooner sweeps them in its own exec instead,
-# so back-to-back commands (a spill after an exec, a read after a write) never pay for a second exec.
+# How long a sweep (`kill -KILL -1` by the box's command server) waits for the killed processes to be reaped,
+# since the pids limit counts them until then: right after a fork bomb the next command's spawn would be refused.
+# Most sweeps find nothing after one look; the bound is only reached when something cannot die.
+SANDBOX_SWEEP_REAP_S = 0.7
+# A box idle this long after its last command is swept (one message to its command server), so leftovers never
+# outlive a command by much; a command arriving sooner has the sweep done first in its own request instead.
 SANDBOX_IDLE_SWEEP_S = 0.5
+# A started box's command server sends its first frame within this (a Python start, ~50 ms idle); one that never
+# does is an image built before the server existed. Within SANDBOX_START_TIMEOUT_S.
+SANDBOX_SERVER_READY_S = 30.0
+# Largest frame accepted from a box's command server: it sends at most 64 KB of output per frame and small JSON
+# otherwise; anything longer is a malformed message that ends the channel.
+SANDBOX_FRAME_MAX_BYTES = 1024 * 1024
+# Output still read from a command's pipes once it has exited: what it wrote before its exit (a pipe holds at most
+# this much); a background process keeping the pipe open is not waited for, as podman's exec did not.
+SANDBOX_DRAIN_AFTER_EXIT_BYTES = 1024 * 1024
 # Bound of one streaming operation (stream_exec, read_file_iter, archive): 100 MB takes ~1 s here,
 # a 1 GB archive well under a minute; the bound only catches a wedged transport.
 SANDBOX_STREAM_TIMEOUT_S = 600.0

@@ -13,7 +13,7 @@ from hummingbird_agent.sandbox.base import ByteChunks
 
 
 class Channel(Protocol):
-    """Transport of one command: a `podman exec` child process or a Kubernetes exec websocket."""
+    """One command of a box: its pipes (Podman) or its streams relayed over the box's exec websocket (Kubernetes)."""
 
     async def write(self, data: bytes) -> None: ...
 
@@ -28,7 +28,7 @@ class Channel(Protocol):
         """Exit code of the command once it has ended."""
 
     async def abort(self) -> None:
-        """Host-side kill of the exec session (the processes inside are swept separately)."""
+        """Kill the command's process group and let go of its streams (what it left is swept separately)."""
 
 
 @dataclass(slots=True)
@@ -89,55 +89,3 @@ async def run_channel(channel: Channel, chunks: ByteChunks | None) -> tuple[int,
     finally:
         out.cancel()
         err.cancel()
-
-
-# The byte a sweeping wrapper writes to stderr after `kill -KILL -1` and before its command starts.
-SWEPT_MARK = b"\x1e"
-# Killed processes hold their pids until PID 1 reaps them, and the pids limit counts them: right after a
-# fork bomb the next command's own first fork (coreutils `timeout`) would fail. So the sweep waits, with
-# shell builtins only (it cannot fork either), until /proc lists just PID 1 and itself, or a bounded time.
-SWEEP_SCRIPT = ("kill -KILL -1 2>/dev/null; n() { c=$#; }; i=0; n /proc/[0-9]*; "
-                f"while [ $c -gt 2 ] && [ $i -lt {budgets.SANDBOX_SWEEP_REAP_POLLS} ]; "
-                "do i=$((i+1)); n /proc/[0-9]*; done")
-_SWEEP_THEN_EXEC = SWEEP_SCRIPT + "; printf '\\036' >&2 && exec \"$@\""
-
-
-def swept_argv(argv: list[str]) -> list[str]:
-    """`argv` run by a shell that first kills every other process of the sandbox user (not PID 1, not itself)
-    and marks stderr; the command runs only if the mark was written."""
-    return ["sh", "-c", _SWEEP_THEN_EXEC, "sweep", *argv]
-
-
-class _Replay:
-    """A channel whose stderr starts with bytes already read from it (what followed the sweep mark)."""
-
-    def __init__(self, channel: Channel, stderr_head: bytes) -> None:
-        self._channel = channel
-        self._head = stderr_head
-        self.write, self.close_stdin = channel.write, channel.close_stdin
-        self.read_stdout, self.wait, self.abort = channel.read_stdout, channel.wait, channel.abort
-
-    async def read_stderr(self) -> bytes:
-        head, self._head = self._head, b""
-        return head or await self._channel.read_stderr()
-
-
-async def confirm_swept(channel: Channel) -> Channel | None:
-    """The channel of a `swept_argv` command once its sweep is done, or None (after aborting it) when the
-    stream ended without the mark: the exec itself failed, so the command never ran."""
-    seen = b""
-    try:
-        while SWEPT_MARK not in seen:
-            chunk = await channel.read_stderr()
-            if not chunk:
-                await channel.abort()
-                return None
-            seen += chunk
-            if len(seen) > budgets.SANDBOX_STDERR_CAP_BYTES:
-                await channel.abort()
-                return None
-    except BaseException:
-        await asyncio.shield(channel.abort())
-        raise
-    before, _, after = seen.partition(SWEPT_MARK)
-    return _Replay(channel, before + after)

@@ -2,8 +2,8 @@
 
 A backend supplies four steps: create the box, open a command channel, sweep stray processes, destroy.
 Each command starts from a clean process table (background jobs, `setsid`/`nohup` children and detached fork
-bombs included): a command that finds none in flight and something run since the last sweep kills the
-leftovers itself, in its own exec, before it starts; a box left idle is swept by a separate exec shortly after.
+bombs included): a command that finds none in flight and something run since the last sweep has the leftovers
+killed first, in its own request; a box left idle is swept by a request of its own shortly after.
 """
 
 from __future__ import annotations
@@ -20,15 +20,7 @@ from typing import Self
 
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import SandboxError
-from hummingbird_agent.sandbox._channel import (
-    Channel,
-    collect,
-    confirm_swept,
-    run_channel,
-    swept_argv,
-    timed_argv,
-    write_command,
-)
+from hummingbird_agent.sandbox._channel import Channel, collect, run_channel, timed_argv, write_command
 from hummingbird_agent.sandbox.base import WORKDIR, ByteChunks, ExecResult, SandboxState
 
 log = logging.getLogger(__name__)
@@ -53,7 +45,7 @@ class SandboxBase(abc.ABC):
         self._in_flight = 0
         # A command has run since the last sweep, so processes it left may still be there.
         self._dirty = False
-        # The sweep under way (a separate exec, or a command's own); every command entering waits for it.
+        # The sweep under way (a request of its own, or a command's); every command entering waits for it.
         self._sweeping: asyncio.Future[None] | None = None
         self._idle_sweep: asyncio.TimerHandle | None = None
 
@@ -62,8 +54,9 @@ class SandboxBase(abc.ABC):
     async def _create(self) -> None: ...
 
     @abc.abstractmethod
-    async def _open(self, argv: list[str], stdin: bool, stream_out: bool = False) -> Channel:
-        """Start `argv`; `stream_out`: its stdout is a stream read to the end, not output to capture."""
+    async def _open(self, argv: list[str], stdin: bool, stream_out: bool = False, sweep: bool = False) -> Channel:
+        """Start `argv`; `stream_out`: its stdout is a stream read to the end, not output to capture; `sweep`:
+        kill every other process of the box first (done in the box, before the command starts)."""
 
     @abc.abstractmethod
     async def _sweep(self) -> None:
@@ -164,7 +157,7 @@ class SandboxBase(abc.ABC):
     @contextlib.asynccontextmanager
     async def command_slot(self) -> AsyncIterator[Opener]:
         """Hold the box for one command; yields the opener of its channel. Waits for a sweep under way; the
-        first command after others have run sweeps their leftovers in its own exec before it starts."""
+        first command after others have run has their leftovers swept first, in its own request."""
         self._require_open()
         self._cancel_idle_sweep()
         while self._sweeping is not None and not self._sweeping.done():
@@ -187,14 +180,12 @@ class SandboxBase(abc.ABC):
 
     async def _open_clean(self, sweeping: asyncio.Future[None] | None, argv: list[str], stdin: bool,
                           stream_out: bool) -> Channel:
-        """Open a command's channel; with `sweeping`, kill the leftovers first, then let waiting commands go."""
+        """Open a command's channel; with `sweeping`, kill the leftovers first, then let waiting commands go.
+        The sweep is part of the command's request: the box does it before anything sent after."""
         if sweeping is None:
             return await self._open(argv, stdin, stream_out)
         try:
-            channel = await confirm_swept(await self._open(swept_argv(argv), stdin, stream_out))
-            if channel is None:  # the exec was refused (the pids limit right after a fork bomb): sweep apart
-                await self._sweep()
-                channel = await self._open(argv, stdin, stream_out)
+            channel = await self._open(argv, stdin, stream_out, sweep=True)
             self._dirty = False
             return channel
         finally:

@@ -17,6 +17,7 @@ import urllib3
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.stream import stream as k8s_stream
 from kubernetes.stream.ws_client import STDIN_CHANNEL, V5_CHANNEL_PROTOCOL, WSClient
+from websocket import WebSocketException
 
 from hummingbird_agent import budgets
 from hummingbird_agent.config.loading import SandboxConfig
@@ -155,7 +156,10 @@ class ExecSocket:
     def _pump(self) -> None:
         try:
             while self._ws.is_open() and not self._stop.is_set():
-                self._ws.update(timeout=_POLL_S)
+                try:
+                    self._ws.update(timeout=_POLL_S)
+                except (OSError, ValueError, WebSocketException):
+                    break  # the connection broke (the pod went away): the streams end here
                 if self._ws.peek_stdout():
                     self._put(self._out, self._ws.read_stdout())
                 if self._ws.peek_stderr():
@@ -187,4 +191,10 @@ class ExecSocket:
 
     async def abort(self) -> None:
         self._stop.set()
-        await asyncio.to_thread(self._ws.close)
+        await self._done.wait()  # the reader thread stops within _POLL_S; closing under it races its poll
+        await asyncio.to_thread(self._close)
+
+    def _close(self) -> None:
+        self._ws.close()
+        if self._ws.sock is not None:
+            self._ws.sock.shutdown()  # close() leaves the socket open when the server closed the connection

@@ -1,4 +1,5 @@
-"""Direct Kubernetes pod backend: one restricted-v2 pod per sandbox, commands through the exec API."""
+"""Direct Kubernetes pod backend: one restricted-v2 pod per sandbox; its commands go over one exec websocket
+running the pod's command server (opened at the first command), not an exec each."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import SandboxError
-from hummingbird_agent.sandbox._channel import SWEEP_SCRIPT, run_channel
 from hummingbird_agent.sandbox._core import SandboxBase
-from hummingbird_agent.sandbox._kube import ExecSocket, KubeApi
+from hummingbird_agent.sandbox._kube import KubeApi
+from hummingbird_agent.sandbox._link_relay import SERVE_ARGV, RelayCommand, RelayLink
 from hummingbird_agent.sandbox.base import WORKDIR
 
 log = logging.getLogger(__name__)
@@ -93,6 +94,8 @@ class KubePodSandbox(SandboxBase):
         self._session_id = session_id
         self.pod: str | None = None
         """Name of the pod this sandbox owns and deletes on close."""
+        self._link: RelayLink | None = None
+        self._connecting = asyncio.Lock()
 
     async def _create(self) -> None:
         self.pod = self.name  # set first: a cancelled create still gets deleted by name
@@ -108,15 +111,28 @@ class KubePodSandbox(SandboxBase):
                 raise SandboxError(f"sandbox pod {name} ended before it was ready")
             await asyncio.sleep(budgets.SANDBOX_POOL_POLL_S)
 
-    async def _open(self, argv: list[str], stdin: bool, stream_out: bool = False) -> ExecSocket:
-        assert self.pod is not None
-        return await self._api.open_exec(self.pod, argv, stdin)
+    async def _open(self, argv: list[str], stdin: bool, stream_out: bool = False, sweep: bool = False
+                    ) -> RelayCommand:
+        link = await self._connected()
+        return await link.spawn(argv, stdin, budgets.SANDBOX_SWEEP_REAP_S if sweep else 0.0)
 
     async def _sweep(self) -> None:
-        channel = await self._open(["sh", "-c", SWEEP_SCRIPT], stdin=False)
-        await run_channel(channel, None)
+        await (await self._connected()).sweep()
+
+    async def _connected(self) -> RelayLink:
+        """The pod's channel, opened by the first command (a box no command uses costs no exec)."""
+        async with self._connecting:
+            if self._link is None:
+                assert self.pod is not None
+                link = RelayLink(self.name, await self._api.open_exec(self.pod, SERVE_ARGV, stdin=True))
+                await link.open()
+                self._link = link
+        self._link.check()
+        return self._link
 
     async def _destroy(self) -> None:
+        if self._link is not None:
+            await self._link.close()
         if self.pod is not None:
             await self._api.delete_pod(self.pod)
             log.info("sandbox pod deleted pod=%s", self.pod)

@@ -1,7 +1,8 @@
 """Podman backend (local development and CI): one hardened long-lived container per sandbox.
 
-Only this module runs the podman CLI. Commands go through `podman exec` child processes whose stdin and
-stdout pipes carry raw bytes; nothing touches the host filesystem.
+Only this module runs the podman CLI, twice a box: `podman run` and `podman rm`. `podman run` hands the box's
+PID 1 (its command server) one end of a socketpair; every command, sweep, file and archive of the box then goes
+over it (`_link_pipes`), not through `podman exec`. Nothing touches the host filesystem.
 """
 
 from __future__ import annotations
@@ -16,15 +17,19 @@ import uuid
 from hummingbird_agent import budgets
 from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import ConfigError, SandboxError
-from hummingbird_agent.sandbox._channel import SWEEP_SCRIPT
 from hummingbird_agent.sandbox._core import SandboxBase
-from hummingbird_agent.sandbox._podman_exec import ExecChannel, open_exec
+from hummingbird_agent.sandbox._link_pipes import PipeCommand, PipeLink, socket_pair
 from hummingbird_agent.sandbox.base import SANDBOX_UID, WORKDIR
 
 log = logging.getLogger(__name__)
 
 # Label on every sandbox container, so an operator can find orphans: podman ps -a --filter label=...
 SANDBOX_LABEL = "io.hummingbird.sandbox=1"
+# `podman run` started with the box's end of the socketpair as its stdin, moved to fd 3 (what `--preserve-fds=1`
+# hands the container's PID 1); its own stdin is /dev/null. The shell execs podman: nothing stays between.
+_STDIN_AS_FD3 = ["/bin/sh", "-c", 'exec "$@" 3<&0 0</dev/null', "sh"]
+
+
 def run_argv(config: SandboxConfig, name: str, lifetime_s: float = budgets.SANDBOX_MAX_LIFETIME_S) -> list[str]:
     """The `podman run` command line of a sandbox container (pure; every isolation flag is here)."""
     # Imported here, not with the package: `python -m hummingbird_agent.sandbox.seccomp` (regenerating the
@@ -40,7 +45,7 @@ def run_argv(config: SandboxConfig, name: str, lifetime_s: float = budgets.SANDB
         "--cap-drop=ALL", "--security-opt=no-new-privileges", f"--security-opt=seccomp={seccomp.profile_path()}",
         f"--memory={config.memory_bytes}", f"--memory-swap={config.memory_bytes}",
         f"--pids-limit={config.pids_limit}", f"--cpus={config.cpus}",
-        f"--timeout={int(lifetime_s)}",
+        f"--timeout={int(lifetime_s)}", "--preserve-fds=1",
         config.image, "/usr/local/bin/sandbox-init",
     ]  # fmt: skip
 
@@ -55,38 +60,51 @@ class PodmanSandbox(SandboxBase):
         # The working directory of the podman calls: conmon writes a file named `oom` into it when a command
         # is OOM-killed, which must not land in the service's (or a developer's) current directory.
         self._scratch: str | None = None
+        self._link: PipeLink | None = None
 
     async def _create(self) -> None:
         self._scratch = tempfile.mkdtemp(prefix=f"{self.name}-")
-        await create_container(self._config, self.name, self._scratch)
+        self._link = await create_container(self._config, self.name, self._scratch)
 
-    async def _open(self, argv: list[str], stdin: bool, stream_out: bool = False) -> ExecChannel:
-        podman = [self._config.podman_binary, "exec", self.name]
-        return await open_exec(podman, argv, stdin, stream_out, self._scratch)
+    async def _open(self, argv: list[str], stdin: bool, stream_out: bool = False, sweep: bool = False
+                    ) -> PipeCommand:
+        return await self._opened_link().spawn(argv, stdin, budgets.SANDBOX_SWEEP_REAP_S if sweep else 0.0)
 
     async def _sweep(self) -> None:
-        # kill(-1) reaches every process of the sandbox uid except PID 1 (sandbox-init) and the caller, in
-        # one walk that fork() cannot race (a child forked with SIGKILL pending never runs). Retried only when
-        # the exec itself failed: right after a fork bomb the pids limit can refuse it.
-        err = b""
-        for _ in range(budgets.SANDBOX_SWEEP_ATTEMPTS):
-            code, _, err = await _podman([self._config.podman_binary, "exec", self.name, "sh", "-c", SWEEP_SCRIPT],
-                                         self._scratch)
-            if code == 0:
-                return
-            await asyncio.sleep(budgets.SANDBOX_SWEEP_RETRY_S)
-        log.warning("sandbox sweep failed name=%s error=%s", self.name, _first_line(err))
+        await self._opened_link().sweep()
+
+    def _opened_link(self) -> PipeLink:
+        if self._link is None:
+            raise SandboxError(f"sandbox {self.name} has no channel")
+        return self._link
 
     async def _destroy(self) -> None:
-        await remove_container(self._config, self.name, self._scratch)
+        try:
+            await remove_container(self._config, self.name, self._scratch)
+        finally:
+            if self._link is not None:
+                await self._link.close()
 
 
 async def create_container(config: SandboxConfig, name: str, scratch: str,
-                           lifetime_s: float = budgets.SANDBOX_MAX_LIFETIME_S) -> None:
-    """Start sandbox container `name` (`podman run`, calls made from `scratch`); SandboxError if it fails."""
-    code, _, err = await _podman(run_argv(config, name, lifetime_s), scratch, budgets.SANDBOX_CREATE_SETTLE_S)
+                           lifetime_s: float = budgets.SANDBOX_MAX_LIFETIME_S) -> PipeLink:
+    """Start sandbox container `name` (`podman run`, calls made from `scratch`) and return the channel to its
+    command server; SandboxError if it fails."""
+    host, box = socket_pair()
+    try:
+        code, _, err = await _podman([*_STDIN_AS_FD3, *run_argv(config, name, lifetime_s)], scratch,
+                                     budgets.SANDBOX_CREATE_SETTLE_S, stdin=box.fileno())
+    except BaseException:
+        host.close()
+        raise
+    finally:
+        box.close()  # the box's PID 1 holds the only copy now: its end closes when the box ends
     if code != 0:
+        host.close()
         raise SandboxError(f"podman run failed for {name}: {_first_line(err)}")
+    link = PipeLink(name, host)
+    await link.open()
+    return link
 
 
 async def remove_container(config: SandboxConfig, name: str, scratch: str | None) -> None:
@@ -98,11 +116,12 @@ async def remove_container(config: SandboxConfig, name: str, scratch: str | None
         raise SandboxError(f"podman rm failed for {name}: {_first_line(err)}")
 
 
-async def _podman(argv: list[str], cwd: str | None = None, settle_s: float = 0.0) -> tuple[int, bytes, bytes]:
+async def _podman(argv: list[str], cwd: str | None = None, settle_s: float = 0.0,
+                  stdin: int = asyncio.subprocess.DEVNULL) -> tuple[int, bytes, bytes]:
     """Run one short podman CLI call to completion; if the caller is cancelled, the call may finish for up to
     `settle_s` before it is killed."""
     proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         cwd=cwd,
     )
     try:

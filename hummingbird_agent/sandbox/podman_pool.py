@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from hummingbird_agent import budgets
 from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import SandboxError
+from hummingbird_agent.sandbox._link_pipes import PipeLink
 from hummingbird_agent.sandbox.podman import PodmanSandbox, create_container, remove_container
 
 log = logging.getLogger(__name__)
@@ -27,10 +28,11 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Warm:
-    """A started, never used sandbox container."""
+    """A started, never used sandbox container and the channel to its command server."""
 
     name: str
     scratch: str
+    link: PipeLink
 
 
 class PodmanPool:
@@ -43,6 +45,8 @@ class PodmanPool:
         self._creating: set[asyncio.Task[None]] = set()
         self._removing: set[asyncio.Task[None]] = set()
         self._expiry: dict[str, asyncio.TimerHandle] = {}
+        # The channel of every container started here and not yet removed, closed with its removal.
+        self._links: dict[str, PipeLink] = {}
         self._filling = False
         self._retry: asyncio.TimerHandle | None = None
         self.closed = False
@@ -60,9 +64,10 @@ class PodmanPool:
         self._top_up()
         return warm
 
-    def remove_later(self, name: str, scratch: str | None) -> None:
-        """Remove a container in the background; `close()` waits for it."""
-        task = asyncio.ensure_future(self._remove(name, scratch))
+    def remove_later(self, name: str, scratch: str | None, link: PipeLink | None = None) -> None:
+        """Remove a container and close the channel to it (`link`, or the one it was started with here) in the
+        background; `close()` waits for it."""
+        task = asyncio.ensure_future(self._remove(name, scratch, self._links.pop(name, None) or link))
         self._removing.add(task)
         task.add_done_callback(self._removing.discard)
 
@@ -96,8 +101,8 @@ class PodmanPool:
         try:
             async with asyncio.timeout(budgets.SANDBOX_START_TIMEOUT_S):
                 # Its lifetime backstop counts from now: add the longest it may wait in the pool.
-                await create_container(self._config, name, scratch,
-                                       budgets.SANDBOX_MAX_LIFETIME_S + self._max_idle_s)
+                link = await create_container(self._config, name, scratch,
+                                              budgets.SANDBOX_MAX_LIFETIME_S + self._max_idle_s)
         except (SandboxError, TimeoutError) as exc:
             log.warning("sandbox pool start failed name=%s error=%s", name, exc)
             self.remove_later(name, scratch)
@@ -107,11 +112,12 @@ class PodmanPool:
         except BaseException:  # cancelled by close(): the container may exist half-started
             self.remove_later(name, scratch)
             raise
+        self._links[name] = link
         if self.closed:
             self.remove_later(name, scratch)
             return
         log.info("sandbox pool started name=%s", name)
-        warm = Warm(name, scratch)
+        warm = Warm(name, scratch, link)
         self._ready.append(warm)
         self._expiry[name] = asyncio.get_running_loop().call_later(self._max_idle_s, self._expire, warm)
 
@@ -126,12 +132,15 @@ class PodmanPool:
             self.remove_later(warm.name, warm.scratch)
             self._top_up()
 
-    async def _remove(self, name: str, scratch: str | None) -> None:
+    async def _remove(self, name: str, scratch: str | None, link: PipeLink | None) -> None:
         try:
             async with asyncio.timeout(budgets.SANDBOX_CLOSE_TIMEOUT_S):
                 await remove_container(self._config, name, scratch)
         except (SandboxError, TimeoutError) as exc:
             log.error("sandbox cleanup failed name=%s error=%s", name, exc)
+        finally:
+            if link is not None:
+                await link.close()
 
 
 class PooledPodmanSandbox(PodmanSandbox):
@@ -148,11 +157,11 @@ class PooledPodmanSandbox(PodmanSandbox):
         if warm is None:
             await super()._create()
             return
-        self.name, self._scratch, self.warm = warm.name, warm.scratch, True
+        self.name, self._scratch, self._link, self.warm = warm.name, warm.scratch, warm.link, True
         log.info("sandbox taken from the pool name=%s", self.name)
 
     async def _destroy(self) -> None:
         if self._pool.closed:  # nothing would wait for a removal handed over now
             await super()._destroy()
         else:
-            self._pool.remove_later(self.name, self._scratch)
+            self._pool.remove_later(self.name, self._scratch, self._link)
