@@ -31,7 +31,7 @@ lint: install
 	$(VENV)/bin/ruff check .
 	bash scripts/check-module-size.sh
 	$(PY) scripts/check-complexity.py
-	$(VENV)/bin/mypy hummingbird_agent
+	$(VENV)/bin/mypy --strict hummingbird_agent
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_layers.py
 
 serve: install host
