@@ -4,7 +4,7 @@ the compare of two commits that learning from a fix reads. Mixed into GitLabClie
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import gitlab
 
@@ -17,15 +17,18 @@ ONCE: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": Fals
 _ONCE = ONCE
 
 
-class CommitCalls:
-    """Needs the client's `_call` (retries, error mapping) and `_redact`."""
+class _Client(Protocol):
+    """What these calls need of the client they are mixed into: its calls (retries, error mapping) and redaction."""
 
     _redact: Callable[[str], str]
 
-    async def _call(self, context: str, fn: Callable[[gitlab.Gitlab], T], *, retry: bool = True) -> T:
-        raise NotImplementedError
+    async def _call(self, context: str, fn: Callable[[gitlab.Gitlab], T], *, retry: bool = True) -> T: ...
 
-    async def commit_statuses(self, project_id: int | str, sha: str) -> list[dict[str, Any]]:
+
+class CommitCalls:
+    """Mixed into GitLabClient (a `_Client`)."""
+
+    async def commit_statuses(self: _Client, project_id: int | str, sha: str) -> list[dict[str, Any]]:
         """Every CI status of a commit (GitLab jobs and external statuses), all pages."""
         def fetch(gl: gitlab.Gitlab) -> list[dict[str, Any]]:
             commit = gl.projects.get(project_id, lazy=True).commits.get(sha, lazy=True)
@@ -33,7 +36,7 @@ class CommitCalls:
 
         return await self._call(f"GET /projects/{project_id}/repository/commits/{sha[:12]}/statuses", fetch)
 
-    async def post_commit_status(self, project_id: int | str, sha: str, fields: Mapping[str, str]) -> None:
+    async def post_commit_status(self: _Client, project_id: int | str, sha: str, fields: Mapping[str, str]) -> None:
         """POST /statuses/:sha once (it creates a status; see gitlab/statuses.py for the repeat rule)."""
         def post(gl: gitlab.Gitlab) -> None:
             gl.projects.get(project_id, lazy=True).commits.get(sha, lazy=True).statuses.create(
@@ -41,7 +44,7 @@ class CommitCalls:
 
         await self._call(f"POST /projects/{project_id}/statuses/{sha[:12]}", post, retry=False)
 
-    async def compare(self, project_id: int | str, from_sha: str, to_sha: str) -> dict[str, Any]:
+    async def compare(self: _Client, project_id: int | str, from_sha: str, to_sha: str) -> dict[str, Any]:
         """GET /repository/compare: the commits and file diffs from `from_sha` to `to_sha`."""
         context = f"GET /projects/{project_id}/repository/compare {from_sha[:12]}...{to_sha[:12]}"
 
