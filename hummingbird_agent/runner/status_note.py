@@ -28,11 +28,14 @@ class StatusTarget:
     internal: bool = False
 
 
-async def record(gitlab: GitLabClient, target: StatusTarget, entry: StatusEntry, create: bool = True) -> str | None:
+async def record(gitlab: GitLabClient, target: StatusTarget, entry: StatusEntry, create: bool = True,
+                 read: list[dict[str, Any]] | None = None) -> str | None:
     """Show `entry` in the MR's status note (created when there is none and `create`); the note's URL, or None
-    when there is no note to edit. A later pipeline of the same commit already shown wins."""
+    when there is no note to edit. A later pipeline of the same commit already shown wins. `read`: the MR's
+    discussions when the caller has just read them (the first round then reads nothing)."""
     for _ in range(budgets.STATUS_NOTE_WRITE_ROUNDS):
-        notes = await _status_notes(gitlab, target)
+        notes = await _status_notes(gitlab, target, read)
+        read = None
         if not notes:
             if not create:
                 return None
@@ -55,11 +58,13 @@ async def record(gitlab: GitLabClient, target: StatusTarget, entry: StatusEntry,
     return _url(target, notes[0][0]) if notes else None
 
 
-async def _status_notes(gitlab: GitLabClient, target: StatusTarget) -> list[tuple[int, str]]:
+async def _status_notes(gitlab: GitLabClient, target: StatusTarget,
+                        read: list[dict[str, Any]] | None = None) -> list[tuple[int, str]]:
     """(id, body) of the bot's status notes on the MR, oldest first."""
     bot_id = await gitlab.bot_user_id()
     found: list[tuple[int, str]] = []
-    for discussion in await gitlab.discussions(target.project_id, target.iid):
+    discussions = read if read is not None else await gitlab.discussions(target.project_id, target.iid)
+    for discussion in discussions:
         found += [(int(n["id"]), str(n.get("body") or "")) for n in bot_notes(discussion, bot_id) if _status(n)]
     return sorted(found)
 

@@ -4,6 +4,7 @@ one starts, "all green" when a pipeline passes; and whether the model is asked a
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.runner.deps import Deps
@@ -52,8 +53,11 @@ def needs_model(deps: Deps, order: WorkOrder, found: Triage) -> bool:
     return not found.all_not_yours
 
 
-async def all_green(deps: Deps, project_id: int, project: str, iid: int, sha: str, pipeline_id: int) -> None:
-    """A passing pipeline: the status note, where the MR has one, shows it green (no note is created for it)."""
+async def all_green(deps: Deps, project_id: int, project: str, iid: int, sha: str, pipeline_id: int,
+                    discussions: list[dict[str, Any]]) -> None:
+    """A passing pipeline: the status note, where the MR has one, shows it green (no note is created for it);
+    `discussions`: the MR's, just read by the caller."""
     entry = green_entry(sha, pipeline_id, _pipeline_url(deps, project, pipeline_id))
-    if await record(deps.gitlab, _target(deps, project_id, project, iid, None), entry, create=False):
+    if await record(deps.gitlab, _target(deps, project_id, project, iid, None), entry, create=False,
+                    read=discussions):
         log.info("status note of !%s: pipeline %s passed", iid, pipeline_id)
