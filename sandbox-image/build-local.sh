@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 IMAGE="${HB_SANDBOX_IMAGE:-localhost/hummingbird-sandbox:latest}"
 MIRROR="${HB_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
-HASH="$(cat build-local.sh packages.txt sandbox-init | sha256sum | cut -c1-16)"
+HASH="$(cat build-local.sh packages.txt sandbox-init sandbox_server.py | sha256sum | cut -c1-16)"
 
 current="$(podman image inspect --format '{{index .Labels "io.hummingbird.inputs"}}' "$IMAGE" 2>/dev/null || true)"
 if [ "$current" = "$HASH" ]; then
@@ -24,7 +24,10 @@ echo 'sandbox:x:65532:65532:sandbox:/tmp/data:/usr/sbin/nologin' >>"$rootfs/etc/
 echo 'sandbox:x:65532:' >>"$rootfs/etc/group"
 # Mount point of the working-directory tmpfs; it must exist because the root is read-only.
 mkdir -p "$rootfs/tmp/data" && chmod 1777 "$rootfs/tmp/data"
-install -m 0755 sandbox-init "$rootfs/usr/local/bin/sandbox-init"
+# PID 1 and its command server side by side; the script finds the module next to its real path.
+install -D -m 0755 -t "$rootfs/usr/local/lib/sandbox-init" sandbox-init sandbox_server.py
+ln -s ../lib/sandbox-init/sandbox-init "$rootfs/usr/local/bin/sandbox-init"
+chroot "$rootfs" python3 -m compileall -q /usr/local/lib/sandbox-init >/dev/null  # the root is read-only at run time
 tar -C "$rootfs" -c . | podman import --quiet \
   --change 'USER=65532:65532' \
   --change 'WORKDIR=/tmp/data' \

@@ -9,5 +9,5 @@ while read -r n f; do
     echo "module too large: $f has $n lines (limit $limit)"
     status=1
   fi
-done < <(find hummingbird_agent -name '*.py' -print0 | xargs -0 wc -l)
+done < <(find hummingbird_agent sandbox-image -name '*.py' -print0 | xargs -0 wc -l; wc -l sandbox-image/sandbox-init)
 exit $status

@@ -173,6 +173,9 @@ SANDBOX_SERVER_READY_S = 30.0
 # Largest frame accepted from a box's command server: it sends at most 64 KB of output per frame and small JSON
 # otherwise; anything longer is a malformed message that ends the channel.
 SANDBOX_FRAME_MAX_BYTES = 1024 * 1024
+# Kubernetes relays a command's stdin through the box's command server: input a command leaves unread waits there,
+# and beyond this the server kills the command (its stderr says so) instead of growing to the box's memory limit.
+SANDBOX_STDIN_PENDING_BYTES = 64 * 1024 * 1024
 # Output still read from a command's pipes once it has exited: what it wrote before its exit (a pipe holds at most
 # this much); a background process keeping the pipe open is not waited for, as podman's exec did not.
 SANDBOX_DRAIN_AFTER_EXIT_BYTES = 1024 * 1024

@@ -40,7 +40,8 @@ def encode(kind: int, ident: int, payload: bytes = b"") -> bytes:
 
 def spawn(ident: int, argv: list[str], stdin: bool, sweep_s: float) -> bytes:
     """Start `argv` (after a sweep bounded by `sweep_s` when > 0); with `stdin`, the command reads one."""
-    return encode(SPAWN, ident, json.dumps({"argv": argv, "stdin": stdin, "sweep_s": sweep_s}).encode())
+    request = {"argv": argv, "stdin": stdin, "sweep_s": sweep_s, "stdin_max": budgets.SANDBOX_STDIN_PENDING_BYTES}
+    return encode(SPAWN, ident, json.dumps(request).encode())
 
 
 def sweep(ident: int) -> bytes:

@@ -152,3 +152,16 @@ async def test_a_malformed_request_is_refused_in_one_line_and_the_next_box_works
         assert "\n" not in str(refused.value)
     async with kube_box(cluster) as (fresh, _):
         assert await sh(fresh, "echo ok") == "ok\n"
+
+
+async def test_input_a_command_leaves_unread_is_bounded_and_the_box_goes_on(cluster: Cluster) -> None:
+    """The relayed stdin of a command that never reads it waits in the box's server only up to its bound: the
+    command is killed saying so, the rest of the input is dropped, and the box serves the next command."""
+    cap = budgets.SANDBOX_STDIN_PENDING_BYTES
+    async with kube_box(cluster) as (box, _):
+        async with asyncio.timeout(NO_HANG_S * 2):
+            result = await box.stream_exec("sleep 100", [b"x" * MiB] * (cap // MiB + 8), 100)
+        assert not result.timed_out and result.exit_code != 0
+        assert f"input left unread beyond {cap} bytes".encode() in result.stderr
+        assert await sh(box, "echo alive") == "alive\n"
+        assert "sleep" not in await sh(box, "ps -eo args")
