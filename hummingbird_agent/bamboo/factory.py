@@ -153,7 +153,8 @@ def build_accumulator(loaded: LoadedConfig, model: Model, stores: Stores | None,
     explorer = build_explorer(loaded, llm, stores, ACCUMULATE_WORKFLOW, strategy.task_summary,
                               _joined(strategy_clients(strategy), extra_clients))
     return KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, stores,
-                                enricher=explorer, max_review_retries=cfg.max_review_retries, tool_memory=explorer)
+                                enricher=explorer, max_review_retries=cfg.max_review_retries, tool_memory=explorer,
+                                share_groups=cfg.share_groups)
 
 
 def _joined(first: StrategyClients | None, second: StrategyClients | None) -> StrategyClients | None:

@@ -100,8 +100,8 @@ async def open_stores() -> AsyncIterator[Stores]:
         await stores.graph.aclose()
 
 
-def parts(llm: JsonLLM, stores: Stores, explorer: Explorer | None = None
+def parts(llm: JsonLLM, stores: Stores, explorer: Explorer | None = None, share_groups: list[list[str]] | None = None,
           ) -> tuple[KnowledgeAccumulator, ReasoningNavigator]:
     extractor = KnowledgeGraphExtractor(default_registry().create("gitlab_ci", StrategyDeps(llm)))
-    return (KnowledgeAccumulator(extractor, KnowledgeReviewer(llm), llm, stores),
+    return (KnowledgeAccumulator(extractor, KnowledgeReviewer(llm), llm, stores, share_groups=share_groups or ()),
             ReasoningNavigator(extractor, llm, stores, explorer, 0.5, "GitLab CI guidance"))

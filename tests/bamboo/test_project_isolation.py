@@ -15,6 +15,7 @@ import pytest
 from hummingbird_agent.bamboo.diagnose import knowledge_tools as knowledge
 from hummingbird_agent.bamboo.diagnose.known_causes import StoredCauses
 from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
+from hummingbird_agent.bamboo.incident_graph import NodeType
 from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.learn.accumulator import Stores
 from hummingbird_agent.bamboo.stores.base import opened
@@ -157,3 +158,26 @@ def test_a_project_in_several_groups_reads_them_all() -> None:
     groups = [["a/b", "c/d"], ["a/b", "e/f"], ["x/y", "z/w"]]
     assert Scope.of("a/b", groups).projects == {"a/b", "c/d", "e/f"}
     assert Scope.of("c/d", groups).projects == {"a/b", "c/d"}
+
+
+def near_copy(system: str, user: str) -> str:
+    """The other team's model names its cause a near copy of g/app's (the same log, alike words)."""
+    answer = rules(system, user)
+    return answer.replace(CAUSE_O, "npm registry mirror is unreachable") if system.startswith(kb.EXTRACT) else answer
+
+
+@pytest.mark.parametrize("groups", [[], SHARED], ids=["alone", "shared"])
+async def test_learning_shows_and_merges_only_causes_its_project_may_read(
+        gemini_server: GeminiServer, llm: JsonLLM, groups: list[list[str]]) -> None:
+    """Learning the other team's incident: its extraction prompt lists g/app's cause as one to reuse, and its
+    near copy of that name is merged into g/app's, only when a share group joins the two projects."""
+    gemini_server.respond_with(near_copy)
+    async for stores in open_stores():
+        accumulator, _ = parts(llm, stores, share_groups=groups)
+        await accumulator.process(INCIDENT_A)
+        seen = len(gemini_server.prompts)
+        theirs = await accumulator.process(INCIDENT_O)
+        extractions = [u for s, u in gemini_server.prompts[seen:] if s.startswith(kb.EXTRACT)]
+        causes = {n.name for n in theirs.knowledge.graph.of_type(NodeType.CAUSE)}
+        assert extractions and all((CAUSE_A in u) == bool(groups) for u in extractions)
+        assert causes == ({CAUSE_A} if groups else {"npm registry mirror is unreachable"})

@@ -25,7 +25,7 @@ from hummingbird_agent.bamboo.incident_graph import (
     derive_id,
 )
 from hummingbird_agent.bamboo.json_llm import JsonLLM
-from hummingbird_agent.bamboo.learn.causes import CauseMerger, ExistingCause, Refit, closest_causes
+from hummingbird_agent.bamboo.learn.causes import CauseMerger, ExistingCause, Refit, closest_causes, input_project
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.learn.fit_merge import FitMerger
 from hummingbird_agent.bamboo.learn.prompt_echo import without_echoes
@@ -34,6 +34,7 @@ from hummingbird_agent.bamboo.mcp.procedures import procedure_node
 from hummingbird_agent.bamboo.prompts import load_prompt, render
 from hummingbird_agent.bamboo.retrieval.log_vector import LOG_SECTION, log_payload, log_text
 from hummingbird_agent.bamboo.stores.base import Stores, VectorPoint
+from hummingbird_agent.bamboo.stores.scoped import Scope, scoped
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.bamboo.strategies.causal import clip, cut_at_sentence
 from hummingbird_agent.errors import AgentError
@@ -103,9 +104,10 @@ class KnowledgeAccumulator:
     def __init__(self, extractor: KnowledgeGraphExtractor, reviewer: KnowledgeReviewer, llm: JsonLLM,
                  stores: Stores | None, enricher: Enricher | None = None,
                  max_review_retries: int = budgets.BAMBOO_MAX_REVIEW_RETRIES,
-                 tool_memory: ToolMemory | None = None) -> None:
+                 tool_memory: ToolMemory | None = None, share_groups: Sequence[Sequence[str]] = ()) -> None:
         self._extractor, self._reviewer, self._llm = extractor, reviewer, llm
         self._stores = stores
+        self._groups = share_groups
         self._enricher = enricher or NoEnricher()
         self._max_retries = max_review_retries
         self._memory = tool_memory
@@ -116,7 +118,19 @@ class KnowledgeAccumulator:
         """The closest stored causes of each incident, read together (populate reads once a batch)."""
         if self._stores is None:
             return [() for _ in incidents]
-        return await closest_causes(self._stores, incidents)
+        found: dict[int, tuple[ExistingCause, ...]] = {}
+        by_project: dict[str, list[int]] = {}
+        for at, incident in enumerate(incidents):
+            by_project.setdefault(input_project(incident), []).append(at)
+        for project, ats in by_project.items():
+            view = scoped(self._stores, self._scope(project))
+            found.update(zip(ats, await closest_causes(view, [incidents[at] for at in ats]), strict=True))
+        return [found[at] for at in range(len(incidents))]
+
+    def _scope(self, project: str) -> Scope:
+        """What learning an incident of `project` reads, as its diagnosis would: its own project's knowledge and
+        its share groups', never another's (writes through a scoped view reach the stores unchanged)."""
+        return Scope.of(project, self._groups)
 
     async def process(self, incident: IncidentInput, dry_run: bool = False, max_review_retries: int | None = None,
                       existing: Sequence[ExistingCause] | None = None) -> AccumulationResult:
@@ -134,7 +148,9 @@ class KnowledgeAccumulator:
             log.warning("incident %s: dropped %d name(s) copied from the prompt: %s", gid, len(dropped),
                         "; ".join(f"{n.type.value} {n.name!r}" for n in dropped)[:300])
         if self._stores is not None:
-            graph, _ = await self._merger.merge(self._stores, graph, self._refit(incident, graph, gid))
+            scope = self._scope(graph.project)
+            view = scoped(self._stores, scope)
+            graph, _ = await self._merger.merge(view, graph, scope, self._refit(view, incident, graph, gid))
         enriched = found is not None
         if not review.approved:
             log.warning("incident %s: still rejected after %d re-extractions; storing the best result (%s)",
@@ -152,10 +168,7 @@ class KnowledgeAccumulator:
             result = replace(result, stored=True)
         return result
 
-    def _refit(self, incident: IncidentInput, graph: KnowledgeGraph, gid: str) -> Refit:
-        stores = self._stores
-        assert stores is not None  # only called with stores
-
+    def _refit(self, stores: Stores, incident: IncidentInput, graph: KnowledgeGraph, gid: str) -> Refit:
         async def refit(fresh: list[str]) -> dict[str, str]:
             return await self._fit.names(stores, incident, graph, fresh, gid)
         return refit

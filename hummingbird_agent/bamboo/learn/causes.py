@@ -18,9 +18,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hummingbird_agent import budgets
-from hummingbird_agent.bamboo.incident_graph import KnowledgeGraph, Node, NodeType
+from hummingbird_agent.bamboo.incident_graph import KnowledgeGraph, Node, NodeType, incident_project
 from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex, Scores, incident_scores_many, symptom_lines
 from hummingbird_agent.bamboo.stores.base import Stores
+from hummingbird_agent.bamboo.stores.scoped import Scope
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.bamboo.strategies.causal import clip
 from hummingbird_agent.errors import AgentError
@@ -39,6 +40,11 @@ def same_numbers(a: str, b: str) -> bool:
 def task_feature_names(task: Mapping[str, Any]) -> list[str]:
     """`attribute=value` of the task's scalar fields: the names strategies give their Task_Features."""
     return [f"{k}={v}" for k, v in sorted(task.items()) if isinstance(v, str | int | float) and str(v)]
+
+
+def input_project(incident: IncidentInput) -> str:
+    """The project an incident will be learned as: the `project=` task feature its task data gives (""; nobody's)."""
+    return incident_project((NodeType.TASK_FEATURE.value, f) for f in task_feature_names(incident.task_data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,36 +137,38 @@ class CauseMerger:
 
     threshold: float = budgets.BAMBOO_CAUSE_MERGE_MIN_SIMILARITY
     _vectors: dict[str, list[float]] = field(default_factory=dict)
-    # Causes of incidents processed but maybe not stored yet (populate stores in batches): a paraphrase
-    # later in the same batch merges into them as into a stored cause.
-    _pending: set[str] = field(default_factory=set)
-    # The stored names as last read, kept until `stored` says the store was written: populate merges a
-    # whole batch against one read, as nothing is written before the batch is stored.
-    _known: list[str] | None = None
+    # Causes of incidents processed but maybe not stored yet (populate stores in batches), by project: a
+    # paraphrase later in the same batch merges into those its project may read as into a stored cause.
+    _pending: dict[str, set[str]] = field(default_factory=dict)
+    # The stored names each set of projects reads, as last read, kept until `stored` says the store was written:
+    # populate merges a whole batch against one read, as nothing is written before the batch is stored.
+    _known: dict[frozenset[str], list[str]] = field(default_factory=dict)
 
     def stored(self) -> None:
         """The store has been written: read its cause names afresh at the next merge."""
-        self._known = None
+        self._known.clear()
 
     async def _embed(self, stores: Stores, names: Sequence[str]) -> None:
         missing = [n for n in dict.fromkeys(names) if n not in self._vectors]
         if missing:
             self._vectors.update(zip(missing, await stores.embedder.embed(missing), strict=True))
 
-    async def merge(self, stores: Stores, graph: KnowledgeGraph, refit: Refit | None = None,
+    async def merge(self, stores: Stores, graph: KnowledgeGraph, scope: Scope, refit: Refit | None = None,
                     ) -> tuple[KnowledgeGraph, dict[str, str]]:
         """(graph with merged cause names, {new name: existing name}); unchanged when nothing is close
-        enough or the stores cannot be read. `refit` gets the new names no stored name is close to and
+        enough or the stores cannot be read. `stores` is what `scope` (the incident's project) may read: a name
+        is merged only into one of those. `refit` gets the new names no stored name is close to and
         says which stored causes they are by other evidence (fit_merge)."""
         new = [n.name for n in graph.of_type(NodeType.CAUSE)]
+        pending = self._pending.setdefault(scope.project, set())
         try:
-            if self._known is None:
-                self._known = await stores.graph.names(NodeType.CAUSE.value)
-            known = self._known
-            stored = list(dict.fromkeys([*known, *sorted(self._pending)]))
+            if scope.projects not in self._known:
+                self._known[scope.projects] = await stores.graph.names(NodeType.CAUSE.value)
+            batch = sorted({n for p in scope.projects for n in self._pending.get(p, ())})
+            stored = list(dict.fromkeys([*self._known[scope.projects], *batch]))
             fresh = [n for n in new if n not in set(stored)]
             if not fresh or not stored:
-                self._pending.update(new)
+                pending.update(new)
                 return graph, {}
             await self._embed(stores, [*stored, *fresh])
         except AgentError as exc:
@@ -170,7 +178,7 @@ class CauseMerger:
         still = [n for n in fresh if n not in names]
         if refit is not None and still:
             names.update(await refit(still))
-        self._pending.update(names.get(n, n) for n in new)
+        pending.update(names.get(n, n) for n in new)
         return (renamed(graph, names) if names else graph), names
 
     def _alike(self, fresh: Sequence[str], stored: Sequence[str]) -> dict[str, str]:
