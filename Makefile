@@ -1,4 +1,4 @@
-# Two entry points for a fresh machine (see README "Quick start"):
+# Two entry points for a fresh machine (see README.md "Quick start"):
 #   make serve  - run the service on its embedded defaults
 #   make test   - install everything (packages, Podman, sandbox image, LocalStack, the llama.cpp tier) and run
 #                 lint + all tests
@@ -33,6 +33,7 @@ lint: install
 	$(PY) scripts/check-complexity.py
 	$(VENV)/bin/mypy --strict hummingbird_agent
 	$(PY) -m pytest -q -p no:cacheprovider tests/test_layers.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
 
 serve: install host
 	$(PY) -m hummingbird_agent serve --config config.yaml

@@ -24,7 +24,7 @@ from hummingbird_agent.bamboo.diagnose.navigator import with_examples  # noqa: E
 from hummingbird_agent.bamboo.strategies.base import IncidentInput  # noqa: E402
 
 Row = dict[str, Any]
-# The grid the knowledge base's whole-log weight was chosen on (README), so both get the same choice.
+# The grid the knowledge base's whole-log weight was chosen on (docs/how-good-is-it.md), so both get the same choice.
 WEIGHTS = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
 
 

@@ -3,7 +3,7 @@ image (stdlib only). In the directory holding hummingbird_agent/ and config.yaml
   1. every module of the package imports (pkgutil.walk_packages), and so does each module named (the
      dependencies' modules from runtime-packages.txt, the ones our code imports lazily included);
   2. `python3 -m hummingbird_agent serve` starts on that config (no secrets: webhooks are refused and events
-     wait, see the README) and its HTTP edge answers /healthz 200 {"status": "ok"} and /readyz 200
+     wait, see README.md "Quick start") and its HTTP edge answers /healthz 200 {"status": "ok"} and /readyz 200
      {"status": "ready", ...} within START_TIMEOUT_S;
   3. SIGTERM stops it with exit code 0 within STOP_TIMEOUT_S.
 Whatever serve wrote under the temporary directory is removed again. Exit 0, or 1 with the reasons.

@@ -70,9 +70,10 @@ def test_output_into_a_closed_pipe_is_no_traceback(argv: list[str], tmp_path: Pa
     assert proc.returncode == 141  # as a tool stopped by SIGPIPE reports it
 
 
-def test_readme_command_table_lists_every_subcommand() -> None:
-    """README "Commands": each row's first word is a command and `a|b|c` its subcommands, as the parser has them."""
-    section = (REPO / "README.md").read_text().split("## Commands", 1)[1].split("##", 1)[0]
+def test_command_table_lists_every_subcommand() -> None:
+    """docs/getting-started.md "Commands": each row's first word is a command and `a|b|c` its subcommands, as the
+    parser has them."""
+    section = (REPO / "docs" / "getting-started.md").read_text().split("## Commands", 1)[1].split("##", 1)[0]
     listed = {}
     for cell in re.findall(r"^\| `([^`]+)` \|", section, re.M):
         words = cell.replace("\\|", "|").split()

@@ -1,4 +1,5 @@
-"""The README's config reference is the schema's: regenerated, it is unchanged; every key has a description."""
+"""The config reference page (docs/configuration.md) is the schema's: regenerated, it is unchanged; every key has a
+description."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ from pathlib import Path
 
 from hummingbird_agent.config.reference import END, START, render, rows
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+PAGE = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 
 
-def test_readme_table_matches_the_schema() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_page_table_matches_the_schema() -> None:
+    text = PAGE.read_text(encoding="utf-8")
     table = text.split(START, 1)[1].split(END, 1)[0].strip()
-    assert table == render(), "run: python -m hummingbird_agent.config.reference README.md"
+    assert table == render(), "run: python -m hummingbird_agent.config.reference docs/configuration.md"
 
 
 def test_every_key_is_documented_and_the_s3_and_model_settings_are_there() -> None:

@@ -1,5 +1,6 @@
-"""The config reference table (README "Configuration reference"), generated from the schema: every key's path,
-type, default and field docstring. `python -m hummingbird_agent.config.reference README.md` rewrites it."""
+"""The config reference table (docs/configuration.md, "Configuration reference"), generated from the schema: every
+key's path, type, default and field docstring. `python -m hummingbird_agent.config.reference docs/configuration.md`
+rewrites it."""
 
 from __future__ import annotations
 
@@ -54,14 +55,14 @@ def render() -> str:
     return "\n".join(lines)
 
 
-def rewrite(readme: Path) -> bool:
-    """Replace the table between the markers in `readme`; True when it changed."""
-    text = readme.read_text(encoding="utf-8")
+def rewrite(page: Path) -> bool:
+    """Replace the table between the markers in `page`; True when it changed."""
+    text = page.read_text(encoding="utf-8")
     head, rest = text.split(START, 1)
     _, tail = rest.split(END, 1)
-    new = f"{head}{START}\n{render()}\n{END}{tail}"
+    new = f"{head}{START}\n\n{render()}\n\n{END}{tail}"
     if new != text:
-        readme.write_text(new, encoding="utf-8")
+        page.write_text(new, encoding="utf-8")
     return new != text
 
 
@@ -102,5 +103,5 @@ def _cell(text: str) -> str:
 
 
 if __name__ == "__main__":
-    changed = rewrite(Path(sys.argv[1] if len(sys.argv) > 1 else "README.md"))
-    print("README config reference " + ("updated" if changed else "unchanged"))
+    page = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/configuration.md")
+    print(f"{page}: config reference " + ("updated" if rewrite(page) else "unchanged"))

@@ -1,8 +1,9 @@
 """The config.yaml schema: one pydantic model per component, composed into `Config`; the knowledge base's
 section is in knowledge.py.
 
-Every field has a docstring with its unit (the README's config reference is generated from them). Loading,
-validation messages and environment overrides live in loading.py, which re-exports the service's sections.
+Every field has a docstring with its unit (the config reference in docs/configuration.md is generated from
+them). Loading, validation messages and environment overrides live in loading.py, which re-exports the
+service's sections.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The README's recipe from a folder of logs: its conversion step, run as written, gives valid incident lines."""
+"""The knowledge-base page's recipe from a folder of logs: its conversion step, run as written, gives valid
+incident lines."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ from pathlib import Path
 
 from hummingbird_agent.bamboo.learn.incidents import iter_incidents, read_lines
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "knowledge-base.md"
 
 
 def recipe_conversion() -> str:
     """The recipe's shell block up to (and including) the here-document that writes incidents.jsonl."""
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     block = re.search(r"<!-- recipe: logs-to-jsonl -->\n```sh\n(.*?)```", text, re.DOTALL)
-    assert block, "the recipe is missing from README.md"
+    assert block, "the recipe is missing from docs/knowledge-base.md"
     script = block.group(1)
     return script[: script.index("\nPY\n") + len("\nPY\n")]
 

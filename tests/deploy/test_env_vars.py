@@ -1,5 +1,5 @@
-"""Every environment variable the code reads is listed in kubernetes/service/secret.yaml or documented in README
-as optional; the collector behind it finds new reads by itself."""
+"""Every environment variable the code reads is listed in kubernetes/service/secret.yaml or documented as optional
+in README.md or docs/; the collector behind it finds new reads by itself."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ AWS_NAMES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", 
 
 
 def readme_optional() -> set[str]:
-    """Backticked UPPER_CASE names in README paragraphs that say "optional"."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """Backticked UPPER_CASE names in paragraphs of README.md and docs/ that say "optional"."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    text = "\n\n".join(p.read_text(encoding="utf-8") for p in pages)
     names: set[str] = set()
     for paragraph in re.split(r"\n\s*\n", text):
         if "optional" in paragraph.lower():
@@ -71,7 +72,8 @@ def test_every_env_var_read_is_in_the_secret_or_documented_optional() -> None:
     live, commented = secret_names()
     documented = live | commented | readme_optional()
     missing = sorted({f"{r.name} ({r.where})" for r in scan_package(PACKAGE) if r.name not in documented})
-    assert not missing, "add to kubernetes/service/secret.yaml or README as optional: " + ", ".join(missing)
+    assert not missing, ("add to kubernetes/service/secret.yaml or docs/configuration.md as optional: "
+                         + ", ".join(missing))
 
 
 def test_aws_credentials_are_documented_in_the_secret() -> None:

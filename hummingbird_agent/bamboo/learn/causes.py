@@ -162,10 +162,7 @@ class CauseMerger:
         new = [n.name for n in graph.of_type(NodeType.CAUSE)]
         pending = self._pending.setdefault(scope.project, set())
         try:
-            if scope.projects not in self._known:
-                self._known[scope.projects] = await stores.graph.names(NodeType.CAUSE.value)
-            batch = sorted({n for p in scope.projects for n in self._pending.get(p, ())})
-            stored = list(dict.fromkeys([*self._known[scope.projects], *batch]))
+            stored = await self._stored(stores, scope)
             fresh = [n for n in new if n not in set(stored)]
             if not fresh or not stored:
                 pending.update(new)
@@ -180,6 +177,13 @@ class CauseMerger:
             names.update(await refit(still))
         pending.update(names.get(n, n) for n in new)
         return (renamed(graph, names) if names else graph), names
+
+    async def _stored(self, stores: Stores, scope: Scope) -> list[str]:
+        """The cause names `scope` reads: stored, then pending in this batch for its projects."""
+        if scope.projects not in self._known:
+            self._known[scope.projects] = await stores.graph.names(NodeType.CAUSE.value)
+        batch = sorted({n for p in scope.projects for n in self._pending.get(p, ())})
+        return list(dict.fromkeys([*self._known[scope.projects], *batch]))
 
     def _alike(self, fresh: Sequence[str], stored: Sequence[str]) -> dict[str, str]:
         """{new name: the stored name with the same numbers it embeds most alike, when at `threshold` or above}."""

@@ -14,7 +14,7 @@ from hummingbird_agent.bamboo.stores.base import NodeRow
 
 Weights = dict[tuple[str, str], float]  # (cause, clue type) -> specificity of its most specific clue
 
-# Weights of the fit score (chosen on the development split, 5 folds; see the README): the project's and
+# Weights of the fit score (chosen on the development split, 5 folds; see docs/how-good-is-it.md): the project's and
 # other task features, the best similarity of the cause's incidents, its specific error lines, its share
 # of the incidents the task's features reach (a frequent cause of this project is the likelier one), and
 # how much closer its incidents' whole logs are than the typical one (chosen leaving one fold out among

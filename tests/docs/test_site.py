@@ -1,0 +1,48 @@
+"""The documentation site builds with `mkdocs build --strict` (as make lint runs it), and a broken link fails it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.docs.blocks import REPO
+
+README_LIMIT = 250
+
+
+def build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=180, check=False)
+
+
+def copy_site(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "docs", root / "docs")
+    shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+    return root
+
+
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    done = build(copy_site(tmp_path), tmp_path / "site")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tmp_path / "site" / "configuration" / "index.html").exists()
+
+
+def test_a_broken_link_or_anchor_fails_the_build(tmp_path: Path) -> None:
+    root = copy_site(tmp_path)
+    page = root / "docs" / "triage.md"
+    for broken in ("[gone](no-such-page.md)", "[gone](sandboxes.md#no-such-section)"):
+        page.write_text(page.read_text(encoding="utf-8") + f"\nSee {broken}.\n", encoding="utf-8")
+        done = build(root, tmp_path / "site")
+        assert done.returncode != 0 and "triage.md" in done.stdout + done.stderr, broken
+        page.write_text((REPO / "docs" / "triage.md").read_text(encoding="utf-8"), encoding="utf-8")
+
+
+def test_every_page_is_in_the_nav_and_the_readme_is_short() -> None:
+    nav = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    assert all(f" {p.name}\n" in nav for p in (REPO / "docs").glob("*.md"))
+    assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= README_LIMIT
