@@ -18,7 +18,7 @@ from pathlib import Path
 from hummingbird_agent.cli import main
 from hummingbird_agent.gitlab.markers import parse_markers
 from tests.runner.harness import IID, MEMBER, PROJECT, PROJECT_ID, REPO, seed_gitlab
-from tests.servers import GitLabServer, text_turn
+from tests.servers import GitLabServer, function_call_turn, text_turn, usage
 from tests.servers.gemini import GeminiServer
 from tests.servers.model_common import model_section
 from tests.triage.conftest import failing_log
@@ -28,6 +28,7 @@ PAGES = (REPO / "README.md", REPO / "docs" / "index.md")
 NAME = "example-note"
 SHOWN_GITLAB = "https://gitlab.example.com"
 LOGS = REPO / "tests" / "fixtures" / "logs"
+NEW_JOB = 1005  # the MR pipeline's `integration` job, as the world numbers the jobs it seeds
 OLD = "AssertionError: parse('1.2') returned None"
 
 
@@ -87,7 +88,11 @@ def render_note() -> str:
                       "data_sources": {"gitlab": {"token_env": "GITLAB_READ_TOKEN"}}}}}
         path = Path(tmp, "config.yaml")
         path.write_text(json.dumps(config), encoding="utf-8")
-        model.script(text_turn(explanation(sha[:8])))
+        # The model reads the new failure's log before it writes (the triage gave it the job's id).
+        # Fixed token counts: the fake would count the request's bytes, which hold the server's port.
+        model.script(function_call_turn("gitlab_get_job_log", {"project": PROJECT, "job_id": NEW_JOB},
+                                        usage_metadata=usage(5200, 40)),
+                     text_turn(explanation(sha[:8]), usage_metadata=usage(5600, 160)))
         printed = io.StringIO()
         secrets = {"GEMINI_API_KEY": model.api_key or "", "GITLAB_READ_TOKEN": gl.read_token,
                    "HB_BOT_TOKEN": gl.bot_token}
