@@ -19,20 +19,25 @@ class RecentJobs:
     by_pipeline: Mapping[int, tuple[Job, ...]] = field(default_factory=dict)
     """Each pipeline's jobs on the page, oldest first."""
     created: Mapping[int, datetime] = field(default_factory=dict)
-    """When each pipeline on the page was created (from its jobs' `pipeline`)."""
+    """When each pipeline on the page was created (its jobs' `pipeline` says)."""
     oldest: datetime | None = None
     """When the page's oldest job was created."""
     last: bool = False
     """No older job exists: the page shows every job of the project."""
 
     def whole(self, pipeline: Mapping[str, Any]) -> list[Job] | None:
-        """The pipeline's jobs when the page shows all of them (none: it has none), else None."""
+        """The pipeline's jobs when the page shows all of them, else None. A pipeline without a job on the page is
+        never shown whole: it may have been created after the page was read (GitLab commits a pipeline with its
+        jobs, so one job on the page means they all exist)."""
         pipeline_id = int(pipeline["id"])
+        shown = self.by_pipeline.get(pipeline_id)
+        if not shown:
+            return None
         if not self.last:
-            created = self.created.get(pipeline_id) or _time(pipeline.get("created_at"))
+            created = self.created.get(pipeline_id)
             if created is None or self.oldest is None or self.oldest > created - _MARGIN:
                 return None
-        return list(self.by_pipeline.get(pipeline_id, ()))
+        return list(shown)
 
 
 def recent_jobs(listed: Sequence[Any], more: bool) -> RecentJobs:

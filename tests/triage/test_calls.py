@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 
 from hummingbird_agent.triage.model import Verdict
+from hummingbird_agent.triage.recent_jobs import recent_jobs
 from tests.servers.gitlab import GitLabServer
 from tests.triage.conftest import failing_log, run_triage
 from tests.triage.world import Attempt, CiWorld, sha_of
@@ -94,3 +95,17 @@ async def test_a_page_that_reaches_jobs_created_well_before_a_pipeline_shows_it_
     found, _ = await run_triage(world.gl, 1)
     assert found.checks[0].history == "failed 0 of the last 10 runs on `main`"
     assert _endpoints(world.gl, since)["pipelines/N/jobs"] == 0
+
+
+def test_a_pipeline_the_page_cannot_place_for_sure_is_not_shown_whole() -> None:
+    at = "2026-01-01T00:00:00.000Z"
+    job = {"id": 3, "pipeline_id": 7, "created_at": "2025-01-01T00:00:00.000Z", "pipeline_created_at": at}
+    assert recent_jobs([job], more=False).whole({"id": 7}) == [{k: v for k, v in job.items()
+                                                               if k != "pipeline_created_at"}]
+    # No job of it on the page: it may have been created after the page was read.
+    assert recent_jobs([job], more=False).whole({"id": 8, "created_at": "2020-01-01T00:00:00.000Z"}) is None
+    assert recent_jobs([job, {"id": 2, "pipeline_id": None}], more=False).whole({"id": 7}) is None  # unplaced job
+    assert recent_jobs([job], more=True).whole({"id": 7}) is not None  # its jobs are a year older than it
+    naive = job | {"created_at": "2025-01-01T00:00:00"}  # a time without its zone cannot be compared
+    assert recent_jobs([naive], more=True).whole({"id": 7}) is None
+    assert recent_jobs([job | {"created_at": "2025-12-31T23:55:00.000Z"}], more=True).whole({"id": 7}) is None
