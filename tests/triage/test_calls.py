@@ -109,3 +109,17 @@ def test_a_pipeline_the_page_cannot_place_for_sure_is_not_shown_whole() -> None:
     naive = job | {"created_at": "2025-01-01T00:00:00"}  # a time without its zone cannot be compared
     assert recent_jobs([naive], more=True).whole({"id": 7}) is None
     assert recent_jobs([job | {"created_at": "2025-12-31T23:55:00.000Z"}], more=True).whole({"id": 7}) is None
+
+
+async def test_a_refused_page_costs_its_call_and_nothing_else(world: CiWorld) -> None:
+    """The project's job list refused: each pipeline's list is read on its own,
+    the verdicts are those of a triage without the page, and no gap is said (nothing was missed)."""
+    world.pipeline(BASE, [Attempt("unit-tests", trace=failing_log("test_parse", PARSE, run=7))])
+    world.pipeline(sha_of("main", 1), [Attempt("unit-tests", "success", trace="ok\n")])
+    _mr(world)
+    _, whole = await run_triage(world.gl, 1)
+    world.gl.fail_next(1, 403, path=r"/projects/group/project/jobs$", body={"message": "403 Forbidden"})
+    found, reader = await run_triage(world.gl, 1)
+    assert [c.verdict for c in found.checks] == [Verdict.PRE_EXISTING]
+    assert found.checks[0].history == "failed 1 of the last 2 runs on `main`"  # the base's pipeline is on `main`
+    assert not found.gaps and reader.calls == whole.calls + 3  # the MR's, the base's and `main`'s lists
