@@ -1,6 +1,7 @@
 """Verdicts of the failure triage on MR failures built in the fake GitLab from the development logs.
 
     python bench/triage.py LOGCHUNKS_DIR CIDIFF_DIR [--limit N]   # N: the first N LogChunks repositories only
+    python bench/triage.py LOGCHUNKS_DIR CIDIFF_DIR --dump FILE   # also every job's and case's verdict, as JSON
 
 Scenarios (bench/triage_world.py), each true by construction: the same failure on the merge base or a recent
 target-branch pipeline (another build with the identical labelled chunk, else a copy of the same log with its
