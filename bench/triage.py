@@ -1,6 +1,7 @@
 """Verdicts of the failure triage on MR failures built in the fake GitLab from the development logs.
 
     python bench/triage.py LOGCHUNKS_DIR CIDIFF_DIR [--limit N]   # N: the first N LogChunks repositories only
+    python bench/triage.py LOGCHUNKS_DIR CIDIFF_DIR --dump FILE   # also every job's and case's verdict, as JSON
 
 Scenarios (bench/triage_world.py), each true by construction: the same failure on the merge base or a recent
 target-branch pipeline (another build with the identical labelled chunk, else a copy of the same log with its
@@ -78,8 +79,9 @@ from tests.triage.world import Attempt, CiWorld, sha_of  # noqa: E402
 
 Row = dict[str, Any]
 # Budgets low enough that the cut paths run on many of these MRs (one to three failed jobs each, logs of 2-500 KiB)
-# while others still finish: 10 calls (the MR, five lists, then logs), 256 KiB of logs, 128 KiB of one.
-LOWERED = TriageLimits(max_calls=10, max_log_bytes=256 * 1024, max_one_log_bytes=128 * 1024)
+# while others still finish: 8 calls (the MR, three pipeline lists, the page of jobs, the statuses, the test report,
+# then logs: 10 cut only MRs with many logs once the job lists came from one page), 256 KiB of logs, 128 KiB of one.
+LOWERED = TriageLimits(max_calls=8, max_log_bytes=256 * 1024, max_one_log_bytes=128 * 1024)
 # The test-case worlds' reports cut: two cases of a suite, or 16 KiB of a report (a base report is ~25 KiB).
 LOWERED_REPORTS = TriageLimits(max_report_cases=2, max_report_bytes=16 * 1024)
 
@@ -176,7 +178,7 @@ def lowered(results: list[tuple[MR, Triage]]) -> dict[str, Any]:
             "pre_existing": figures(rows)[Verdict.PRE_EXISTING.value]}
 
 
-async def main_async(logchunks: Path, cidiff: Path, limit: int) -> dict[str, Any]:
+async def main_async(logchunks: Path, cidiff: Path, limit: int, dump: Path | None = None) -> dict[str, Any]:
     started = time.monotonic()
     rows = read_examples(logchunks)
     if limit:
@@ -199,9 +201,30 @@ async def main_async(logchunks: Path, cidiff: Path, limit: int) -> dict[str, Any
         await stores.graph.aclose()
     out = report(results)
     out["test_cases"] = await cases_bench(rows, logs)
+    out["_case_verdicts"] = out["test_cases"].pop("_case_verdicts")
     out.update(learned_incidents=len(held), lowered_budgets=lowered(low), learn_s=round(learned_s, 1),
                seconds=round(time.monotonic() - started, 1))
+    if dump is not None:
+        dump.write_text(json.dumps({"budgets": verdicts(results), "lowered": verdicts(low),
+                                    **out.pop("_case_verdicts")}, indent=1, sort_keys=True) + "\n")
+    out.pop("_case_verdicts", None)
     return out
+
+
+def verdicts(results: list[tuple[Any, Triage]]) -> dict[str, Any]:
+    """Every check's verdict (and each of its cases') by repository, MR and job, and apart their history lines: what
+    `--dump` writes, so that two versions of the triage can be compared job by job."""
+    said: dict[str, str] = {}
+    history: dict[str, str] = {}
+    seen: Counter[str] = Counter()
+    for mr, found in results:
+        seen[mr.repo] += 1
+        for check in found.checks:
+            key = f"{mr.repo} !{seen[mr.repo]} {check.name}"
+            said[key], history[key] = check.verdict.value, check.history
+            for case in check.cases:
+                said[f"{key} {case.title}"], history[f"{key} {case.title}"] = case.verdict.value, case.history
+    return {"verdicts": said, "history": history, "calls": [found.calls for _, found in results]}
 
 
 async def cases_bench(rows: list[Row], logs: dict[str, str]) -> dict[str, Any]:
@@ -210,8 +233,10 @@ async def cases_bench(rows: list[Row], logs: dict[str, str]) -> dict[str, Any]:
     for row in rows:
         repos.setdefault(row["repository"], logs[row["log_id"]])
     mrs = case_mrs(repos)
-    out = case_figures(await run_cases(mrs))
-    low = case_figures(await run_cases(mrs, LOWERED_REPORTS))
+    results = await run_cases(mrs)
+    cut = await run_cases(mrs, LOWERED_REPORTS)
+    out, low = case_figures(results), case_figures(cut)
+    out["_case_verdicts"] = {"cases": verdicts(results), "cases_reports_cut": verdicts(cut)}
     out["reports_cut"] = {"limits": {"max_report_cases": 2, "max_report_bytes": 16 * 1024},
                           "false_green": low["false_green"], "green_mrs": low["green_mrs"],
                           "per_job_accuracy": low["per_job"]["accuracy"]}
@@ -231,12 +256,13 @@ def main() -> int:
     parser.add_argument("logchunks", type=Path, help="LogChunks-layout folder (index.jsonl and the logs it names)")
     parser.add_argument("cidiff", type=Path, help="CiDiff-layout folder (one folder per build: pass.log, fail.log)")
     parser.add_argument("--limit", type=int, default=0, help="the first N repositories of each data set only")
+    parser.add_argument("--dump", type=Path, help="write every job's and case's verdict to this JSON file")
     args = parser.parse_args()
     if not (args.logchunks / "index.jsonl").is_file() or not args.cidiff.is_dir():
         print("usage: python bench/triage.py LOGCHUNKS_DIR CIDIFF_DIR (LOGCHUNKS_DIR needs an index.jsonl)",
               file=sys.stderr)
         return 2
-    print(json.dumps(asyncio.run(main_async(args.logchunks, args.cidiff, args.limit))))
+    print(json.dumps(asyncio.run(main_async(args.logchunks, args.cidiff, args.limit, args.dump))))
     return 0
 
 

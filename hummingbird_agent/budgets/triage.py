@@ -23,6 +23,14 @@ TRIAGE_SHA_PIPELINES = 5
 # lists newest first, so a longer list loses its oldest attempts; that list is a gap: its failures beyond the cut
 # are listed apart (`scope=failed`) and unclassified, and the commit status cannot pass.
 TRIAGE_MAX_JOBS_PER_PIPELINE = 1000
+# Jobs of the project's newest read in one call (GitLab's page limit) before any pipeline's list: the job lists of
+# every pipeline the page shows whole (the analysed one, the merge base's, recent target-branch ones) come from it,
+# the others are read one call each. GitLab creates a pipeline's jobs with the pipeline (a retry later, so newer), so
+# the page, newest first, shows a pipeline whole once it reaches a job created TRIAGE_RECENT_JOBS_MARGIN_S before the
+# pipeline was: the margin covers a long pipeline creation and job ids handed out out of creation order when
+# pipelines are created at once.
+TRIAGE_RECENT_JOBS = 100
+TRIAGE_RECENT_JOBS_MARGIN_S = 10 * 60
 # Finished pipelines whose job lists are kept between triages (their jobs no longer change; a retry adds
 # a job, which is why the analysed pipeline itself is always read afresh).
 TRIAGE_CACHE_PIPELINES = 256

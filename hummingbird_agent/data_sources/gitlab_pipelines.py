@@ -55,6 +55,24 @@ def get_pipeline_jobs(gl: gitlab.Gitlab, project: str, pipeline_id: int, include
     return call(f"jobs of pipeline {pipeline_id} in {project}", fetch)
 
 
+def list_project_jobs(gl: gitlab.Gitlab, project: str, per_page: int = 100) -> ToolResult:
+    """One page of the project's newest jobs, every pipeline's, retried attempts included, newest first (GitLab's
+    `GET /projects/:id/jobs`, one request): each with its pipeline's id and creation time; `truncated` when older
+    jobs exist beyond the page."""
+    def fetch() -> ToolResult:
+        jobs = project_of(gl, project).jobs.list(per_page=per_page, iterator=True)
+        out = []
+        for job in islice(jobs, per_page):
+            attrs = job.asdict()
+            pipeline = attrs.get("pipeline") or {}
+            out.append({k: attrs.get(k) for k in JOB_KEYS} | {"pipeline_id": pipeline.get("id"),
+                                                                "pipeline_created_at": pipeline.get("created_at")})
+        more = jobs.next_page is not None
+        return ToolResult(True, out, truncated=more, metadata={"listed": len(out), "more": more})
+
+    return call(f"jobs of {project}", fetch)
+
+
 TOOL_DEFS = (
     ToolDef("gitlab_list_pipelines", "Pipelines of a commit (sha) or a branch (ref), newest first: id, sha, ref, "
             "status, source, web_url. updated_after takes an ISO 8601 time.",
@@ -76,6 +94,12 @@ TOOL_DEFS = (
                 "max_jobs": {"type": "integer", "minimum": 1,
                              "maximum": budgets.TRIAGE_MAX_JOBS_PER_PIPELINE}}},
             get_pipeline_jobs),
+    ToolDef("gitlab_list_project_jobs", "The project's newest jobs across all its pipelines, retried attempts "
+            "included, newest first (one page of per_page): name, stage, status, failure_reason, allow_failure, "
+            "web_url, pipeline_id and pipeline_created_at. Marked truncated when older jobs exist beyond the page.",
+            {"type": "object", "additionalProperties": False, "required": ["project"], "properties": {
+                "project": _PROJECT, "per_page": {"type": "integer", "minimum": 1, "maximum": 100}}},
+            list_project_jobs),
     ToolDef("gitlab_get_pipeline_test_report", "The pipeline's unit test report (junit artifacts; one suite per job, "
             "a parallel job's shards `name 1/3` share the suite `name`, only each job's latest attempt): per suite its "
             "counts and cases (status success/failed/skipped/error, classname, name, file, the start of the stack "

@@ -18,6 +18,7 @@ from hummingbird_agent.tools.base import StreamingResponse, ToolResult
 from hummingbird_agent.triage.cases import Report, report_of
 from hummingbird_agent.triage.excerpt import LogEvidence, evidence_of
 from hummingbird_agent.triage.model import TriageLimits
+from hummingbird_agent.triage.recent_jobs import RecentJobs, recent_jobs
 
 Job = Mapping[str, Any]
 V = TypeVar("V")
@@ -89,6 +90,7 @@ class TriageReader:
         self.log_bytes = 0
         self.report_bytes = 0
         self.gaps: list[str] = []
+        self._recent: RecentJobs | None = None
 
     def _gap(self, text: str) -> None:
         if text not in self.gaps:
@@ -104,13 +106,18 @@ class TriageReader:
         return True
 
     async def _call(self, tool: str, **args: Any) -> Any:
-        """The tool's output, or an `Unread` saying why there is none."""
+        """The tool's output, or an `Unread` saying why there is none (kept as a gap)."""
+        return await self._read(tool, args)
+
+    async def _read(self, tool: str, args: Mapping[str, Any], quiet: bool = False) -> Any:
+        """The tool's output, or an `Unread` saying why there is none (kept as a gap unless `quiet`: a read whose
+        failure loses nothing)."""
         if self.exhausted:
             return Unread(f"the triage's budget of {self.limits.max_calls} GitLab calls ran out")
         self.calls += 1
         before = len(self._tools.gaps)
         output = await self._tools.call(tool, project=self._project, **args)
-        for gap in self._tools.gaps[before:]:
+        for gap in self._tools.gaps[before:] if not quiet else ():
             self._gap(gap)
         return Unread(self._tools.last_problem or f"{tool} failed") if output is None else output
 
@@ -129,6 +136,8 @@ class TriageReader:
         key = (self._project, int(pipeline["id"]), scope)
         if not fresh and key in self._cache.jobs:
             return Listed(list(self._cache.jobs[key]))
+        if not scope and (shown := await self._shown_whole(pipeline)) is not None:
+            return self._keep(pipeline, key, shown)
         found = await self._call("gitlab_get_pipeline_jobs", pipeline_id=int(pipeline["id"]),
                                  max_jobs=self.limits.max_jobs_per_pipeline, **({"scope": scope} if scope else {}))
         if isinstance(found, Unread):
@@ -141,9 +150,31 @@ class TriageReader:
                        + (f" of {total}" if total else "") + " (GitLab lists the newest first)")
             self._gap(problem)
             return Listed(jobs, problem)
+        return self._keep(pipeline, key, jobs)
+
+    def _keep(self, pipeline: Mapping[str, Any], key: tuple[str, int, str], jobs: list[Job]) -> Listed:
+        """A whole list, kept for later triages once its pipeline is finished."""
         if pipeline.get("status") in FINISHED:
             self._cache.jobs.put(key, tuple(jobs))
         return Listed(jobs)
+
+    async def _shown_whole(self, pipeline: Mapping[str, Any]) -> list[Job] | None:
+        """The pipeline's jobs when the page of the project's newest jobs shows all of them and no more than a list
+        of its own would (`max_jobs_per_pipeline`: a longer one is read on its own, to be cut as GitLab cuts it)."""
+        shown = (await self._recent_jobs()).whole(pipeline)
+        return shown if shown is not None and len(shown) <= self.limits.max_jobs_per_pipeline else None
+
+    async def _recent_jobs(self) -> RecentJobs:
+        """The page of the project's newest jobs, read once a triage (at its first job list: it is as fresh as that
+        list), when the budget leaves room for it and another call; a page not read shows no pipeline whole."""
+        if self._recent is None:
+            self._recent = RecentJobs()
+            if self.calls + 2 <= self.limits.max_calls:
+                page = {"per_page": budgets.TRIAGE_RECENT_JOBS}
+                found = await self._read("gitlab_list_project_jobs", page, quiet=True)
+                if isinstance(found, ToolResult) and isinstance(found.content, list):
+                    self._recent = recent_jobs(found.content, bool(found.truncated))
+        return self._recent
 
     async def report(self, pipeline: Mapping[str, Any], suites: frozenset[str], fresh: bool = False) -> Report | Unread:
         """These suites of the pipeline's unit test report (bounded: a cut is kept as a gap and on the report); a

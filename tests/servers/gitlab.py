@@ -89,7 +89,8 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         r("PUT", _MR + r"/notes/(?P<nid>\d+)", self._update_note)
         r("DELETE", _MR + r"/notes/(?P<nid>\d+)", self._delete_note)
         r("GET", _P + r"/repository/commits/(?P<sha>[^/]+)/statuses", self._statuses)
-        r("GET", _P + r"/jobs/(?P<job>\d+)", lambda req, pid, job: json_response(self.job(pid, job)))
+        r("GET", _P + r"/jobs", self._project_jobs)
+        r("GET", _P + r"/jobs/(?P<job>\d+)", lambda req, pid, job: json_response(self.render_job(self.job(pid, job))))
         r("GET", _P + r"/jobs/(?P<job>\d+)/trace", self._trace)
         r("GET", _P + r"/pipelines", self._pipelines)
         r("GET", _P + r"/pipelines/(?P<pipeline>\d+)/jobs", self._pipeline_jobs)
@@ -172,8 +173,9 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         return found
 
     # --- pagination ---------------------------------------------------------------------------
-    def paginate(self, req: Request, items: list[Any]) -> Response:
-        """GitLab offset pagination: page/per_page, Link header (next/prev/first/last) and X-* headers."""
+    def paginate(self, req: Request, items: list[Any], counted: bool = True) -> Response:
+        """GitLab offset pagination: page/per_page, Link header (next/prev/first/last) and X-* headers; a list GitLab
+        pages `without_count` has no X-Total, X-Total-Pages nor `last` link."""
         per_page = max(1, min(100, int(req.arg("per_page", 20))))
         page = max(1, int(req.arg("page", 1)))
         total_pages = max(1, -(-len(items) // per_page))
@@ -182,7 +184,9 @@ class GitLabServer(FakeHTTPServer, GitLabState):
             "X-Page": str(page), "X-Next-Page": str(page + 1) if page < total_pages else "",
             "X-Prev-Page": str(page - 1) if page > 1 else "",
         }
-        rels = {"first": 1, "last": total_pages}
+        rels = {"first": 1, "last": total_pages} if counted else {"first": 1}
+        if not counted:
+            del headers["X-Total"], headers["X-Total-Pages"]
         if page < total_pages:
             rels["next"] = page + 1
         if page > 1:
@@ -307,6 +311,11 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         jobs = self.pipeline_jobs(self.project(pid)["id"], int(pipeline), _truthy(req.arg("include_retried", False)),
                                   req.query.get("scope[]") or req.query.get("scope"))
         return self.paginate(req, jobs)
+
+    def _project_jobs(self, req: Request, pid: str) -> Response:
+        # lib/api/ci/jobs.rb pages this list `without_count`.
+        jobs = self.project_jobs(self.project(pid)["id"], req.query.get("scope[]") or req.query.get("scope"))
+        return self.paginate(req, jobs, counted=False)
 
     def _post_status(self, req: Request, pid: str, sha: str) -> Response:
         project_id = self.project(pid)["id"]

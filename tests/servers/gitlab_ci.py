@@ -22,6 +22,8 @@ CASE_STATUSES = ("success", "failed", "skipped", "error")
 _COUNTED = {"success": "success_count", "failed": "failed_count", "skipped": "skipped_count", "error": "error_count"}
 # A parallel job's shard ("rspec 2/3"): its report joins the suite of the job's group name (Ci::Build#test_suite_name).
 _SHARD = re.compile(r"\s+\d+/\d+\s*$")
+# The fields of a job's `pipeline` (Entities::Ci::PipelineBasic).
+_PIPELINE_BASIC = ("id", "iid", "project_id", "sha", "ref", "status", "source", "created_at", "updated_at", "web_url")
 _JOB_SCOPES = frozenset({"created", "pending", "running", "failed", "success", "canceled", "skipped",
                          "waiting_for_resource", "manual"})
 
@@ -84,7 +86,22 @@ class GitLabCIState:
             for job in jobs:
                 latest.setdefault(job["name"], job)
             jobs = [j for j in jobs if latest[j["name"]] is j]
-        return [j for j in jobs if not scope or j["status"] in scope]
+        return [self.render_job(j) for j in jobs if not scope or j["status"] in scope]
+
+    def project_jobs(self, project_id: int, scope: list[str] | None = None) -> list[dict[str, Any]]:
+        """GET /projects/:id/jobs: every job of the project (`project.builds`: retried attempts included, bridges not),
+        newest first (`order(id: :desc)`); `scope`: only jobs in these states (GitLab's `scope[]`)."""
+        if scope and set(scope) - _JOB_SCOPES:
+            raise HTTPError(400, "scope does not have a valid value")
+        jobs = [j for (p, _), j in sorted(self.jobs.items(), reverse=True) if p == project_id]
+        return [self.render_job(j) for j in jobs if not scope or j["status"] in scope]
+
+    def render_job(self, job: dict[str, Any]) -> dict[str, Any]:
+        """A job as GitLab's API shows it: its `pipeline` is the pipeline as it is now (Entities::Ci::PipelineBasic)."""
+        pipeline = self.pipelines.get((job["pipeline"]["project_id"], job["pipeline"]["id"]))
+        if pipeline is None:
+            return job
+        return job | {"pipeline": {k: pipeline[k] for k in _PIPELINE_BASIC}}
 
     def add_test_cases(self, project_id: int, job_id: int, cases: Sequence[Mapping[str, Any]]) -> None:
         """The junit report a job uploaded: each case needs `status` and `name`; the rest defaults as GitLab shows."""

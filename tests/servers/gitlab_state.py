@@ -225,7 +225,10 @@ class GitLabState(GitLabCIState):
                 trace: Trace = b"", **overrides: Any) -> dict[str, Any]:
         """A job; `trace` may be bytes, str, a callable yielding byte chunks (huge logs), or None
         (erased log: the job says when in `erased_at`, the trace endpoint answers 404)."""
+        # GitLab creates a pipeline's jobs with it: a job is never older than its pipeline.
+        self.ensure_pipeline(project_id, pipeline_id, sha, ref)
         job = samples.load("gitlab/api/job_single.json")
+        job["created_at"] = self.pipelines[(project_id, pipeline_id)]["created_at"]
         # GitLab adds `failure_reason` to failed jobs (script_failure, runner_system_failure, ...).
         job.update(id=job_id, name=name, status=status, stage=stage, ref=ref,
                    web_url=f"{self.projects[project_id]['web_url']}/-/jobs/{job_id}",
@@ -237,7 +240,6 @@ class GitLabState(GitLabCIState):
         job["pipeline"].update(id=pipeline_id, project_id=project_id, ref=ref, sha=sha)
         self.jobs[(project_id, job_id)] = job
         self.traces[(project_id, job_id)] = trace
-        self.ensure_pipeline(project_id, pipeline_id, sha, ref)
         return job
 
     # --- repository -------------------------------------------------------------------------

@@ -84,7 +84,7 @@ async def test_a_failure_beyond_the_cut_of_a_long_job_list_blocks_the_status(wor
 
 async def test_a_job_list_the_token_may_not_read_is_no_all_clear(world: CiWorld) -> None:
     _pre_existing_and_new(world)
-    world.gl.fail_next(5, 403, path=r"/pipelines/\d+/jobs$", body={"message": "403 Forbidden"})
+    world.gl.fail_next(6, 403, path=r"/jobs$", body={"message": "403 Forbidden"})  # a pipeline's and the project's
     found, _ = await run_triage(world.gl, 1)
     assert found.unlisted and found.status == "failed"
     assert headline(found).startswith("**Triage:** the failed checks of this commit could not be listed")
