@@ -6,19 +6,21 @@ packaged scripted model answering every turn after MODEL_LATENCY_S (provider SDK
 Each run is TURNS model turns (a sandbox command, tool calls, then the note),
 so every run starts a Podman sandbox (the worker's warm pool hands it one ready, or it starts its own).
 
-Ideal concurrency: CONCURRENCY runs at once each take as long as one run alone. The ideal throughput is
-CONCURRENCY / single_run_s, where single_run_s is the median webhook -> final note time of the latency
-probes (one run at a time on the otherwise idle service, measured in the same run, sandbox included);
-`efficiency_vs_ideal` is the measured throughput of RUNS events sent at once divided by it, so it shows
-how much concurrent runs wait on each other (podman, the worker, the machine's CPU), not what one run costs.
-`efficiency_vs_model_bound` divides by CONCURRENCY / (TURNS * MODEL_LATENCY_S) instead: the bound if a run
-cost nothing but its model turns (no sandbox, no GitLab, no queue).
-`cpu_bound_vs_ideal` is the most any scheduling could reach on this machine: every process's CPU time per run
-(podman, conmon and the runtime included, from /proc/stat over the one-at-a-time probes) lets at most
-cores / cpu_per_run runs finish a second; divided by the ideal throughput. Other work on the machine counts
-against it, so read it with `load_1m`. `tree_cpu_s_per_run` is the CPU of the service and of every process it
-started (podman, conmon, the OCI runtime: conmon's orphans are reparented to this process and reaped here) over the
-same probes: what a run costs whatever else the machine runs. `execs_per_run` counts the programs started on the
+Ideal concurrency: CONCURRENCY runs at once each take as long as one run alone. The ideal throughput is CONCURRENCY
+/ single_run_s, where single_run_s is the median webhook -> final note time of the latency probes (one run at a time
+on the otherwise idle service, measured in the same run, sandbox included); `efficiency_vs_ideal` is the measured
+throughput of RUNS events sent at once divided by it, so it shows how much concurrent runs wait on each other
+(podman, the worker, the machine's CPU), not what one run costs. `efficiency_vs_model_bound` divides by CONCURRENCY
+/ (TURNS * MODEL_LATENCY_S) instead: the bound if a run cost nothing but its model turns (no sandbox, no GitLab, no
+queue). `cpu_bound_vs_ideal` is the most any scheduling could reach on this machine: every process's CPU time per
+run (podman, conmon and the runtime included, from /proc/stat over the one-at-a-time probes) lets at most cores /
+cpu_per_run runs finish a second; divided by the ideal throughput. Other work on the machine counts against it, so
+read it with `load_1m`. `tree_cpu_s_per_run` is the CPU of the service and of every process it started (podman,
+conmon, the OCI runtime: conmon's orphans are reparented to this process and reaped here) over the same probes: what
+a run costs whatever else the machine runs. The probes start after one unmeasured run, which fills the warm pool
+(once a worker): in them each run takes a ready box and the pool starts one in its place, so a run's figures count
+one box's start and removal. `bench_cpu_s_per_run` is this process's share of `machine_cpu_s_per_run` over the same
+probes: the fake GitLab, the scripted model and the note watcher. `execs_per_run` counts the programs started on the
 machine during the probes by name (podman, conmon, runc; root only, from the kernel's process events).
 
 `--baseline REV` runs the same bench on the service of git revision REV first (extracted with `git archive`; it
@@ -58,6 +60,7 @@ MODEL_LATENCY_S = 0.2
 # Seed §11.4: a typical cold start is about 8 iterations.
 TURNS = 8
 LATENCY_PROBES = 10
+WARMUP_IID = LATENCY_PROBES + RUNS + 1  # the MR of the run before the window
 SECRET = "bench-hook-secret"
 
 
@@ -127,15 +130,21 @@ def drive(config_path: Path, port: int, gitlab: GitLabServer, service_dir: Path,
     try:
         wait_ready(f"http://127.0.0.1:{port}/readyz")
         url = f"http://127.0.0.1:{port}/webhook"
+        # One run before the window: the warm pool's first fill (SANDBOX_WARM_POOL_SIZE boxes, once a worker) is
+        # not a run's cost; in the window each run takes a ready box and the pool starts one in its place.
+        probe_latency(url, gitlab, [WARMUP_IID])
+        time.sleep(3.0)  # the pool's fill ends before the window opens
         machine_before, tree_before = machine_busy_seconds(), tree_cpu_seconds(service.pid)
+        bench_before = own_cpu_seconds()
         execs.counts.clear()
         execs.counting = True
-        latencies, singles = probe_latency(url, gitlab)
+        latencies, singles = probe_latency(url, gitlab, list(range(1, LATENCY_PROBES + 1)))
         execs.counting = False
         time.sleep(1.0)  # the last probe's box is removed in the background: let its conmon end and be reaped
         reap_orphans(service.pid)
         figures = {"machine_cpu_s_per_run": (machine_busy_seconds() - machine_before) / LATENCY_PROBES,
-                   "tree_cpu_s_per_run": (tree_cpu_seconds(service.pid) - tree_before) / LATENCY_PROBES}
+                   "tree_cpu_s_per_run": (tree_cpu_seconds(service.pid) - tree_before) / LATENCY_PROBES,
+                   "bench_cpu_s_per_run": (own_cpu_seconds() - bench_before) / LATENCY_PROBES}
         for name in ("podman", "conmon", "runc"):
             figures[f"{name}_execs_per_run"] = execs.counts[name] / LATENCY_PROBES
         before = cpu_seconds(service.pid)
@@ -164,24 +173,24 @@ def post_event(session: requests.Session, url: str, iid: int) -> None:
                  timeout=10).raise_for_status()
 
 
-def wait_notes(seen: dict[int, dict[str, float]], key: str, count: int, started: float) -> None:
-    while len([s for s in seen.values() if key in s]) < count:
+def wait_notes(seen: dict[int, dict[str, float]], key: str, iids: list[int], started: float) -> None:
+    while not all(key in seen.get(iid, {}) for iid in iids):
         if time.monotonic() - started > 300:
             raise SystemExit("bench timed out")
         time.sleep(0.005)
 
 
-def probe_latency(url: str, gitlab: GitLabServer) -> tuple[list[float], list[float]]:
+def probe_latency(url: str, gitlab: GitLabServer, iids: list[int]) -> tuple[list[float], list[float]]:
     """One event at a time on an idle service, each run's note final before the next: webhook -> placeholder
     (ms) and webhook -> final note (s, one run alone)."""
     seen: dict[int, dict[str, float]] = {}
     stop = threading.Event()
     threading.Thread(target=watch_notes, args=(gitlab, stop, seen), daemon=True).start()
     session, latencies, singles = requests.Session(), [], []
-    for iid in range(1, LATENCY_PROBES + 1):
+    for iid in iids:
         sent = time.monotonic()
         post_event(session, url, iid)
-        wait_notes(seen, "final", iid, sent)
+        wait_notes(seen, "final", [iid], sent)
         latencies.append((seen[iid]["placeholder"] - sent) * 1000)
         singles.append(seen[iid]["final"] - sent)
     stop.set()
@@ -197,7 +206,7 @@ def send_and_watch(url: str, gitlab: GitLabServer, first_iid: int) -> dict[str, 
     started = time.monotonic()
     for iid in range(first_iid, first_iid + RUNS):
         post_event(session, url, iid)
-    wait_notes(seen, "final", RUNS + first_iid - 1, started)
+    wait_notes(seen, "final", list(range(first_iid, first_iid + RUNS)), started)
     watcher_stop.set()
     mine = [s["final"] for iid, s in seen.items() if iid >= first_iid]
     return {"elapsed_s": max(mine) - started}
@@ -207,6 +216,12 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process, from /proc (clock ticks)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu_seconds() -> float:
+    """CPU of this process: the fake GitLab, the scripted model and the note watcher."""
+    times = os.times()
+    return times.user + times.system
 
 
 def machine_busy_seconds() -> float:
@@ -230,7 +245,7 @@ def run_once(service_dir: Path, execs: ExecCounter) -> dict[str, float]:
     """One bench of the service in `service_dir`: its figures, rounded."""
     with tempfile.TemporaryDirectory() as tmp, GitLabServer() as gitlab:
         seed_gitlab(gitlab)
-        for iid in range(1, LATENCY_PROBES + RUNS + 1):
+        for iid in range(1, WARMUP_IID + 1):
             gitlab.add_mr(PROJECT_ID, iid, sha=f"{iid:040x}")
         port = free_port()
         figures = drive(write_config(Path(tmp), gitlab, port), port, gitlab, service_dir, execs)
@@ -250,6 +265,7 @@ def run_once(service_dir: Path, execs: ExecCounter) -> dict[str, float]:
         "ideal_notes_per_s": round(ideal_per_s, 2),
         "machine_cpu_s_per_run": round(figures["machine_cpu_s_per_run"], 3),
         "tree_cpu_s_per_run": round(figures["tree_cpu_s_per_run"], 3),
+        "bench_cpu_s_per_run": round(figures["bench_cpu_s_per_run"], 3),
         "cpu_bound_vs_ideal": round(cpu_bound_per_s / ideal_per_s, 3),
         **counted,
         "load_1m": round(os.getloadavg()[0], 2),
