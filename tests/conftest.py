@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import AsyncIterator, Iterator
 
@@ -17,6 +18,19 @@ from tests.servers.k8s import KubeServer
 from tests.servers.localstack import installed as localstack_installed
 from tests.servers.openai import OpenAIServer
 from tests.servers.testing_farm import TestingFarmServer
+
+
+@pytest.fixture(autouse=True)
+def _root_logging() -> Iterator[None]:
+    """A handler a test's CLI command put on the root logger goes with the test: it writes to that test's captured
+    stderr, closed afterwards, where a later test's log line would fail (pytest's own handlers are its business)."""
+    root = logging.getLogger()
+    before, level = set(root.handlers), root.level
+    yield
+    for handler in list(root.handlers):
+        if handler not in before and not type(handler).__module__.startswith("_pytest"):
+            root.removeHandler(handler)
+    root.setLevel(level)
 
 
 @pytest.fixture
