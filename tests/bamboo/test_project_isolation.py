@@ -18,7 +18,8 @@ from hummingbird_agent.bamboo.embeddings.hashing import HashingEmbedder
 from hummingbird_agent.bamboo.incident_graph import NodeType
 from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.learn.accumulator import Stores
-from hummingbird_agent.bamboo.stores.base import opened
+from hummingbird_agent.bamboo.learn.reindex import reindex
+from hummingbird_agent.bamboo.stores.base import VectorPoint, opened
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
@@ -181,3 +182,26 @@ async def test_learning_shows_and_merges_only_causes_its_project_may_read(
         causes = {n.name for n in theirs.knowledge.graph.of_type(NodeType.CAUSE)}
         assert extractions and all((CAUSE_A in u) == bool(groups) for u in extractions)
         assert causes == ({CAUSE_A} if groups else {"npm registry mirror is unreachable"})
+
+
+async def test_reindex_gives_points_learned_before_projects_their_incidents_project(
+        learned: Learned, tmp_path: Path) -> None:
+    """Points written before they kept a project are nobody's (no project's search finds them); `bamboo reindex`
+    takes each one's project from its incident's graph record."""
+    vectors = learned.stores.vectors
+    old = {gid: [VectorPoint(h.id, tuple((await learned.stores.embedder.embed([str(h.payload.get("content"))]))[0]),
+                             {k: v for k, v in h.payload.items() if k != "project"})
+                 for h in await vectors.by_incident(gid) if h.payload.get("content")]
+           for gid in (learned.mine, learned.theirs)}
+    await vectors.replace_incidents(old)
+
+    async def similar() -> str:
+        registry = tools(learned.stores, Scope.of("g/app"))
+        return json.dumps(await registry.call("knowledge_similar_incidents", {"error_lines": LINES}))
+
+    assert learned.mine not in await similar()
+    await reindex(learned.stores.graph, vectors, learned.stores.embedder, tmp_path / "spool.jsonl")
+    assert {h.payload["project"] for h in await vectors.by_incident(learned.mine)} == {"g/app"}
+    assert {h.payload["project"] for h in await vectors.by_incident(learned.theirs)} == {OTHER}
+    found = await similar()
+    assert learned.mine in found and learned.theirs not in found

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.embeddings import Embedder
 from hummingbird_agent.bamboo.stores.base import GraphStore, VectorPoint, VectorStore
+from hummingbird_agent.bamboo.stores.records import project
 from hummingbird_agent.errors import TransientError
 
 
@@ -54,12 +55,19 @@ async def reindex(graph: GraphStore, vectors: ResettableVectors, embedder: Embed
 
 async def _spool(graph: GraphStore, vectors: VectorStore, spool: Path) -> None:
     """Every incident's points (id and payload) as JSON lines, grouped by incident; written under another name
-    and renamed when complete, so an existing spool is always whole."""
+    and renamed when complete, so an existing spool is always whole. A point without its incident's project gets it
+    from the graph's record, so re-indexing also makes points learned before projects were kept visible to theirs."""
     partial = spool.with_name(spool.name + ".partial")
     with partial.open("w", encoding="utf-8") as out:
         for gid in await graph.incident_ids():
+            owner: str | None = None
             for hit in await vectors.by_incident(gid):
-                out.write(json.dumps({"gid": gid, "id": hit.id, "payload": hit.payload}) + "\n")
+                payload = dict(hit.payload)
+                if not payload.get("project"):  # a point written before points kept their incident's project
+                    if owner is None:
+                        owner = project(await graph.contribution(gid) or {"nodes": []})
+                    payload["project"] = owner
+                out.write(json.dumps({"gid": gid, "id": hit.id, "payload": payload}) + "\n")
     os.replace(partial, spool)
 
 
