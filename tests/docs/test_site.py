@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -46,3 +47,22 @@ def test_every_page_is_in_the_nav_and_the_readme_is_short() -> None:
     nav = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
     assert all(f" {p.name}\n" in nav for p in (REPO / "docs").glob("*.md"))
     assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= README_LIMIT
+
+
+def test_the_readme_links_to_pages_and_sections_that_exist() -> None:
+    """The README is not part of the site, so the strict build does not check its links: this does."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    links = re.findall(r"\]\((?!https?://|#)([^)\s]+)\)", text)
+    assert links, "the README links into the documentation"
+    for link in links:
+        path, _, anchor = link.partition("#")
+        assert (REPO / path).is_file(), link
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", (REPO / path).read_text(encoding="utf-8"), re.M)
+            assert anchor in {_slug(h) for h in headings}, link
+
+
+def _slug(heading: str) -> str:
+    """The anchor MkDocs gives a heading (its default toc slugify, for the ASCII headings these pages use)."""
+    text = re.sub(r"[^\w\s-]", "", heading.strip().lower())
+    return re.sub(r"[-\s]+", "-", text)
