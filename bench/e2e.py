@@ -135,7 +135,7 @@ def drive(config_path: Path, port: int, gitlab: GitLabServer, service_dir: Path,
         probe_latency(url, gitlab, [WARMUP_IID])
         time.sleep(3.0)  # the pool's fill ends before the window opens
         machine_before, tree_before = machine_busy_seconds(), tree_cpu_seconds(service.pid)
-        bench_before = own_cpu_seconds()
+        bench_before = cpu_seconds(os.getpid())  # the fake GitLab, the scripted model, the watcher
         execs.counts.clear()
         execs.counting = True
         latencies, singles = probe_latency(url, gitlab, list(range(1, LATENCY_PROBES + 1)))
@@ -144,7 +144,7 @@ def drive(config_path: Path, port: int, gitlab: GitLabServer, service_dir: Path,
         reap_orphans(service.pid)
         figures = {"machine_cpu_s_per_run": (machine_busy_seconds() - machine_before) / LATENCY_PROBES,
                    "tree_cpu_s_per_run": (tree_cpu_seconds(service.pid) - tree_before) / LATENCY_PROBES,
-                   "bench_cpu_s_per_run": (own_cpu_seconds() - bench_before) / LATENCY_PROBES}
+                   "bench_cpu_s_per_run": (cpu_seconds(os.getpid()) - bench_before) / LATENCY_PROBES}
         for name in ("podman", "conmon", "runc"):
             figures[f"{name}_execs_per_run"] = execs.counts[name] / LATENCY_PROBES
         before = cpu_seconds(service.pid)
@@ -216,12 +216,6 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process, from /proc (clock ticks)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def own_cpu_seconds() -> float:
-    """CPU of this process: the fake GitLab, the scripted model and the note watcher."""
-    times = os.times()
-    return times.user + times.system
 
 
 def machine_busy_seconds() -> float:

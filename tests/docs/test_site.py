@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from markdown.extensions.toc import slugify
+
 from tests.docs.blocks import REPO
 
 README_LIMIT = 250
@@ -59,10 +61,4 @@ def test_the_readme_links_to_pages_and_sections_that_exist() -> None:
         assert (REPO / path).is_file(), link
         if anchor:
             headings = re.findall(r"^#+ (.+)$", (REPO / path).read_text(encoding="utf-8"), re.M)
-            assert anchor in {_slug(h) for h in headings}, link
-
-
-def _slug(heading: str) -> str:
-    """The anchor MkDocs gives a heading (its default toc slugify, for the ASCII headings these pages use)."""
-    text = re.sub(r"[^\w\s-]", "", heading.strip().lower())
-    return re.sub(r"[-\s]+", "-", text)
+            assert anchor in {slugify(h, "-") for h in headings}, link  # MkDocs' default anchors
