@@ -167,7 +167,10 @@ class GitLabCIState:
         if open_one is not None:
             if state not in _OPEN_TRANSITIONS[open_one["status"]]:
                 raise HTTPError(400, f"Cannot transition status from {open_one['status']} to {state}")
-            open_one.update(status=state, finished_at=self.now())
+            # GitLab moves the open status to the new state and takes the new target_url, description and coverage
+            # when given (Ci::CreateCommitStatusService: `optional_attributes`, assigned before the transition).
+            given = {k: req.arg(k) for k in ("target_url", "description", "coverage") if req.arg(k) is not None}
+            open_one.update(status=state, finished_at=self.now(), **given)
             return open_one
         entry = samples.load("gitlab/api/commit_status_post_response.json")
         entry.update(id=self.next_id(), sha=sha, name=name, status=state, ref=ref, author=author,
