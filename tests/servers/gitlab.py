@@ -12,6 +12,7 @@ from urllib.parse import unquote, urlencode
 
 from tests.servers.base import FakeHTTPServer, HTTPError, Request, Response, chunked, json_response
 from tests.servers.gitlab_ci import JOB_STATES
+from tests.servers.gitlab_issues import GitLabIssues
 from tests.servers.gitlab_state import GitLabState
 
 API = "/api/v4"
@@ -41,7 +42,7 @@ def _truthy(value: Any) -> bool:
     return value is True or str(value).lower() in {"true", "1"}
 
 
-class GitLabServer(FakeHTTPServer, GitLabState):
+class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
     """Fake GitLab at `url`; seed it with the GitLabState builders (add_project, add_mr, ...)."""
 
     name = "gitlab"
@@ -53,7 +54,9 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         self.bot_token, self.read_token = bot_token, read_token
         self.add_token(bot_token, bot_user_id)
         self.add_token(read_token, self.read_user["id"], scope="read_api")
+        self.init_issues()
         self._register_routes()
+        self.register_issue_routes()
 
     def web_base(self) -> str:
         return self.url if self._server is not None else super().web_base()

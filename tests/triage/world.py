@@ -65,6 +65,16 @@ class CiWorld:
         return self.gl.add_mr(self.project_id, iid, sha=sha, target_branch=self.branch, author_id=author_id,
                               diff_refs={"base_sha": base_sha, "head_sha": sha, "start_sha": base_sha}, **overrides)
 
+    def merged(self, iid: int, commits: Sequence[str], *, merge_sha: str | None = None, **overrides: Any,
+               ) -> dict[str, Any]:
+        """A merged MR into the target branch whose diff had these commits, merged as `merge_sha` (a merge commit of
+        the target branch): what GitLab finds for any of them (GET /repository/commits/:sha/merge_requests)."""
+        merge_sha = merge_sha or sha_of(self.path, "merge", iid)
+        mr = self.mr(iid, base_sha=sha_of(self.path, "base", iid), sha=commits[-1], state="merged",
+                     merged_at=self.gl.now(), merge_commit_sha=merge_sha, **overrides)
+        self.gl.add_mr_commits(self.project_id, iid, list(commits))
+        return mr
+
     def pipeline(self, sha: str, attempts: Sequence[Attempt], *, ref: str | None = None,
                  source: str = "push", updated_at: str | None = None, pipeline_id: int | None = None) -> int:
         """A pipeline of `sha` on `ref` (the target branch by default) with these job attempts in order; its status
