@@ -24,6 +24,10 @@ TRIAGE_SHA_PIPELINES = 20
 # lists newest first, so a longer list loses its oldest attempts; that list is a gap: its failures beyond the cut
 # are listed apart (`scope=failed`) and unclassified, and the commit status cannot pass.
 TRIAGE_MAX_JOBS_PER_PIPELINE = 1000
+# Trigger jobs (bridges) read per pipeline, each with the child or downstream pipeline it started (two pages of 100):
+# far more than a pipeline fans out to. A longer list loses its oldest bridges and says so with the total, like the
+# job list above, so a pipeline it leaves out is never taken for absent.
+TRIAGE_MAX_BRIDGES_PER_PIPELINE = 200
 # Jobs of the project's newest read in one call (GitLab's page limit) before any pipeline's list: the job lists of
 # every pipeline the page shows whole (the analysed one, the merge base's, recent target-branch ones) come from it,
 # the others are read one call each. GitLab creates a pipeline's jobs with the pipeline (a retry later, so newer), so
