@@ -41,8 +41,9 @@ class Classifier:
     """Verdicts for one triage; `target` loads the target branch's runs when first needed."""
 
     def __init__(self, reader: TriageReader, sources: Sources, target: Callable[[], Awaitable[Runs]],
-                 known: KnownCauses | None, project: str, branch: str) -> None:
-        self._reader, self._src, self._target = reader, sources, target
+                 known: KnownCauses | None, project: str, branch: str,
+                 base_children: Callable[[], Awaitable[None]] | None = None) -> None:
+        self._reader, self._src, self._target, self._children = reader, sources, target, base_children
         # Shown in inline code in the note: a backtick in a branch name would end it.
         self._known, self._project = known, project
         self._branch = branch.replace("`", "'") or "the target branch"
@@ -63,6 +64,8 @@ class Classifier:
         """The job's verdict: flaky on a pass of a re-run, infrastructure on GitLab's word, else from all its
         evidence: its own failed test cases and its own log, each compared with the nearest run of the job."""
         attempts, name = list(job.attempts), job.name
+        if job.nested and self._children is not None:
+            await self._children()
         failed = failed_attempts(attempts)[-1]
         base = CheckResult(job.label, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
                            stage=str(failed.get("stage") or ""), failure_reason=str(failed.get("failure_reason") or ""))

@@ -13,7 +13,7 @@ from hummingbird_agent.triage.evidence import Runs, Sources, by_name
 from hummingbird_agent.triage.ledger import Ledger, current
 from hummingbird_agent.triage.model import CheckResult, KnownCauses, Triage
 from hummingbird_agent.triage.reader import TriageReader
-from hummingbird_agent.triage.trigger_jobs import account_statuses, read_pipeline
+from hummingbird_agent.triage.trigger_jobs import account_statuses, read_children, read_pipeline
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +46,17 @@ async def triage(reader: TriageReader, request: TriageRequest, known: KnownCause
             target.append(await _load_target(reader, request, branch))
         return target[0]
 
-    classifier = Classifier(reader, sources, target_runs, known, request.project, branch)
+    project_id = int(mr.get("project_id") or 0)
+    children: list[bool] = []
+
+    async def base_children() -> None:
+        if not children:
+            children.append(True)
+            await read_children(reader, sources.base, project_id)
+
+    classifier = Classifier(reader, sources, target_runs, known, request.project, branch, base_children)
     statuses, statuses_problem = await reader.statuses(sha)
-    await account_statuses(reader, sources, ledger, statuses, request.ignore_statuses, int(mr.get("project_id") or 0))
+    await account_statuses(reader, sources, ledger, statuses, request.ignore_statuses, project_id)
     room = reader.limits.max_checks
     checks: list[CheckResult] = []
     for failed in ledger.failed[:room]:
