@@ -69,13 +69,8 @@ class Classifier:
         failed = failed_attempts(attempts)[-1]
         base = CheckResult(job.label, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
                            stage=str(failed.get("stage") or ""), failure_reason=str(failed.get("failure_reason") or ""))
-        later = attempts[attempts.index(failed) + 1:]
-        if (retry := passed(later)) is not None:
-            return _result(base, verdict=Verdict.FLAKY, reason="failed, then passed on a retry in this "
-                               "pipeline", evidence_url=str(retry.get("web_url") or ""))
-        if (other := self._src.same_sha.rerun_pass(name, job.pipeline)) is not None:
-            return _result(base, verdict=Verdict.FLAKY, reason="passed when its pipeline was run again on the same "
-                               "commit", evidence_url=str(other.get("web_url") or ""))
+        if (flaky := self._rerun(base, job, failed)) is not None:
+            return flaky
         if (platform := await self._platform(base, name, failed)) is not None:
             return platform
         by_cases = await self._cases.check(base, name, job.pipeline, int(failed.get("id") or 0))
@@ -87,6 +82,17 @@ class Classifier:
         if isinstance(log, Unread):
             return _result(base, Verdict.UNCLASSIFIED, f"not examined: {log.reason}")
         return await self._from_log(base, name, log)
+
+    def _rerun(self, base: CheckResult, job: FailedJob, failed: Job) -> CheckResult | None:
+        """Flaky: the job passed on a retry in its pipeline, or in a re-run of its pipeline on the same commit."""
+        attempts = list(job.attempts)
+        if (retry := passed(attempts[attempts.index(failed) + 1:])) is not None:
+            return _result(base, verdict=Verdict.FLAKY, reason="failed, then passed on a retry in this "
+                           "pipeline", evidence_url=str(retry.get("web_url") or ""))
+        if (other := self._src.same_sha.rerun_pass(job.name, job.pipeline)) is not None:
+            return _result(base, verdict=Verdict.FLAKY, reason="passed when its pipeline was run again on the same "
+                           "commit", evidence_url=str(other.get("web_url") or ""))
+        return None
 
     async def _platform(self, base: CheckResult, name: str, failed: Job) -> CheckResult | None:
         """Infrastructure: a reason only GitLab causes, or one the MR can cause that the nearest run of the job
