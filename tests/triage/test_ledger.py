@@ -5,6 +5,7 @@ evidence, all of its evidence read. Each test is one path by which `success` was
 from __future__ import annotations
 
 from hummingbird_agent.triage.model import Verdict
+from hummingbird_agent.triage.render import headline
 from tests.triage.conftest import failing_log, run_triage
 from tests.triage.world import Attempt, Case, CiWorld, sha_of
 
@@ -89,6 +90,7 @@ async def test_a_job_still_running_keeps_the_status_pending(world: CiWorld) -> N
     found, _ = await run_triage(world.gl, 1)
     assert [c.verdict for c in found.checks] == [Verdict.PRE_EXISTING]
     assert "job e2e" in found.running and found.status == "pending"
+    assert "Still running: job e2e" in headline(found)
 
 
 async def test_external_statuses_are_checks_whatever_their_name_or_link(world: CiWorld) -> None:
