@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
 from markdown.extensions.toc import slugify
 
 from hummingbird_agent.architecture import LAYERS
-from tests.docs import terms
+from tests.docs import prose
 from tests.docs.blocks import REPO
 
 DOCS = REPO / "docs"
@@ -64,6 +65,18 @@ def test_each_page_links_its_first_use_of_a_glossary_term() -> None:
     for page in sorted(DOCS.glob("*.md")):
         text = page.read_text(encoding="utf-8")
         if page.name != "glossary.md":
-            unlinked += [f"{page.name}: {a}" for a, span in terms.first_uses(text).items()
-                         if not terms.linked(text, a, span)]
+            unlinked += [f"{page.name}: {a}" for a, span in prose.first_uses(text).items()
+                         if not prose.linked(text, a, span)]
     assert unlinked == []
+
+
+# The pages a newcomer reads first, and the ones rewritten for it: one fact a sentence.
+PLAIN = ("index", "getting-started", "first-analysed-mr", "deployment", "glossary", "excerpts", "conversation")
+MEAN_WORDS, MAX_WORDS = 20, 50
+
+
+@pytest.mark.parametrize("name", PLAIN)
+def test_a_newcomers_page_has_short_sentences(name: str) -> None:
+    lengths = [len(s.split()) for s in prose.sentences((DOCS / f"{name}.md").read_text(encoding="utf-8"))]
+    assert sum(lengths) / len(lengths) <= MEAN_WORDS and max(lengths) <= MAX_WORDS, (sum(lengths) / len(lengths),
+                                                                                      max(lengths))

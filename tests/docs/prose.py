@@ -1,5 +1,5 @@
-"""The glossary's terms as they are found in the pages' prose, and where a page first uses each: code blocks, code
-spans (except for the terms that are code), headings and generated blocks are not prose."""
+"""The pages' prose: where a page first uses each glossary term, and its sentences. Code blocks, code spans
+(except for the terms that are code), headings and generated blocks are not prose."""
 
 from __future__ import annotations
 
@@ -53,3 +53,20 @@ def first_uses(text: str) -> dict[str, tuple[int, int]]:
 def linked(text: str, anchor: str, span: tuple[int, int]) -> bool:
     """Whether the use at `span` is the label of a link to the glossary's entry `anchor`."""
     return any(m.group(2) == anchor and m.start(1) <= span[0] and span[1] <= m.end(1) for m in _LINK.finditer(text))
+
+
+_LIST_OR_ROW = re.compile(r"^\s*(?:[-*] |\d+\. |\|)", re.M)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\[(\"])")
+_HTML = re.compile(r"<[^>]+>")
+_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+
+
+def sentences(text: str) -> list[str]:
+    """The page's prose sentences: code blocks, headings, generated blocks, HTML and images left out; each list
+    item and table cell ends a sentence; a code span counts as one word."""
+    text = _IMAGE.sub(" ", _HTML.sub(" ", prose(text, with_code=True)))
+    text = _CODE.sub("CODE", _LIST_OR_ROW.sub("\n\n", text)).replace("|", "\n\n")
+    out = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        out += [s for s in _SENTENCE_END.split(" ".join(paragraph.split())) if len(s.split()) > 2]
+    return out
