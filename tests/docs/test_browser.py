@@ -1,7 +1,8 @@
 """The built site in headless Chromium at 1,280 px, served from 127.0.0.1: the example note is rendered as GitLab
-shows it (a table, not a code block, within the page's width), the flow diagram is drawn, the code blocks have copy
-buttons, and no page asks for anything beyond the site's own server. Chromium comes from Debian
-(scripts/setup-browser.sh, run by `make test`); without it these tests are skipped, except in CI (`CI` set)."""
+shows it (a table, not a code block, within the page's width), the flow diagram is drawn, configuration keys
+break only after a dot, the code blocks have copy buttons, and no page asks for anything beyond the site's own
+server. Chromium comes from Debian (scripts/setup-browser.sh, run by `make test`); without it these tests are
+skipped, except in CI (`CI` set)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from tests.docs.test_site import build, copy_site
 if BINARY is None and not os.environ.get("CI"):
     pytest.skip("chromium is not installed (bash scripts/setup-browser.sh installs it)", allow_module_level=True)
 
-PAGES = ("", "getting-started/", "first-analysed-mr/", "triage/", "architecture/")
+PAGES = ("", "getting-started/", "first-analysed-mr/", "triage/", "architecture/", "configuration/")
 
 NOTE = """(() => {
   const cell = [...document.querySelectorAll('article td')].find(td => td.textContent.includes('🟠 pre-existing'));
@@ -38,6 +39,20 @@ DIAGRAM = """(() => {
   const box = img.getBoundingClientRect();
   return {found: true, loaded: img.complete && img.naturalWidth > 0, width: box.width, height: box.height,
           shown: getComputedStyle(img).visibility === 'visible' && img.offsetParent !== null};
+})()"""
+
+
+# The configuration keys split mid-name: each piece between the breaks the reference marks (after a dot) must lie
+# on one line.
+KEYS_SPLIT = """(() => {
+  const keys = [...document.querySelectorAll('.config-reference td:first-child code')];
+  const split = keys.filter(code => [...code.childNodes].some(node => {
+    if (node.nodeType !== Node.TEXT_NODE) return false;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size > 1;
+  }));
+  return {keys: keys.length, split: split.map(code => code.textContent)};
 })()"""
 
 
@@ -93,6 +108,11 @@ def test_the_flow_diagram_is_drawn(browser: Chromium, site: str, path: str) -> N
     shown = _evaluate(browser, site + path, DIAGRAM)
     assert shown["found"] and shown["loaded"] and shown["shown"], shown
     assert shown["width"] > 400 and shown["height"] > 150, shown
+
+
+def test_configuration_keys_break_only_after_a_dot(browser: Chromium, site: str) -> None:
+    shown = _evaluate(browser, site + "configuration/", KEYS_SPLIT)
+    assert shown["keys"] > 100 and shown["split"] == [], shown
 
 
 def test_code_blocks_have_copy_buttons(browser: Chromium, site: str) -> None:
