@@ -72,7 +72,7 @@ def test_each_page_links_its_first_use_of_a_glossary_term() -> None:
 
 # The pages a newcomer reads first, and the ones rewritten for it: one fact a sentence.
 PLAIN = ("index", "getting-started", "first-analysed-mr", "deployment", "glossary", "excerpts", "conversation",
-         "event-transport", "sandboxes")
+         "event-transport", "sandboxes", "investigate")
 MEAN_WORDS, MAX_WORDS = 20, 50
 
 
