@@ -120,7 +120,7 @@ class WorkflowConfig(StrictModel):
     description: str
     """One line shown by `/hummingbird help`."""
     prompt: str
-    """Markdown system-prompt layer, relative to the config file's directory (seed §12.5)."""
+    """Markdown system-prompt layer, relative to the config file's directory."""
     action: Literal["note", "none"] = "note"
     """What to do with the final text: post it as an MR note, or nothing (print only)."""
     triggers: tuple[Literal["pipeline", "merge_request"], ...] = ()
