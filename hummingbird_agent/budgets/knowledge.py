@@ -197,9 +197,10 @@ INVESTIGATE_MAX_TURNS = 40
 # Bytes of one proposed or corrected orchestration block: a reviewer must be able to read what they approve
 # (a note shows it whole; far below the note cap NOTE_MAX_CHARS).
 INVESTIGATE_CODE_MAX_BYTES = 8 * 1024
-# Hex digits of a proposal's id (sha256 of its turn and code), typed back in `approve <id>`: 8 (32 bits) is
-# short enough to type, and the ids one session shows (at most INVESTIGATE_MAX_TURNS) never plausibly collide.
-INVESTIGATE_PROPOSAL_ID_HEX = 8
+# Hex digits of a proposal's id (sha256 of its turn and code), typed back in `approve <id>` / `reject <id>`:
+# 16 (64 bits), so that nobody can search for other code under a shown id (a 32-bit prefix collision took seconds
+# on one core); still one word to copy. The approve/reject pattern in investigate/replies.py accepts up to 64.
+INVESTIGATE_PROPOSAL_ID_HEX = 16
 # Tool calls one turn's code may make (EXPLORE_MAX_TOOL_CALLS is the automatic phases'); a reviewed block
 # names its calls, so a small cap keeps "what ran" readable in the reply.
 INVESTIGATE_MAX_TOOL_CALLS = 20

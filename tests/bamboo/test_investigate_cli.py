@@ -83,7 +83,7 @@ class Terminal:
 
 def proposal_id(text: str) -> str:
     """The id of the one proposal shown in `text` (a terminal's output or an MR note)."""
-    found = re.findall(r"\*\*Proposed code\*\* `([0-9a-f]{8})`", text)
+    found = re.findall(r"\*\*Proposed code\*\* `([0-9a-f]{16})`", text)
     assert len(found) == 1, text
     return str(found[0])
 
