@@ -269,3 +269,6 @@ PANDA_HINT_TOTAL_CHARS = 3000
 # shows its later incidents fewer of the causes learned just before them (the name merge still sees
 # them). A failed batch reports each of its incidents as failed (re-running is idempotent).
 BAMBOO_POPULATE_BATCH = 50
+# Incidents learned before nodes were keyed by project that opening the graph re-keys per write transaction
+# (withdrawn, merged again under their project's keys): the populate batch, the same kind of write.
+BAMBOO_REKEY_BATCH = BAMBOO_POPULATE_BATCH

@@ -195,7 +195,7 @@ async def next_exploration(service: Service) -> None:
     kit = build_investigation(service.loaded, ScriptedModel([]), stores, "investigate")
     async with opened(stores):
         assert (await stores.graph.counts()).incidents == 1
-        await kit.explorer.remember("accumulated", f"{QUESTION}\n{QUESTION}", ["env_value"], 1.0)
+        await kit.explorer.remember("accumulated", f"{QUESTION}\n{QUESTION}", ["env_value"], 1.0, PROJECT)
         async with kit.explorer.session(IncidentInput("", {"project": PROJECT})) as enricher:
             names = [t.name for t in enricher.catalogue()]
             assert "proc__get_runner_info__knowledge_similar_incidents" in names
