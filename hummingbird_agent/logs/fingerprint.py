@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from hummingbird_agent import budgets
 from hummingbird_agent.logs import findings
 from hummingbird_agent.logs.cues import CUE_LITERALS, cue_score
+from hummingbird_agent.logs.runner_text import job_lines
 from hummingbird_agent.logs.signature import signature
 
 # cue_score's value for a diagnostic (not a summary count, an epilogue or a benign mention).
@@ -46,8 +47,9 @@ _CUE_WORDS = tuple(literal.decode() for literal in CUE_LITERALS)
 
 
 def strong_lines(lines: Iterable[str], min_score: float = STRONG_CUE_SCORE) -> Iterator[tuple[str, str]]:
-    """(signature, line) of each line that states a failure at least as strongly as `min_score`."""
-    for line in lines:
+    """(signature, line) of each line that states a failure at least as strongly as `min_score` (GitLab Runner's
+    own lines never do: its `ERROR: Job failed` says that the job failed, not why)."""
+    for line in job_lines(lines):
         if cue_score(line) >= min_score and (name := signature(line)):
             yield name, line
 
@@ -99,7 +101,7 @@ def specific_lines(lines: Iterable[str]) -> Iterator[str]:
     """The normalised failure lines (strong ones, failing tests, diagnostics) that name their failure, in
     order, each once."""
     seen: set[str] = set()
-    for line, found in findings.read(lines):
+    for line, found in findings.read(job_lines(lines)):
         if found is None and cue_score(line) < STRONG_CUE_SCORE:
             continue
         if (name := signature(line)) and name not in seen and not is_generic(name):
@@ -127,7 +129,7 @@ def survey(lines: Iterable[str]) -> Survey:
     counts: Counter[findings.Finding] = Counter()
     last: deque[tuple[int, str]] = deque(maxlen=budgets.TRIAGE_FINGERPRINT_LINES)
     room, index = budgets.TRIAGE_LOG_FINDINGS, 0
-    for index, (line, found) in enumerate(findings.read(lines)):
+    for index, (line, found) in enumerate(findings.read(job_lines(lines))):
         if found is not None:
             room -= 1
             counts.update([found] if room >= 0 else [])

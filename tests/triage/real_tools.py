@@ -99,6 +99,16 @@ def record(root: Path) -> str:
     return "\n".join(parts)
 
 
+def recorded(text: str | None = None) -> dict[tuple[str, str], str]:
+    """What `record` wrote: each (tool, variant)'s output, as the tool printed it."""
+    found: dict[tuple[str, str], str] = {}
+    for part in (text if text is not None else RECORD.read_text()).split("### ")[1:]:
+        title, _, rest = part.partition("\n")
+        name, _, variant = title.rpartition(" (")
+        found[name, variant.rstrip(")")] = rest.partition("\n")[2].removesuffix("\n")
+    return found
+
+
 if __name__ == "__main__":
     import tempfile
 
