@@ -113,12 +113,12 @@ class Fingerprint:
 
 def specific_lines(lines: Iterable[str]) -> Iterator[str]:
     """The normalised failure lines (strong ones, failing tests, diagnostics) that name their failure, in
-    order, each once."""
+    order, each once: a failing test or a diagnostic names its failure even in one word (`1 - parses (Failed)`)."""
     seen: set[str] = set()
     for line, found in findings.read(job_lines(lines)):
         if found is None and not (cue_score(line) >= STRONG_CUE_SCORE and states_failure(line)):
             continue
-        if (name := signature(line)) and name not in seen and not is_generic(name):
+        if (name := signature(line)) and name not in seen and (found is not None or not is_generic(name)):
             seen.add(name)
             yield name
 
@@ -149,7 +149,7 @@ def survey(lines: Iterable[str]) -> Survey:
             counts.update([found] if room >= 0 else [])
         elif not _strong(line):
             continue
-        if (name := signature(line)) and not is_generic(name):
+        if (name := signature(line)) and (found is not None or not is_generic(name)):
             named.update([name] if len(named) < budgets.TRIAGE_LOG_SIGNATURES else [])
             last.extend([(index, name)] if found is not None else [])
     kept = list(counts.items())
