@@ -43,7 +43,8 @@ _TEST = re.compile(
     r"|#\s+Failed test (?:'(?P<tap_diagnostic>.+)'|(?P<tap_at>at \S+) line \d+\.)$"  # Test::More under prove
     r"|[\s│├└─]*(?P<junit_tree>[\w$]+\([^)]*\)) ✘"  # JUnit 5 console, tree
     r"|\s*JUnit (?:Jupiter|Vintage|Platform Suite):(?P<junit>\S+)$"  # its failure list
-    r"|\s*[✗✕×✘✖] (?P<mark>.+?)(?: \(?\d+(?:\.\d+)? ?m?s\)?)?$"  # jest, vitest, node --test's spec, mocha's variants
+    # jest, vitest, node --test's spec, xcpretty: the test's name, not its message (`✗ testX, timed out after 10s`)
+    r"|\s*[✗✕×✘✖] (?P<mark>.+?)(?:(?:, |: ).*| \(?\d+(?:\.\d+)? ?m?s\)?)?$"
     r"|\s*\[FAIL(?:ED)?\]:? (?P<bracketed>\S.*?)$"  # `[FAIL] name`
     r"|\s*FAIL(?:ED)?:?\s+(?P<named>[A-Za-z_][\w.:/#\[\]-]*)(?:\s.*)?$"  # `FAIL name`, `FAILED name`
     # a numbered failure: PHPUnit `1) Class::test`, JUnit 4 `1) test(Class)`, RSpec and mocha `  1) suite test`

@@ -18,6 +18,7 @@ TESTS = {
     " FAIL  src/app.test.ts > parser > parses": "src/app.test.ts > parser > parses",  # vitest
     "   × parses 3ms": "parses",
     "✖ parses (1.2ms)": "parses",  # node --test, spec reporter
+    "✗ testCancels, Asynchronous wait failed: Exceeded timeout of 10 seconds": "testCancels",  # xcpretty
     "    not ok 2 - loads": "loads",  # node --test, TAP, a subtest
     "#   Failed test 'parses'": "parses",  # Test::More under prove
     "1) AppTest::testParses": "AppTest::testParses",  # PHPUnit
