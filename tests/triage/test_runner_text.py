@@ -4,8 +4,12 @@ new."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from hummingbird_agent import budgets
+from hummingbird_agent.triage.excerpt import evidence_of
 from hummingbird_agent.triage.model import Verdict
 from tests.triage.conftest import run_triage
 from tests.triage.gitlab_log import BRANCH, MAIN, job_log
@@ -48,3 +52,15 @@ async def test_a_generic_failure_printed_the_same_way_under_another_runner_is_pr
                    source="merge_request_event")
     (check,) = (await run_triage(world.gl, 1))[0].checks
     assert check.verdict == Verdict.PRE_EXISTING
+
+
+@pytest.mark.parametrize("tool", sorted(COMMANDS))
+def test_a_short_lint_log_is_compared_by_its_fingerprint_not_by_the_whole_log(tool: str, tmp_path: Path) -> None:
+    (tmp_path / "job.log").write_text(job_log(COMMANDS[tool], RECORD[tool, "base"], BRANCH))
+    found = evidence_of(tmp_path / "job.log", None)
+    assert not found.fingerprint.generic and found.digest_lines < budgets.TRIAGE_SAME_LOG_MIN_LINES
+
+
+def test_the_runner_s_failure_line_is_still_reported_for_an_infrastructure_failure(tmp_path: Path) -> None:
+    (tmp_path / "job.log").write_text(job_log("./ci.sh", "building", BRANCH))
+    assert evidence_of(tmp_path / "job.log", None).runner_line == "ERROR: Job failed: exit code 1"
