@@ -2,7 +2,7 @@
 # Host set-up for tests and local runs (Debian 12, as root): Podman with runc and debootstrap, the
 # containers.conf this kind of VM needs, the local sandbox image, and the compilers, linters and test runners
 # the triage tests run on small broken inputs (tests/triage/real_tools.py: shellcheck, Go, Cargo, CMake's ctest,
-# PHPUnit, RSpec, JUnit 4 and 5 with a JDK, prove; jest, mocha and tsc from npm, pinned in
+# PHPUnit, RSpec, JUnit 4 and 5 with a JDK, prove; jest, mocha, tsc and eslint from npm, pinned in
 # tests/triage/tools/package.json). Idempotent; quiet when done.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -44,7 +44,7 @@ _TEST = re.compile(
     r"|[\s│├└─]*(?P<junit_tree>[\w$]+\([^)]*\)) ✘"  # JUnit 5 console, tree
     r"|\s*JUnit (?:Jupiter|Vintage|Platform Suite):(?P<junit>\S+)$"  # its failure list
     # jest, vitest, node --test's spec, xcpretty: the test's name, not its message (`✗ testX, timed out after 10s`)
-    r"|\s*[✗✕×✘✖] (?P<mark>.+?)(?:(?:, |: ).*| \(?\d+(?:\.\d+)? ?m?s\)?)?$"
+    r"|\s*[✗✕×✘✖] (?!\d+ problems? \()(?P<mark>.+?)(?:(?:, |: ).*| \(?\d+(?:\.\d+)? ?m?s\)?)?$"
     r"|\s*\[FAIL(?:ED)?\]:? (?P<bracketed>\S.*?)$"  # `[FAIL] name`
     r"|\s*FAIL(?:ED)?:?\s+(?P<named>[A-Za-z_][\w.:/#\[\]-]*)(?:\s.*)?$"  # `FAIL name`, `FAILED name`
     # a numbered failure: PHPUnit `1) Class::test`, JUnit 4 `1) test(Class)`, RSpec and mocha `  1) suite test`
@@ -73,6 +73,10 @@ _HEADLINE = re.compile(rf"(?:{_SEVERITY}(?:\[[\w-]+\])?:|[A-Z]{{1,5}}\d{{2,5}}\b
 # The Go compiler and go vet name neither a severity nor a rule, but always give a column (a panic's stack frame
 # never does): `./app.go:5:13: undefined: z`, `vet: ./app.go:4:14: cannot use ...`.
 _GO = re.compile(r"\s*(?:vet: )?(?P<path>\S+\.go):\d+:\d+: (?P<rest>\S.*)$")
+# ESLint's default (stylish) report and its likes: a file's path on a line of its own, then one line per problem
+# under it, `  3:14  error  'z' is not defined  no-undef`.
+_FILE_ALONE = re.compile(r"(?:[A-Za-z]:)?[\w./\\@-]*[/\\.][\w./\\@-]*\.\w+")
+_UNDER_FILE = re.compile(r"\s+\d+:\d+\s+(?P<rest>(?:error|warning)\s.*\S)$")
 _CODE = re.compile(r"\b[A-Z]{1,5}\d{2,5}\b")
 _LOCATION = re.compile(r"\s*--> (?P<path>[^\s:]+)(?::\d+){1,2}$")
 
@@ -89,8 +93,13 @@ def read(lines: Iterable[str]) -> Iterator[tuple[str, Finding | None]]:
     """Each line (cleaned) with the failing test or diagnostic it reports, None when neither; a headline
     whose location follows on the next line is reported with that line's file."""
     held: str | None = None
+    under = ""  # the file whose problems the next lines list (ESLint's stylish report)
     for raw in lines:
         line = clean_line(raw)
+        if under and (problem := _UNDER_FILE.match(line)):
+            yield line, _diagnostic(under, problem["rest"])
+            continue
+        under = line if _FILE_ALONE.fullmatch(line) else ""
         if held is not None:
             where = _LOCATION.match(line)
             yield held, _diagnostic(where["path"], held) if where else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hummingbird_agent.logs.findings import DIAGNOSTIC, TEST, Finding, finding
+from hummingbird_agent.logs.findings import DIAGNOSTIC, TEST, Finding, finding, read
 
 TESTS = {
     "test tests::loads ... FAILED": "tests::loads",  # cargo test
@@ -66,3 +66,10 @@ def test_each_compiler_s_diagnostic_is_keyed_by_file_and_message(line: str) -> N
 def test_a_go_stack_frame_and_a_test_s_own_message_are_no_diagnostic() -> None:
     for line in ("\t/usr/local/go/src/runtime/panic.go:838 +0x207", "    app_test.go:7: parse: got 12, want 13"):
         assert finding(line) is None
+
+
+def test_eslint_s_stylish_report_keys_each_problem_by_the_file_above_it() -> None:
+    lines = ["/builds/app/src/app.mjs", "  2:9   error  'y' is assigned a value but never used  no-unused-vars",
+             "", "✖ 1 problem (1 error, 0 warnings)", "  2:9   error  not under a file  no-x"]
+    assert [found for _, found in read(lines) if found] == [
+        Finding(DIAGNOSTIC, "/builds/app/src/app.mjs error 'y' is assigned a value but never used no-unused-vars")]

@@ -192,3 +192,6 @@ JUNIT4 = (JUNIT5.replace("org.junit.jupiter.api.Assertions", "org.junit.Assert")
 JAVA_MORE = ('assertEquals("1"', 'assertEquals("2"')
 JAVAC = 'class App {\n    int f(int x) {\n        int y = "s";\n        return x + z;\n    }\n}\n'
 JAVAC_MORE = ("        return x + z;", "        String w = 1;\n        return x + z;")
+ESLINT = 'export function f(x) {\n  const y = 1;\n  return x + z;\n}\n'
+ESLINT_MORE = ("  return x + z;", "  const w = 2;\n  return x + z;")
+ESLINT_CONFIG = 'export default [{ rules: { "no-unused-vars": "error", "no-undef": "error" } }];\n'

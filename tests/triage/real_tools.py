@@ -126,6 +126,8 @@ TOOLS = (
     Tool("mocha", (str(NPM_BIN / "mocha"), "app.test.js"), "app.test.js", src.MOCHA, src.JS_ASSERT_MORE),
     Tool("node-test", ("node", "--test", "--test-reporter=tap", "app.test.mjs"), "app.test.mjs", src.NODE_TEST,
          src.JS_ASSERT_MORE),
+    Tool("eslint", (str(NPM_BIN / "eslint"), "app.mjs"), "app.mjs", src.ESLINT, src.ESLINT_MORE,
+         extra=(("eslint.config.mjs", src.ESLINT_CONFIG),)),
     Tool("tsc", (str(NPM_BIN / "tsc"), "--noEmit", "--strict", "app.ts"), "app.ts", src.TS, src.TS_MORE),
     Tool("prove", ("prove", "app.t"), "app.t", src.PERL, src.PERL_MORE),
     Tool("phpunit", ("phpunit", "--do-not-cache-result", "AppTest.php"), "AppTest.php", src.PHP, src.PHP_MORE,

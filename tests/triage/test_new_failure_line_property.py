@@ -55,6 +55,7 @@ FORMATS = {
     "mypy": ["billing{n}.py:12: error: Name \"total\" is not defined  [name-defined]"],
     "ruff-concise": ["billing{n}.py:12:5: F821 Undefined name `total`"],
     "ruff": ["F821 Undefined name `total`", " --> billing{n}.py:12:5"],
+    "eslint": ["/builds/acme/src/billing{n}.mjs", "  3:14  error  'total' is not defined  no-undef"],
     "shellcheck": ["billing{n}.sh:12:5: warning: total is referenced but not assigned. [SC2154]"],
 }
 
