@@ -2,7 +2,7 @@
 #   make serve  - set up the host (as root: Podman, its containers.conf, the sandbox image; each change is said
 #                 before it is made; KEEP_PODMAN_CONF=1 keeps your own containers.conf) and run the service on its
 #                 embedded defaults
-#   make test   - install everything (packages, Podman, sandbox image, Chromium, LocalStack, the llama.cpp tier) and run
+#   make test   - install everything (packages, Podman, sandbox image, the test tools, Chromium, LocalStack, llama.cpp) and run
 #                 lint + all tests
 #   make test-localstack - only the tests that run on both AWS backends (moto and LocalStack)
 #   make test-llamacpp - the llama.cpp tier alone: xllamacpp and a 0.5B model (~525 MB), then tests/llamacpp
@@ -11,7 +11,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-12)
 
-.PHONY: serve test test-llamacpp test-localstack lint install host browser llamacpp-tier localstack
+.PHONY: serve test test-llamacpp test-localstack lint install host test-tools browser llamacpp-tier localstack
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -27,6 +27,10 @@ KEEP_PODMAN_CONF ?= 0
 
 host:
 	KEEP_PODMAN_CONF=$(KEEP_PODMAN_CONF) bash scripts/setup-host.sh
+
+# The compilers, linters and test runners the triage tests run for real (not needed to serve).
+test-tools:
+	bash scripts/setup-test-tools.sh
 
 # Headless Chromium from Debian for the documentation's browser test (tests/docs/test_browser.py).
 browser:
@@ -50,7 +54,7 @@ serve: install host
 llamacpp-tier: install
 	VENV=$(VENV) bash scripts/install-llamacpp-tier.sh
 
-test: install host browser localstack llamacpp-tier lint
+test: install host test-tools browser localstack llamacpp-tier lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
 test-llamacpp: install host llamacpp-tier

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Host set-up for tests and local runs (Debian 12, as root): Podman with runc and debootstrap, the
-# containers.conf this kind of VM needs, the local sandbox image, and shellcheck (the triage tests run it on
-# a broken script). Idempotent; quiet when nothing is left to do. It says what it will change before changing it.
-# KEEP_PODMAN_CONF=1 leaves /etc/containers/containers.conf as it is (a host whose Podman already works).
+# containers.conf this kind of VM needs, and the local sandbox image (the tools the tests run are
+# scripts/setup-test-tools.sh's). Idempotent; quiet when nothing is left to do. It says what it will change before
+# changing it. KEEP_PODMAN_CONF=1 leaves /etc/containers/containers.conf as it is (a host whose Podman already works).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # --- system packages ------------------------------------------------------------------------------
-packages=(podman runc catatonit debootstrap shellcheck)
+packages=(podman runc catatonit debootstrap)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
