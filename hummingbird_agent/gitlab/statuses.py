@@ -8,14 +8,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 
 from hummingbird_agent import budgets
-from hummingbird_agent.errors import OutcomeUnknown, TransientError
+from hummingbird_agent.errors import AgentError, OutcomeUnknown, TransientError
 from hummingbird_agent.gitlab.client import GitLabClient
 
 log = logging.getLogger(__name__)
 # GitLab's limit on a status description (longer ones are refused).
 DESCRIPTION_MAX_CHARS = 255
+
+
+@dataclass(frozen=True, slots=True)
+class CommitStatus:
+    """A status to set on a commit once the note it links to is known."""
+
+    sha: str
+    name: str
+    state: str
+    description: str
 
 
 async def _current(client: GitLabClient, project_id: int, sha: str, name: str) -> str:
@@ -41,3 +52,13 @@ async def set_status(client: GitLabClient, project_id: int, sha: str, *, name: s
             log.warning("commit status %s on %s: %s; looking for it before posting again", name, sha[:12], exc)
             await asyncio.sleep(budgets.GITLAB_RETRY_BASE_S * 2 ** (attempt - 1))
     raise AssertionError("unreachable")
+
+
+async def publish(client: GitLabClient, project_id: int, status: CommitStatus, target_url: str) -> None:
+    """`status` on its commit, linked to `target_url`; a failure is logged, not raised: the note it links to is
+    posted and says everything the status would."""
+    try:
+        await set_status(client, project_id, status.sha, name=status.name, state=status.state, target_url=target_url,
+                         description=status.description)
+    except AgentError as exc:
+        log.warning("commit status %s not set: %s", status.name, exc)

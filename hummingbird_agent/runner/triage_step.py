@@ -16,7 +16,7 @@ from hummingbird_agent.config.triage import TriageConfig
 from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.gitlab.client import GitLabClient
-from hummingbird_agent.gitlab.statuses import set_status
+from hummingbird_agent.gitlab.statuses import CommitStatus, publish
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.runner.outage import OutageGuard
 from hummingbird_agent.runner.work_order import WorkOrder
@@ -108,18 +108,17 @@ class TriageService:
             self._metrics.outage_guard.labels(order.workflow).inc()
         return first
 
-    async def publish_status(self, gitlab: GitLabClient, order: WorkOrder, found: Triage, link: str) -> None:
-        """The workflow's commit status on the analysed commit, when it names one (failures are logged: the
-        note is already posted and says everything the status would)."""
+    def commit_status(self, order: WorkOrder, found: Triage) -> CommitStatus | None:
+        """The workflow's commit status on the analysed commit, when it names one and there is something to say."""
         settings = self.settings(order)
         if settings is None or not settings.commit_status or not found.sha or not (found.checks or found.unlisted):
-            return
-        state = found.status
+            return None
         counts = found.counts()
         summary = ", ".join([f"{n} {verdict.value}" for verdict, n in counts.items()]
                             + (["some failures not listed"] if found.unlisted else []))
-        try:
-            await set_status(gitlab, order.project_id, found.sha, name=settings.commit_status, state=state,
-                             target_url=link, description=f"Hummingbird triage: {summary}")
-        except AgentError as exc:
-            log.warning("commit status %s not set: %s", settings.commit_status, exc)
+        return CommitStatus(found.sha, settings.commit_status, found.status, f"Hummingbird triage: {summary}")
+
+    async def publish_status(self, gitlab: GitLabClient, order: WorkOrder, found: Triage, link: str) -> None:
+        """The commit status (`commit_status`), when there is one, linked to `link`."""
+        if (wanted := self.commit_status(order, found)) is not None:
+            await publish(gitlab, order.project_id, wanted, link)
