@@ -7,13 +7,14 @@ adopted (its unsigned sections dropped), and duplicates an earlier version left 
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter
 
 from hummingbird_agent import budgets
 from hummingbird_agent.errors import AgentError
+from hummingbird_agent.events.envelope import encode_envelope
 from hummingbird_agent.events.protocols import Continuations
 from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.gitlab.seal import Seal
@@ -30,6 +31,7 @@ from hummingbird_agent.triage.status_note import (
 
 log = logging.getLogger(__name__)
 EVENT_TYPE = "status_note"
+EVIDENCE_LEFT_OUT = "_The excerpts were too large to pass on; the jobs' logs have them._"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +73,14 @@ _ADAPTER = TypeAdapter(StatusUpdate)
 
 
 async def submit(continuations: Continuations, update: StatusUpdate) -> None:
-    """Queue `update` behind the MR's earlier ones (its group); `apply` carries it out."""
-    await continuations.send(update.group, EVENT_TYPE, update.to_json())
+    """Queue `update` behind the MR's earlier ones (its group); `apply` carries it out. Excerpts too large for one
+    message are left out (the verdicts are what the note is for)."""
+    body = update.to_json()
+    if len(encode_envelope("agent", EVENT_TYPE, body).encode()) > budgets.QUEUE_MESSAGE_MAX_BYTES:
+        log.warning("status note of !%s: the excerpts of pipeline %s are too large for the queue; left out",
+                    update.target.iid, update.entry.pipeline_id)
+        body = replace(update, entry=replace(update.entry, evidence=EVIDENCE_LEFT_OUT)).to_json()
+    await continuations.send(update.group, EVENT_TYPE, body)
 
 
 async def apply(gitlab: GitLabClient, seal: Seal, update: StatusUpdate) -> str | None:
