@@ -52,7 +52,7 @@ async def handle_pipeline(deps: Deps, body: Any, continuations: Continuations) -
         discussions = await deps.gitlab.discussions(mr.project_id, mr.iid)
         await _auto_resolve(deps, mr.project_id, mr.iid, discussions)
         await all_green(deps, continuations, mr.project_id, mr.project, mr.iid, event.sha or mr.sha or "",
-                        event.pipeline_id)
+                        event.pipeline_id, discussions)
         await _learn_on_success(deps, event, mr, discussions, continuations)
     for name, settings in rules.auto_workflows(deps.config, "pipeline", mr.project):
         allowed, why = rules.rules_allow(

@@ -43,6 +43,10 @@ class StatusTarget:
     mr_url: str
     internal: bool = False
 
+    def sealed(self, seal: Seal) -> Seal:
+        """`seal` bound to this MR: markers signed for another MR do not verify here."""
+        return seal.within(f"{self.project_id}!{self.iid}")
+
 
 @dataclass(frozen=True, slots=True)
 class StatusUpdate:
@@ -99,7 +103,7 @@ async def record(gitlab: GitLabClient, seal: Seal, target: StatusTarget, entry: 
     """Show `entry` in the MR's status note (created when there is none and `create`); the note's URL, or None
     when there is no note to edit. A later pipeline of the same commit already shown wins. The caller holds the
     MR's group: nobody else writes the note meanwhile."""
-    seal = seal.within(f"{target.project_id}!{target.iid}")
+    seal = target.sealed(seal)
     for _ in range(budgets.STATUS_NOTE_WRITE_ROUNDS):
         notes = await _status_notes(gitlab, seal, target)
         if not notes:
@@ -126,11 +130,16 @@ async def record(gitlab: GitLabClient, seal: Seal, target: StatusTarget, entry: 
 
 
 async def _status_notes(gitlab: GitLabClient, seal: Seal, target: StatusTarget) -> list[tuple[int, str]]:
+    discussions = await gitlab.discussions(target.project_id, target.iid)
+    return status_notes(discussions, await gitlab.bot_user_id(), seal)
+
+
+def status_notes(discussions: list[dict[str, Any]], bot_id: int, seal: Seal) -> list[tuple[int, str]]:
     """(id, body) of the MR's status notes, oldest first: the first note of a discussion, by the bot, that begins
-    with the head the service signed for this MR (or the unsigned head of a note from before signing)."""
-    bot_id = await gitlab.bot_user_id()
+    with the head the service signed for this MR (`seal`, bound to it) or the unsigned head of a note from before
+    signing."""
     found: list[tuple[int, str]] = []
-    for discussion in await gitlab.discussions(target.project_id, target.iid):
+    for discussion in discussions:
         first = (discussion.get("notes") or [{}])[0]
         body = str(first.get("body") or "")
         if (first.get("author") or {}).get("id") == bot_id and (

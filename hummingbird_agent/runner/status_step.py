@@ -5,12 +5,13 @@ change goes to the MR's own queue group (runner/status_note.py), which writes it
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from hummingbird_agent.events.protocols import Continuations
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.posting import requires_internal
-from hummingbird_agent.runner.status_note import StatusTarget, StatusUpdate, submit
+from hummingbird_agent.runner.status_note import StatusTarget, StatusUpdate, status_notes, submit
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.triage.model import Triage
 from hummingbird_agent.triage.status_note import failed_entry, green_entry
@@ -58,7 +59,11 @@ def needs_model(deps: Deps, order: WorkOrder, found: Triage) -> bool:
 
 
 async def all_green(deps: Deps, continuations: Continuations, project_id: int, project: str, iid: int, sha: str,
-                    pipeline_id: int) -> None:
-    """A passing pipeline: the status note, where the MR has one, shows it green (no note is created for it)."""
+                    pipeline_id: int, discussions: list[dict[str, Any]]) -> None:
+    """A passing pipeline: the status note, where the MR has one (`discussions`, just read by the caller), shows it
+    green; no note is created for it, and no update is queued for an MR without one."""
+    target = _target(deps, project_id, project, iid, None)
+    if not status_notes(discussions, await deps.gitlab.bot_user_id(), target.sealed(deps.seal)):
+        return
     entry = green_entry(sha, pipeline_id, _pipeline_url(deps, project, pipeline_id))
-    await submit(continuations, StatusUpdate(_target(deps, project_id, project, iid, None), entry, create=False))
+    await submit(continuations, StatusUpdate(target, entry, create=False))
