@@ -34,6 +34,9 @@ class GitLabConfig(StrictModel):
     """Base URL of the GitLab instance."""
     token_env: str = "HUMMINGBIRD_GITLAB_TOKEN"
     """Env var holding the bot's (orchestrator) token: notes, discussions, member checks."""
+    marker_secret_env: str | None = None
+    """Env var holding the key that signs the markers of the bot's notes (HMAC); unset derives one from the bot's
+    token (signatures then change when the token is rotated)."""
     bot_username: str | None = None
     """Informational only; the bot is identified by the token's `/user` id, never by name."""
     request_timeout_s: Annotated[float, number(0.1, 600, "seconds")] = budgets.GITLAB_REQUEST_TIMEOUT_S
