@@ -29,6 +29,9 @@ class TriageConfig(StrictModel):
     commit_status: str | None = None
     """Name of a commit status set on the analysed commit (success when every failure is pre-existing, flaky or
     infrastructure; failed otherwise), for merge rules; unset: no status."""
+    culprit: bool = True
+    """Search the target branch's pipelines, by bisection, for the change that broke each pre-existing failure (and
+    where each flaky one failed and passed on one commit); the note and the commit status name it."""
     outage: OutageConfig = OutageConfig()
     """The outage guard: many MRs failing the same way get one model run."""
     status_note: bool = True

@@ -21,6 +21,7 @@ from hummingbird_agent.gitlab.statuses import set_status
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.runner.outage import OutageGuard
 from hummingbird_agent.runner.work_order import WorkOrder
+from hummingbird_agent.triage.culprit_text import culprit_plain
 from hummingbird_agent.triage.model import KnownCauses, Triage
 from hummingbird_agent.triage.reader import TriageCache, TriageReader
 from hummingbird_agent.triage.render import for_model, headline, section
@@ -116,7 +117,7 @@ class TriageService:
         reader = TriageReader(ReadTools.declared(self._loaded, workflow, project), project, self._cache)
         request = TriageRequest(project, mr_iid, datetime.fromtimestamp(self._clock(), UTC), sha=sha,
                                 pipeline_id=pipeline_id, lookback_pipelines=settings.lookback_pipelines,
-                                lookback_days=settings.lookback_days,
+                                lookback_days=settings.lookback_days, culprit=settings.culprit,
                                 ignore_statuses=frozenset({settings.commit_status} if settings.commit_status else ()))
         try:
             found = await triage(reader, request, self._known)
@@ -186,4 +187,6 @@ def summary(found: Triage) -> str:
     parts += [f"{found.omitted} not listed"] if found.omitted else []
     parts += ["some lists not read whole"] if found.unlisted else []
     total = found.passed + len(found.checks) + found.optional + found.omitted
-    return f"{total} checks: " + ", ".join(parts) if parts else "no check found on this commit"
+    culprit = next((culprit_plain(c.culprit) for c in found.checks if c.culprit and not c.culprit.flaky), "")
+    said = f"{total} checks: " + ", ".join(parts) if parts else "no check found on this commit"
+    return f"{said}; {culprit}" if culprit else said
