@@ -156,3 +156,19 @@ CULPRIT_SHOWN_COMMITS = 5
 # Calls of CULPRIT_MAX_CALLS the bisection leaves for the range: GitLab's compare and a few merge-request look-ups
 # (a merge request's own commits and its merge commit are often all there is).
 CULPRIT_RANGE_CALLS = 6
+
+# --- the issue of a broken target branch (runner/broken_issue.py, `triage.culprit_issue`) -----------------------
+# Open issues of the label read per triage: one per distinct failure of the branch; a project with more open breaks
+# than this has other problems, and the ones past it are not updated (never duplicated: the search by key finds them).
+BROKEN_ISSUES_LISTED = 50
+# Merge requests an issue lists as blocked (the newest kept, the rest counted).
+BROKEN_ISSUE_MAX_BLOCKED = 100
+# Writes of an issue's list of blocked MRs while another replica's write replaced it between our read and our PUT
+# (each round reads back, merges and writes again; as STATUS_NOTE_WRITE_ROUNDS for the status note).
+BROKEN_ISSUE_WRITE_ROUNDS = 4
+# Newest target-branch pipelines read to see whether a tracked break's job passes again (the newest that ran it
+# decides; its streak of passes back to the first names the fixing pipeline).
+BROKEN_FIX_PIPELINES = 10
+# Seconds between writing an issue's list of blocked MRs and reading it back: a replica that read the list before our
+# write and writes after it lands within this, and is then merged by the next round (GitLab has no conditional PUT).
+BROKEN_ISSUE_SETTLE_S = 0.5

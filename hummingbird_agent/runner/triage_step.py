@@ -21,6 +21,9 @@ from hummingbird_agent.gitlab.statuses import set_status
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.runner.outage import OutageGuard
 from hummingbird_agent.runner.work_order import WorkOrder
+from hummingbird_agent.triage.broken_issue import IssueMeta
+from hummingbird_agent.triage.culprit_fix import passing_again
+from hummingbird_agent.triage.culprit_model import Change, RunRef
 from hummingbird_agent.triage.culprit_text import culprit_plain
 from hummingbird_agent.triage.model import KnownCauses, Triage
 from hummingbird_agent.triage.reader import TriageCache, TriageReader
@@ -128,6 +131,11 @@ class TriageService:
             self._metrics.triage_checks.labels(workflow, check.verdict.value).inc()
         log.info("triage: %s (%d GitLab calls, %d log bytes)", headline(found), found.calls, found.log_bytes)
         return found
+
+    async def fixed(self, workflow: str, project: str, meta: IssueMeta) -> tuple[RunRef, Change | None] | None:
+        """Where the branch of a tracked break passes its job again (read with the workflow's read tools)."""
+        reader = TriageReader(ReadTools.declared(self._loaded, workflow, project), project, self._cache)
+        return await passing_again(reader.fork(budgets.CULPRIT_MAX_CALLS), meta)
 
     def earlier_diagnosis(self, order: WorkOrder, found: Triage, link: str) -> str | None:
         """The link of the first diagnosis of this failure when the outage guard answers this order."""

@@ -62,6 +62,8 @@ class Culprit:
     """When the search ran (ISO 8601): what "2 days ago" is counted from."""
     key: str = ""
     """The failure's identity on its branch (job and fingerprint), for the issue that tracks it."""
+    issue_url: str = ""
+    """The issue that tracks the break (`triage.culprit_issue`)."""
 
     @property
     def named(self) -> Change | None:

@@ -10,7 +10,7 @@ from hummingbird_agent import budgets
 from hummingbird_agent.triage.culprit_model import Change, Culprit, RunRef, ago
 
 # What could open a link, code span, table cell or marker in the note: removed from names GitLab gave.
-_UNSAFE = re.compile(r"[`|\r\n<>\[\]()*_~\\]")
+_UNSAFE = re.compile(r"[`|\r\n<>\[\]()\\]")
 
 
 def safe(text: str, limit: int = 80) -> str:
@@ -53,7 +53,13 @@ def changes_list(culprit: Culprit, linked: bool = True) -> str:
 
 
 def culprit_cell(culprit: Culprit) -> str:
-    """The culprit in the note: where the target branch broke this way, and the evidence's two runs."""
+    """The culprit in the note: where the target branch broke this way, the evidence's two runs, and the issue that
+    tracks the break."""
+    said = _cell(culprit)
+    return f"{said} · [tracked in an issue]({culprit.issue_url})" if culprit.issue_url else said
+
+
+def _cell(culprit: Culprit) -> str:
     branch = f"`{safe(culprit.branch)}`"
     gap = f" ({safe(culprit.gap, 240)})" if culprit.gap else ""
     if culprit.flaky:
