@@ -36,8 +36,9 @@ class Suspect:
 
 
 class Outcome(enum.Enum):
-    """A run of the job: good (passed, or failed another way: not broken this way yet), bad (failed this way), or
-    unknown (it did not run or finish there, or its log was not read: the range widens across it)."""
+    """A run of the job: good (it passed), bad (it failed this way), or unknown (it failed another way, which may
+    hide this failure behind it; it did not run or finish there; its log was not read): the range widens across an
+    unknown run, never past it."""
 
     GOOD, BAD, UNKNOWN = "good", "bad", "unknown"
 
@@ -85,9 +86,9 @@ def failure_key(branch: str, name: str, evidence: LogEvidence) -> str:
     return hashlib.sha1(f"{branch}\n{name}\n{said}".encode()).hexdigest()[:16]
 
 
-def run_ref(pipeline: Pipeline, job: Job | None, passed: bool = True) -> RunRef:
+def run_ref(pipeline: Pipeline, job: Job | None) -> RunRef:
     return RunRef(int(pipeline.get("id") or 0), str(pipeline.get("sha") or ""), str(pipeline.get("web_url") or ""),
-                  str((job or {}).get("web_url") or ""), passed)
+                  str((job or {}).get("web_url") or ""))
 
 
 class _Search:
@@ -116,8 +117,7 @@ class _Search:
                f"{hi - lo - 1} pipelines between the two runs unsearched" if stopped else problem)
         if lo < 0:
             return replace(head, gap=gap)
-        job = self._runs[int(window[lo]["id"])][1]
-        good = run_ref(window[lo], job, passed=job is not None and job.get("status") == "success")
+        good = run_ref(window[lo], self._runs[int(window[lo]["id"])][1])
         return await range_of(self._reader, self._project, replace(head, last_good=good, gap=gap))
 
     async def _window(self) -> tuple[list[Pipeline], str]:
@@ -142,8 +142,7 @@ class _Search:
         return outcome
 
     async def _outcome(self, pipeline: Pipeline) -> tuple[Outcome, Job | None]:
-        """The job's latest attempt in the pipeline: passed (good), failed this way (bad) or another way (good),
-        or nothing to tell (it did not run or finish, or its log was not read)."""
+        """The job's latest attempt in the pipeline: passed (good), failed this way (bad), or nothing to tell."""
         attempts: Sequence[Job] = by_name((await self._reader.jobs(pipeline)).jobs).get(self._suspect.name, [])
         last = attempts[-1] if attempts else None
         if last is None or last.get("allow_failure"):
@@ -155,4 +154,4 @@ class _Search:
         theirs = await self._reader.log(last)
         if isinstance(theirs, Unread):
             return Outcome.UNKNOWN, last
-        return (Outcome.BAD if same_failure(self._mine, theirs, self._suspect.hung) else Outcome.GOOD), last
+        return (Outcome.BAD if same_failure(self._mine, theirs, self._suspect.hung) else Outcome.UNKNOWN), last

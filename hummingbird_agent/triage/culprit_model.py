@@ -17,8 +17,6 @@ class RunRef:
     sha: str
     pipeline_url: str = ""
     job_url: str = ""
-    passed: bool = True
-    """For the run before the break: it passed (False: it failed, but not this way)."""
 
 
 @dataclass(frozen=True, slots=True)

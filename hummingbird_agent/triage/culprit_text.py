@@ -40,8 +40,7 @@ def _runs(culprit: Culprit) -> str:
     first = _run("first failing run", culprit.first_bad)
     if culprit.last_good is None:
         return first
-    last = "last passing run" if culprit.last_good.passed else "last run without this failure"
-    return f"{first}, {_run(last, culprit.last_good)}"
+    return f"{first}, {_run('last passing run', culprit.last_good)}"
 
 
 def changes_list(culprit: Culprit, linked: bool = True) -> str:

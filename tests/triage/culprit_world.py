@@ -19,10 +19,10 @@ def authors(world: CiWorld) -> None:
 
 
 def history(world: CiWorld, count: int, broken_at: int, *, skip: Iterable[int] = (), first_iid: int = 100,
-            job: str = "unit-tests") -> list[str]:
+            job: str = "unit-tests", other: Iterable[int] = ()) -> list[str]:
     """`count` merged MRs into the branch (the n-th is !first_iid+n-1, by one of AUTHORS), a pipeline on each merge
-    commit except the `skip`ped ones (1-based); the job fails the same way from the `broken_at`-th on. Returns the
-    merge commits, oldest first."""
+    commit except the `skip`ped ones (1-based); the job fails the same way from the `broken_at`-th on, and with
+    another failure at the `other` ones. Returns the merge commits, oldest first."""
     merges, skipped = [], set(skip)
     for n in range(1, count + 1):
         iid = first_iid + n - 1
@@ -33,6 +33,8 @@ def history(world: CiWorld, count: int, broken_at: int, *, skip: Iterable[int] =
             continue
         broken = n >= broken_at
         trace = failing_log("test_parse", PARSE, run=n) if broken else PASSING
+        if n in set(other):
+            broken, trace = True, failing_log("test_load", "KeyError: 'settings'", run=n)
         world.pipeline(merge, [Attempt(job, "failed" if broken else "success", trace=trace),
                                Attempt("lint", "success", trace="ok\n")])
     return merges

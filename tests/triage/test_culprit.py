@@ -89,3 +89,16 @@ async def test_a_flaky_failure_says_where_it_flipped_the_same_way(world: CiWorld
 
 def table_of(check: CheckResult) -> str:
     return table(Triage(sha="0" * 40, target_branch="main", checks=(check,)))
+
+
+async def test_a_run_failing_another_way_next_to_the_break_widens_the_range_and_never_moves_it(
+        world: CiWorld) -> None:
+    """The run before the break failed with another failure (which may hide this one): the answer is the range of
+    both changes, never the newer one named alone."""
+    authors(world)
+    merges = history(world, 20, broken_at=11, other=(10,))
+    blocked_mr(world, 1, merges[-1])
+    (check,) = (await run_triage(world.gl, 1))[0].checks
+    culprit = check.culprit
+    assert culprit is not None and culprit.named is None
+    assert [c.mr_iid for c in culprit.changes] == [110, 109] and culprit.last_good is not None
