@@ -142,3 +142,20 @@ async def test_an_issue_the_bot_did_not_write_is_never_taken_for_its_own(world: 
     await _track(bot, world, 1, checks)
     assert forged["description"].endswith("- !99") and forged["state"] == "opened"
     assert len(_issues(world.gl)) == 2
+
+
+async def test_another_projects_issue_of_the_same_failure_is_never_touched(world: CiWorld, bot: GitLabClient) -> None:
+    merges = history(world, 12, broken_at=6)
+    checks = await _blocked(world, 1, merges[-1])
+    assert checks[0].culprit is not None
+    world.gl.add_project(2, "group/other")
+    key = checks[0].culprit.key
+    theirs = world.gl.add_issue(2, "main is broken", labels=[LABEL], author_id=world.gl.bot_user["id"], description=(
+        f'<!-- hummingbird-broken {{"key":"{key}","branch":"main","job":"unit-tests","since":1}} -->\n'
+        "#### Merge requests blocked by it\n\n<!-- hummingbird-blocked -->\n- !5\n<!-- hummingbird-blocked-end -->"))
+    before = dict(theirs)
+    (linked,) = await _track(bot, world, 1, checks)
+    assert theirs == before
+    (mine,) = [i for (p, _), i in world.gl.issues.items() if p == 1]
+    assert linked.culprit is not None and linked.culprit.issue_url == mine["web_url"] and "/group/project/" in (
+        mine["web_url"])
