@@ -39,7 +39,7 @@ def test_check_config_summary(capsys: pytest.CaptureFixture[str], monkeypatch: p
     assert "example-group/example-project" in out
     assert "data sources: gitlab, testing_farm" in out
     assert ("triage: on, look-back 10 pipelines / 7 days, no commit status, outage guard from 2 MRs in 30 min, "
-            "status note, model when news") in out
+            "status note, model when news, culprit search") in out
     missing = next(line for line in out.splitlines() if line.startswith("missing env vars"))
     assert "GITLAB_READ_TOKEN" in missing and "GEMINI_API_KEY" not in missing
 

@@ -131,3 +131,48 @@ TRIAGE_STABLE_READS = 3
 # Hex characters of a marker's HMAC-SHA256 (gitlab/seal.py): 128 bits, beyond guessing, short enough that a
 # 10-section status note spends under 1 KB on them.
 MARKER_MAC_HEX_CHARS = 32
+
+# --- the culprit of a broken target branch (triage/culprit.py) ------------------------------------------
+# Target-branch pipelines a culprit search lists (newest first, older than the failing run it starts from): one
+# page of GitLab's largest (100) is two months of a branch merged into a few times a day; a break older than this
+# is said as "since before" the oldest one, never guessed.
+CULPRIT_MAX_PIPELINES = 100
+# Pages of that list read to reach the failing run and the pipelines before it (a run on an older merge base may
+# lie beyond the first page).
+CULPRIT_MAX_PAGES = 3
+# GitLab calls one culprit search may make: the pages, ~log2(100) = 7 probes of a job list and a log each, the
+# compare of the range and one merge-request look-up per commit of it; a search that runs out says so and gives
+# the range it had narrowed the break to. Counted apart from TRIAGE_MAX_CALLS: the verdicts never pay for it.
+CULPRIT_MAX_CALLS = 40
+# Searches per triage (one per distinct pre-existing or flaky failure, the first ones in the table): a triage of 60
+# failed jobs must not bisect 60 histories.
+CULPRIT_MAX_SEARCHES = 5
+# Commits of a range looked up for the merge request that brought each in: a range longer than this is listed
+# only up to it (newest first) and said longer; it is never named as one change.
+CULPRIT_MAX_RANGE_COMMITS = 20
+# Merge requests read per commit (a commit is in a handful at most: its own MR, a revert, a backport).
+CULPRIT_MRS_PER_COMMIT = 5
+# Answers kept between triages per (project, branch, failing run, job): twenty MRs blocked by one break pay for one
+# search (compare and merge-request look-ups are cached beside them; job lists and logs in the triage caches).
+CULPRIT_CACHE_ENTRIES = 512
+# Commits of a range shown in the note and the issue (the rest counted).
+CULPRIT_SHOWN_COMMITS = 5
+# Calls of CULPRIT_MAX_CALLS the bisection leaves for the range: GitLab's compare and a few merge-request look-ups
+# (a merge request's own commits and its merge commit are often all there is).
+CULPRIT_RANGE_CALLS = 6
+
+# --- the issue of a broken target branch (runner/broken_issue.py, `triage.culprit_issue`) -----------------------
+# Open issues of the label read per triage: one per distinct failure of the branch; a project with more open breaks
+# than this has other problems, and the ones past it are not updated (never duplicated: the search by key finds them).
+BROKEN_ISSUES_LISTED = 50
+# Merge requests an issue lists as blocked (the newest kept, the rest counted).
+BROKEN_ISSUE_MAX_BLOCKED = 100
+# Writes of an issue's list of blocked MRs while another replica's write replaced it between our read and our PUT
+# (each round reads back, merges and writes again; as STATUS_NOTE_WRITE_ROUNDS for the status note).
+BROKEN_ISSUE_WRITE_ROUNDS = 4
+# Newest target-branch pipelines read to see whether a tracked break's job passes again (the newest that ran it
+# decides; its streak of passes back to the first names the fixing pipeline).
+BROKEN_FIX_PIPELINES = 10
+# Seconds between writing an issue's list of blocked MRs and reading it back: a replica that read the list before our
+# write and writes after it lands within this, and is then merged by the next round (GitLab has no conditional PUT).
+BROKEN_ISSUE_SETTLE_S = 0.5

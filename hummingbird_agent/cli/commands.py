@@ -74,8 +74,10 @@ def triage_summary(triage: TriageConfig) -> str:
     guard = (f"outage guard from {triage.outage.min_mrs} MRs in {triage.outage.window_minutes} min"
              if triage.outage.enabled else "no outage guard")
     note = "status note" if triage.status_note else "no status note"
+    culprit = ("culprit search" + (" with break issues" if triage.culprit_issue else "") if triage.culprit
+               else "no culprit search")
     return (f"on, look-back {triage.lookback_pipelines} pipelines / {triage.lookback_days} days, {status}, {guard}, "
-            f"{note}, model when {triage.model_when}")
+            f"{note}, model when {triage.model_when}, {culprit}")
 
 
 def credential_lines(loaded: LoadedConfig, workflow: str) -> list[str]:

@@ -29,6 +29,13 @@ class TriageConfig(StrictModel):
     commit_status: str | None = None
     """Name of a commit status set on the analysed commit (success when every failure is pre-existing, flaky or
     infrastructure; failed otherwise), for merge rules; unset: no status."""
+    culprit: bool = True
+    """Search the target branch's pipelines, by bisection, for the change that broke each pre-existing failure (and
+    where each flaky one failed and passed on one commit); the note and the commit status name it."""
+    culprit_issue: bool = False
+    """Open one GitLab issue in the project for each distinct pre-existing failure of the target branch (labelled
+    `hummingbird-broken-branch`, never twice), naming its culprit and listing the open MRs it blocks; closed when the
+    branch passes the job again. Needs `culprit` and a bot token that may write issues."""
     outage: OutageConfig = OutageConfig()
     """The outage guard: many MRs failing the same way get one model run."""
     status_note: bool = True

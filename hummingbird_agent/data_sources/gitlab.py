@@ -17,6 +17,7 @@ import gitlab.exceptions as glexc
 from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.gitlab_api import call as _call
 from hummingbird_agent.data_sources.gitlab_api import project_of as _project
+from hummingbird_agent.data_sources.gitlab_commits import TOOL_DEFS as COMMIT_TOOL_DEFS
 from hummingbird_agent.data_sources.gitlab_discussions import (
     REDACTED_DESCRIPTION,
     REDACTED_STATUS_DESCRIPTION,
@@ -220,6 +221,7 @@ TOOL_DEFS = (
             "'[redacted: non-member comment]'; agent notes are reduced to their review text.",
             _schema(project=_PROJECT, mr_iid=_IID), get_mr_discussions),
     *PIPELINE_TOOL_DEFS,
+    *COMMIT_TOOL_DEFS,
 )
 
 TOOL_NOTES = """\

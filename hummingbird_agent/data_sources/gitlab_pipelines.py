@@ -26,13 +26,13 @@ _PROJECT = {"type": "string", "minLength": 1, "maxLength": 255,
 
 
 def list_pipelines(gl: gitlab.Gitlab, project: str, sha: str = "", ref: str = "", updated_after: str = "",
-                   limit: int = 20) -> list[dict[str, Any]] | ToolResult:
-    """Pipelines of a commit or a branch, newest first (one page)."""
+                   limit: int = 20, page: int = 1) -> list[dict[str, Any]] | ToolResult:
+    """Pipelines of a commit or a branch, newest first (one page of `limit`; `page` counts from 1)."""
     filters = {k: v for k, v in (("sha", sha), ("ref", ref), ("updated_after", updated_after)) if v}
 
     def fetch() -> list[dict[str, Any]]:
         found = project_of(gl, project).pipelines.list(order_by="id", sort="desc", per_page=min(limit, 100),
-                                                       get_all=False, **filters)
+                                                       page=page, get_all=False, **filters)
         return [{k: p.asdict().get(k) for k in _PIPELINE_KEYS} for p in found]
 
     return call(f"pipelines of {project}", fetch)
@@ -109,13 +109,14 @@ def _of_pipeline(**options: Any) -> dict[str, Any]:
 
 TOOL_DEFS = (
     ToolDef("gitlab_list_pipelines", "Pipelines of a commit (sha) or a branch (ref), newest first: id, sha, ref, "
-            "status, source, web_url. updated_after takes an ISO 8601 time.",
+            "status, source, web_url. updated_after takes an ISO 8601 time; page (from 1) reads older pages of limit.",
             {"type": "object", "additionalProperties": False, "required": ["project"], "properties": {
                 "project": _PROJECT,
                 "sha": {"type": "string", "pattern": "^[0-9a-f]{7,64}$"},
                 "ref": {"type": "string", "minLength": 1, "maxLength": 255},
                 "updated_after": {"type": "string", "maxLength": 40},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 100}}},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 100},
+                "page": {"type": "integer", "minimum": 1, "maximum": 100}}},
             list_pipelines),
     ToolDef("gitlab_get_pipeline_jobs", "Every job of a pipeline, retried attempts included (a job name that "
             "appears twice was retried; the later id is the retry): name, stage, status, failure_reason, "

@@ -31,6 +31,7 @@ from hummingbird_agent.errors import OutcomeUnknown, PermanentError, TransientEr
 from hummingbird_agent.gitlab.commits import ONCE as _ONCE
 from hummingbird_agent.gitlab.commits import CommitCalls
 from hummingbird_agent.gitlab.error_map import map_gitlab_errors
+from hummingbird_agent.gitlab.issues import IssueCalls
 from hummingbird_agent.lifecycle import ClientState
 
 T = TypeVar("T")
@@ -56,7 +57,7 @@ def _mr_path(project_id: int | str, iid: int) -> str:
     return f"/projects/{project_id}/merge_requests/{iid}"
 
 
-class GitLabClient(CommitCalls):
+class GitLabClient(CommitCalls, IssueCalls):
     """Async facade over python-gitlab for the bot's own actions."""
 
     def __init__(self, url: str, token: str, timeout_s: float = budgets.GITLAB_REQUEST_TIMEOUT_S,

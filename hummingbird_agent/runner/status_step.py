@@ -5,12 +5,15 @@ change goes to the MR's own queue group (runner/status_note.py), which writes it
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.events.protocols import Continuations
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.statuses import set_status
+from hummingbird_agent.runner import rules
+from hummingbird_agent.runner.broken_issue import track_breaks
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.posting import requires_internal
 from hummingbird_agent.runner.status_note import StatusTarget, StatusUpdate, status_notes, submit
@@ -42,12 +45,36 @@ async def triage_first(deps: Deps, order: WorkOrder, continuations: Continuation
     `thread_url`, the analysis thread, when the model runs) queued before any model call. The commit status is the
     order's own (posted when the triage decided it): an update applied later never carries an older decision."""
     found = await deps.triage.for_order(order) if deps.triage is not None else None
+    found = await _with_issues(deps, order, found)
     if found is None or deps.triage is None or not _noted(deps, order) or order.pipeline_id is None:
         return found, False
     entry = failed_entry(found, order.pipeline_id, _pipeline_url(deps, order.project, order.pipeline_id), thread_url)
     target = _target(deps, order.project_id, order.project, order.mr_iid, order.workflow)
     await submit(continuations, StatusUpdate(target, entry))
     return found, True
+
+
+async def _with_issues(deps: Deps, order: WorkOrder, found: Triage | None) -> Triage | None:
+    """The triage with each tracked break's issue found, opened or updated (`triage.culprit_issue`, automatic runs)."""
+    service = deps.triage
+    settings = service.settings(order) if service is not None else None
+    if found is None or service is None or settings is None or not settings.culprit_issue or not order.automatic:
+        return found
+    checks = await track_breaks(deps.gitlab, order.project_id, order.mr_iid, found.checks,
+                                lambda meta: service.fixed(order.workflow, order.project, meta))
+    return replace(found, checks=checks)
+
+
+async def untrack(deps: Deps, project_id: int, project: str, iid: int) -> None:
+    """A passing pipeline: the MR is no longer listed as blocked on the project's break issues (the first workflow
+    of the project that keeps them reads whether each break is fixed)."""
+    workflows = deps.config.workflows
+    workflow = next((name for name, _ in rules.auto_workflows(deps.config, "pipeline", project)
+                     if workflows[name].triage.enabled and workflows[name].triage.culprit_issue), None)
+    if workflow is None or deps.triage is None:
+        return
+    service = deps.triage
+    await track_breaks(deps.gitlab, project_id, iid, (), lambda meta: service.fixed(workflow, project, meta))
 
 
 def needs_model(deps: Deps, order: WorkOrder, found: Triage) -> bool:
@@ -62,12 +89,13 @@ def needs_model(deps: Deps, order: WorkOrder, found: Triage) -> bool:
 async def all_green(deps: Deps, continuations: Continuations, project_id: int, project: str, iid: int, sha: str,
                     pipeline_id: int, discussions: list[dict[str, Any]]) -> None:
     """A passing pipeline: the status note, where the MR has one (`discussions`, just read by the caller), shows it
-    green; no note is created for it, and no update is queued for an MR without one."""
+    green; no note is created for it, and no update is queued for an MR without one. The MR leaves the lists of
+    the break issues it was blocked by."""
     target = _target(deps, project_id, project, iid, None)
-    if not status_notes(discussions, await deps.gitlab.bot_user_id(), target.sealed(deps.seal)):
-        return
-    entry = green_entry(sha, pipeline_id, _pipeline_url(deps, project, pipeline_id))
-    await submit(continuations, StatusUpdate(target, entry, create=False))
+    if status_notes(discussions, await deps.gitlab.bot_user_id(), target.sealed(deps.seal)):
+        entry = green_entry(sha, pipeline_id, _pipeline_url(deps, project, pipeline_id))
+        await submit(continuations, StatusUpdate(target, entry, create=False))
+    await untrack(deps, project_id, project, iid)
 
 
 async def decide_status(deps: Deps, order: WorkOrder) -> None:

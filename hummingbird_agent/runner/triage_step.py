@@ -21,6 +21,10 @@ from hummingbird_agent.gitlab.statuses import set_status
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.runner.outage import OutageGuard
 from hummingbird_agent.runner.work_order import WorkOrder
+from hummingbird_agent.triage.broken_issue import IssueMeta
+from hummingbird_agent.triage.culprit_fix import passing_again
+from hummingbird_agent.triage.culprit_model import Change, RunRef
+from hummingbird_agent.triage.culprit_text import culprit_plain
 from hummingbird_agent.triage.model import KnownCauses, Triage
 from hummingbird_agent.triage.reader import TriageCache, TriageReader
 from hummingbird_agent.triage.render import for_model, headline, section
@@ -116,7 +120,7 @@ class TriageService:
         reader = TriageReader(ReadTools.declared(self._loaded, workflow, project), project, self._cache)
         request = TriageRequest(project, mr_iid, datetime.fromtimestamp(self._clock(), UTC), sha=sha,
                                 pipeline_id=pipeline_id, lookback_pipelines=settings.lookback_pipelines,
-                                lookback_days=settings.lookback_days,
+                                lookback_days=settings.lookback_days, culprit=settings.culprit,
                                 ignore_statuses=frozenset({settings.commit_status} if settings.commit_status else ()))
         try:
             found = await triage(reader, request, self._known)
@@ -127,6 +131,11 @@ class TriageService:
             self._metrics.triage_checks.labels(workflow, check.verdict.value).inc()
         log.info("triage: %s (%d GitLab calls, %d log bytes)", headline(found), found.calls, found.log_bytes)
         return found
+
+    async def fixed(self, workflow: str, project: str, meta: IssueMeta) -> tuple[RunRef, Change | None] | None:
+        """Where the branch of a tracked break passes its job again (read with the workflow's read tools)."""
+        reader = TriageReader(ReadTools.declared(self._loaded, workflow, project), project, self._cache)
+        return await passing_again(reader.fork(budgets.CULPRIT_MAX_CALLS), meta)
 
     def earlier_diagnosis(self, order: WorkOrder, found: Triage, link: str) -> str | None:
         """The link of the first diagnosis of this failure when the outage guard answers this order."""
@@ -186,4 +195,6 @@ def summary(found: Triage) -> str:
     parts += [f"{found.omitted} not listed"] if found.omitted else []
     parts += ["some lists not read whole"] if found.unlisted else []
     total = found.passed + len(found.checks) + found.optional + found.omitted
-    return f"{total} checks: " + ", ".join(parts) if parts else "no check found on this commit"
+    culprit = next((culprit_plain(c.culprit) for c in found.checks if c.culprit and not c.culprit.flaky), "")
+    said = f"{total} checks: " + ", ".join(parts) if parts else "no check found on this commit"
+    return f"{said}; {culprit}" if culprit else said

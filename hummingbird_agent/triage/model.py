@@ -10,6 +10,7 @@ from typing import Protocol
 
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.fingerprint import Fingerprint
+from hummingbird_agent.triage.culprit_model import Culprit
 
 
 class Verdict(enum.StrEnum):
@@ -38,6 +39,7 @@ class TriageLimits:
     max_checks: int = budgets.TRIAGE_MAX_CHECKS
     max_report_cases: int = budgets.TRIAGE_REPORT_MAX_CASES
     max_report_bytes: int = budgets.TRIAGE_REPORT_MAX_BYTES
+    culprit_calls: int = budgets.CULPRIT_MAX_CALLS
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +109,8 @@ class CheckResult:
     """Its failed test cases, when its pipeline's unit test report lists them (the verdict is then theirs)."""
     history: str = ""
     """How often the job failed on the target branch's recent pipelines whose job lists were read."""
+    culprit: Culprit | None = None
+    """Where the target branch broke this way (a pre-existing failure) or flipped this way (a flaky one)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from hummingbird_agent import budgets
 from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.tools.base import StreamingResponse, ToolResult
 from hummingbird_agent.triage.cases import Report, report_of
+from hummingbird_agent.triage.culprit_model import Culprit
 from hummingbird_agent.triage.excerpt import LogEvidence, evidence_of
 from hummingbird_agent.triage.model import TriageLimits
 from hummingbird_agent.triage.recent_jobs import RecentJobs, recent_jobs
@@ -61,6 +62,8 @@ class TriageCache:
         self.jobs: _Lru[tuple[Job, ...]] = _Lru(budgets.TRIAGE_CACHE_PIPELINES)
         self.logs: _Lru[LogEvidence] = _Lru(budgets.TRIAGE_CACHE_LOGS)
         self.reports: _Lru[Report] = _Lru(budgets.TRIAGE_CACHE_REPORTS)
+        self.culprits: _Lru[Culprit] = _Lru(budgets.CULPRIT_CACHE_ENTRIES)
+        self.lookups: _Lru[Any] = _Lru(budgets.CULPRIT_CACHE_ENTRIES)  # ranges' commits, commits' MRs: history
 
 
 class _Budget:
@@ -85,12 +88,18 @@ class TriageReader:
 
     def __init__(self, tools: ReadTools, project: str, cache: TriageCache, limits: TriageLimits | None = None) -> None:
         self._tools, self._project, self._cache = tools, project, cache
+        self.cache = cache
         self.limits = limits or TriageLimits()
         self.calls = 0
         self.log_bytes = 0
         self.report_bytes = 0
         self.gaps: list[str] = []
         self._recent: RecentJobs | None = None
+
+    def fork(self, max_calls: int) -> TriageReader:
+        """A reader of the same project, tools and caches with a call budget of its own (a search after the
+        verdicts, which never takes their budget)."""
+        return TriageReader(self._tools, self._project, self._cache, replace(self.limits, max_calls=max_calls))
 
     def _gap(self, text: str) -> None:
         if text not in self.gaps:
@@ -105,7 +114,7 @@ class TriageReader:
                   "classified from what was already read")
         return True
 
-    async def _call(self, tool: str, **args: Any) -> Any:
+    async def call(self, tool: str, **args: Any) -> Any:
         """The tool's output, or an `Unread` saying why there is none (kept as a gap)."""
         return await self._read(tool, args)
 
@@ -122,11 +131,11 @@ class TriageReader:
         return Unread(self._tools.last_problem or f"{tool} failed") if output is None else output
 
     async def mr(self, iid: int) -> Mapping[str, Any]:
-        details = await self._call("gitlab_get_mr_details", mr_iid=iid)
+        details = await self.call("gitlab_get_mr_details", mr_iid=iid)
         return details if isinstance(details, Mapping) else {}
 
     async def pipelines(self, **filters: Any) -> list[Mapping[str, Any]]:
-        found = await self._call("gitlab_list_pipelines", **filters)
+        found = await self.call("gitlab_list_pipelines", **filters)
         return [p for p in found if isinstance(p, Mapping)] if isinstance(found, list) else []
 
     async def jobs(self, pipeline: Mapping[str, Any], fresh: bool = False, scope: str = "") -> Listed:
@@ -139,7 +148,7 @@ class TriageReader:
             return Listed(list(self._cache.jobs[key]))
         if not scope and (shown := await self._shown_whole(pipeline)) is not None:
             return self._keep(pipeline, key, shown)
-        found = await self._call("gitlab_get_pipeline_jobs", pipeline_id=int(pipeline["id"]),
+        found = await self.call("gitlab_get_pipeline_jobs", pipeline_id=int(pipeline["id"]),
                                  max_jobs=self.limits.max_jobs_per_pipeline, **({"scope": scope} if scope else {}))
         if isinstance(found, Unread):
             return Listed([], f"the jobs of pipeline {pipeline['id']} could not be read: {found.reason}")
@@ -179,7 +188,7 @@ class TriageReader:
 
     async def bridges(self, pipeline: Mapping[str, Any]) -> list[Job] | Unread:
         """The pipeline's trigger jobs with their downstream pipelines; `Unread` when not read whole."""
-        found = await self._call("gitlab_get_pipeline_bridges", pipeline_id=int(pipeline["id"]))
+        found = await self.call("gitlab_get_pipeline_bridges", pipeline_id=int(pipeline["id"]))
         if isinstance(found, Unread):
             return found
         listed = found.content if isinstance(found, ToolResult) else found
@@ -193,7 +202,7 @@ class TriageReader:
         key = (self._project, int(pipeline["id"]), suites)
         if not fresh and key in self._cache.reports:
             return self._cache.reports[key]
-        found = await self._call("gitlab_get_pipeline_test_report", pipeline_id=int(pipeline["id"]),
+        found = await self.call("gitlab_get_pipeline_test_report", pipeline_id=int(pipeline["id"]),
                                  suites=sorted(suites), max_cases=self.limits.max_report_cases,
                                  max_bytes=self.limits.max_report_bytes)
         if not isinstance(found, Mapping):
@@ -208,7 +217,7 @@ class TriageReader:
 
     async def statuses(self, sha: str) -> tuple[list[Mapping[str, Any]], str]:
         """The commit's statuses, and why the list is not whole when it is not."""
-        output = await self._call("gitlab_get_commit_statuses", sha=sha)
+        output = await self.call("gitlab_get_commit_statuses", sha=sha)
         chunks = _chunks(output)
         if chunks is None:
             why = output.reason if isinstance(output, Unread) else "GitLab returned no list"
@@ -251,7 +260,7 @@ class TriageReader:
             spent = f"the triage's budget of {_mib(self.limits.max_log_bytes)} of logs ran out"
             self._gap(spent)
             return Unread(spent)
-        output = await self._call("gitlab_get_job_log", job_id=int(job["id"]))
+        output = await self.call("gitlab_get_job_log", job_id=int(job["id"]))
         chunks = _chunks(output)
         if chunks is None:
             return output if isinstance(output, Unread) else Unread("GitLab returned no log")

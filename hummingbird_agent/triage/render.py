@@ -10,6 +10,7 @@ from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.gitlab.markers import inert
+from hummingbird_agent.triage.culprit_text import culprit_cell, culprit_plain
 from hummingbird_agent.triage.model import NOT_YOURS, CaseResult, CheckResult, Triage, Verdict
 
 _PHRASES = {Verdict.PRE_EXISTING: "already failing on {branch}", Verdict.FLAKY: "flaky",
@@ -84,7 +85,8 @@ def table(triage: Triage) -> str:
         failure = f"`{cell(check.failure_line, 160)}`" if check.failure_line else ""
         if check.known is not None and check.known.resolution:
             failure += f" fix: {cell(check.known.resolution, 160)}"
-        rows.append(f"| {name} | {_BADGES[check.verdict]} | {_evidence(check)} | {failure} |")
+        said = _evidence(check) + (f"; {culprit_cell(check.culprit)}" if check.culprit else "")
+        rows.append(f"| {name} | {_BADGES[check.verdict]} | {said} | {failure} |")
         rows += _case_rows(check)
     return "\n".join(rows)
 
@@ -131,6 +133,8 @@ def for_model(triage: Triage) -> dict[str, Any]:
                                 "excerpt": list(check.excerpt)}
         if check.history:
             full["history"] = check.history
+        if check.culprit is not None:
+            full["culprit"] = culprit_plain(check.culprit)
         if check.cases:
             full["failed_tests"] = [_case_for_model(c) for c in check.cases]
         if check.known is not None:

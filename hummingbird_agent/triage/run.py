@@ -9,6 +9,7 @@ from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.triage.classify import Classifier, external_check, unlisted_check
+from hummingbird_agent.triage.culprits import with_culprits
 from hummingbird_agent.triage.evidence import Runs, Sources, by_name
 from hummingbird_agent.triage.ledger import Ledger, current
 from hummingbird_agent.triage.model import CheckResult, KnownCauses, Triage
@@ -27,6 +28,8 @@ class TriageRequest:
     lookback_days: int = budgets.TRIAGE_LOOKBACK_DAYS
     ignore_statuses: frozenset[str] = frozenset()
     """Commit-status names never triaged (the service's own status)."""
+    culprit: bool = True
+    """Search the target branch for the change that broke it, for each pre-existing (and flaky) failure."""
 
 
 async def triage(reader: TriageReader, request: TriageRequest, known: KnownCauses | None = None) -> Triage:
@@ -65,6 +68,9 @@ async def triage(reader: TriageReader, request: TriageRequest, known: KnownCause
     checks += [unlisted_check(name, url, sources.unlisted_problem)
                for name, url in sources.unlisted_failures[: room - len(checks)]]
     checks += ledger.unproven[: room - len(checks)]
+    if request.culprit:
+        when = request.now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        checks = await with_culprits(reader, checks, ledger.failed, sources, target_runs, request.project, branch, when)
     total = len(ledger.failed) + len(ledger.external) + len(sources.unlisted_failures) + len(ledger.unproven)
     unlisted = tuple(p for p in (sources.unlisted_problem, *sources.problems, statuses_problem) if p)
     return Triage(sha=sha, target_branch=branch, base_sha=base_sha, checks=tuple(checks), gaps=tuple(reader.gaps),

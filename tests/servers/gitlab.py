@@ -348,6 +348,7 @@ class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
         """GET /repository/compare?from=&to=: an unknown pair of refs answers 404 like an unknown ref."""
         project = self.project(pid)
         found = self.compares.get((project["id"], req.arg("from"), req.arg("to")))
+        found = found or self.compare_history(project["id"], req.arg("from"), req.arg("to"))
         if found is None:
             raise not_found("Ref Not Found")
         return json_response(found)

@@ -68,6 +68,31 @@ class GitLabIssues:
 
     def init_issues(self) -> None:
         self.issues, self.issue_notes, self.mr_commits = {}, {}, {}
+        self.history: dict[int, list[dict[str, Any]]] = {}
+
+    # --- a linear history of the default branch, for compare ------------------------------------
+    def add_branch_commit(self, project_id: int, sha: str, *, title: str = "Change", author_name: str = "Dev",
+                          created_at: str | None = None) -> dict[str, Any]:
+        """A commit at the tip of the project's branch history (its parent is the previous tip): what GET
+        /repository/compare lists between two of them when no compare was registered for the pair."""
+        commits = self.history.setdefault(project_id, [])
+        parents = [commits[-1]["id"]] if commits else []
+        commit = {"id": sha, "short_id": sha[:8], "title": title, "message": title, "author_name": author_name,
+                  "author_email": f"{author_name.lower()}@example.com", "created_at": created_at or self.now(),
+                  "parent_ids": parents, "web_url": f"{self.project(project_id)['web_url']}/-/commit/{sha}"}
+        commits.append(commit)
+        return commit
+
+    def compare_history(self, project_id: int, from_sha: str, to_sha: str) -> dict[str, Any] | None:
+        """Compare of two commits of the branch history (`from` older): the commits after `from` up to `to`, oldest
+        first, as Gitlab::Git::Compare lists them; None when either is not in it."""
+        shas = [c["id"] for c in self.history.get(project_id, [])]
+        if from_sha not in shas or to_sha not in shas or shas.index(from_sha) > shas.index(to_sha):
+            return None
+        commits = self.history[project_id][shas.index(from_sha) + 1: shas.index(to_sha) + 1]
+        web = self.project(project_id)["web_url"]
+        return {"commit": commits[-1] if commits else None, "commits": commits, "diffs": [], "compare_timeout": False,
+                "compare_same_ref": from_sha == to_sha, "web_url": f"{web}/-/compare/{from_sha}...{to_sha}"}
 
     def register_issue_routes(self) -> None:
         r = self.route
@@ -90,6 +115,7 @@ class GitLabIssues:
         known |= {m.get(k) for m in mrs for k in ("sha", "merge_commit_sha", "squash_commit_sha")}
         known |= {p["sha"] for (proj, _), p in self.pipelines.items() if proj == project_id}
         known |= {s for (p, s) in self.statuses if p == project_id}
+        known |= {c["id"] for c in self.history.get(project_id, [])}
         return sha in known
 
     def _commit_mrs(self, req: Request, pid: str, sha: str) -> Response:

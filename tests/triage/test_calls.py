@@ -48,7 +48,8 @@ async def test_a_typical_triage_reads_the_job_lists_in_one_call(world: CiWorld) 
     assert reader.calls == 10 and not found.gaps
     read = _endpoints(world.gl, since)
     assert read["jobs"] == 1 and read["pipelines/N/jobs"] == 0 and read["jobs/N/trace"] == 3
-    assert read["pipelines"] == 3
+    assert read["pipelines"] == 4  # the commit's, the base's, `main`'s; and `main`'s again for the culprit search
+    assert found.checks[0].culprit is None  # no `main` pipeline before the base's: nothing to search
 
 
 async def test_a_target_pipeline_whose_jobs_were_not_read_is_not_a_pass(world: CiWorld) -> None:

@@ -73,7 +73,16 @@ class CiWorld:
         mr = self.mr(iid, base_sha=sha_of(self.path, "base", iid), sha=commits[-1], state="merged",
                      merged_at=self.gl.now(), merge_commit_sha=merge_sha, **overrides)
         self.gl.add_mr_commits(self.project_id, iid, list(commits))
+        author = self.gl.users[int(mr["author"]["id"])]["name"]
+        for n, sha in enumerate(commits):
+            self.gl.add_branch_commit(self.project_id, sha, title=f"Part {n + 1} of !{iid}", author_name=author)
+        self.gl.add_branch_commit(self.project_id, merge_sha, title=f"Merge branch of !{iid}", author_name=author)
         return mr
+
+    def push(self, sha: str, author_name: str = "Dev") -> str:
+        """A commit pushed to the target branch without a merge request."""
+        self.gl.add_branch_commit(self.project_id, sha, title="Direct push", author_name=author_name)
+        return sha
 
     def pipeline(self, sha: str, attempts: Sequence[Attempt], *, ref: str | None = None,
                  source: str = "push", updated_at: str | None = None, pipeline_id: int | None = None) -> int:

@@ -1,0 +1,56 @@
+"""The issue of a broken target branch in the running service (`triage.culprit_issue`): a failed pipeline of an MR
+blocked by the break opens the issue, the status note names the culprit and links the issue, and the MR leaves the
+issue's list when its pipeline passes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.runner.conftest import triage_on
+from tests.runner.harness import IID, MEMBER, SHA, Service, pipeline_event, seed_gitlab, start_service
+from tests.servers import GeminiServer, GitLabServer, MotoServer
+from tests.triage.conftest import failing_log
+from tests.triage.culprit_world import PARSE, PASSING, authors, history
+from tests.triage.world import Attempt, CiWorld
+
+pytestmark = [pytest.mark.podman, pytest.mark.timeout(300)]
+
+
+def _issues_on(config: dict[str, Any]) -> None:
+    triage_on(config)
+    config["workflows"]["analyze-failures"]["triage"]["culprit_issue"] = True
+
+
+@pytest.fixture
+async def service(tmp_path: Path, gitlab_server: GitLabServer, moto_server: MotoServer) -> AsyncIterator[Service]:
+    seed_gitlab(gitlab_server)
+    with GeminiServer() as model:
+        async with start_service(tmp_path, gitlab_server, model, moto_server, tweak=_issues_on) as running:
+            yield running
+    assert not model.errors, model.errors
+
+
+async def test_a_blocked_mr_opens_the_issue_its_note_links_and_leaves_it_when_green(service: Service) -> None:
+    world = CiWorld(service.gitlab)
+    authors(world)
+    merges = history(world, 16, broken_at=9)
+    world.mr(IID, base_sha=merges[-1], sha=SHA, author_id=MEMBER)
+    world.pipeline(SHA, [Attempt("unit-tests", trace=failing_log("test_parse", PARSE, run=77))], ref="feature",
+                   pipeline_id=701)
+    service.publish(pipeline_event(status="failed", pipeline_id=701, sha=SHA))
+    await service.finished()
+    (issue,) = service.gitlab.issues.values()
+    assert f"- !{IID}" in issue["description"] and "!108" in issue["title"]
+    [note] = service.status_notes()
+    assert "broken on `main` since [!108](" in note["body"] and f"[tracked in an issue]({issue['web_url']})" in (
+        note["body"])
+    assert "broken on main since !108" in service.gitlab.posted_statuses[-1]["description"]
+
+    world.pipeline(SHA, [Attempt("unit-tests", "success", trace=PASSING)], ref="feature", pipeline_id=702)
+    service.publish(pipeline_event(status="success", pipeline_id=702, sha=SHA))
+    await service.finished()
+    assert f"- !{IID}" not in issue["description"] and issue["state"] == "opened"
