@@ -18,6 +18,7 @@ SHOWN_GITLAB = "https://gitlab.example.com"
 
 def render_examples() -> dict[str, str]:
     """The blocks by name: the note's section and the issue's description, the server's address masked."""
+    from hummingbird_agent.gitlab.seal import Seal
     from hummingbird_agent.triage.broken_issue import issue_body, issue_title
     from hummingbird_agent.triage.status_note import failed_entry, render
 
@@ -31,7 +32,9 @@ def render_examples() -> dict[str, str]:
         (check,) = found.checks
         assert check.culprit is not None
         issue = f"# {issue_title(check, check.culprit)}\n\n{issue_body(check, check.culprit, [7, 12])}"
-        return {"culprit-note": _fenced(render([entry]).replace(gl.url, SHOWN_GITLAB)),
+        # A fixed key: the markers' MACs in the page stay the same from run to run (a deployment's own key differs).
+        seal = Seal(b"documentation example").within("group/project!7")
+        return {"culprit-note": _fenced(render([entry], seal).replace(gl.url, SHOWN_GITLAB)),
                 "culprit-issue": _fenced(issue.replace(gl.url, SHOWN_GITLAB))}
 
 

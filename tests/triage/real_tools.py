@@ -5,7 +5,7 @@ runs the tools installed here again and checks that they still report what the r
 
     python -m tests.triage.real_tools   # rewrites tests/triage/real_tools_output.txt (needs every tool)
 
-Installed by scripts/setup-host.sh (Debian packages; npm packages pinned in tests/triage/tools/package.json).
+Installed by scripts/setup-test-tools.sh (Debian packages; npm packages pinned in tests/triage/tools/package.json).
 Not run here: Maven Surefire and Gradle (both fetch plugins from a repository this machine cannot reach); their
 report formats are read from their printers' source (hummingbird_agent/logs/findings.py).
 """
@@ -24,7 +24,7 @@ from tests.triage import real_tool_sources as src
 
 VENV_BIN = Path(sys.executable).parent
 HERE = Path(__file__).resolve().parent
-SETUP_HOST = HERE.parents[1] / "scripts" / "setup-host.sh"
+SETUP_TOOLS = HERE.parents[1] / "scripts" / "setup-test-tools.sh"
 NPM_TOOLS = HERE / "tools"
 NPM_BIN = NPM_TOOLS / "node_modules" / ".bin"
 RECORD = HERE / "real_tools_output.txt"
@@ -88,10 +88,10 @@ class Tool:
         program = self.needs or self.command[0]
         if shutil.which(program) is not None or program.endswith(".jar") and Path(program).is_file():
             return None
-        installers = SETUP_HOST.read_text() + (NPM_TOOLS / "package.json").read_text()
+        installers = SETUP_TOOLS.read_text() + (NPM_TOOLS / "package.json").read_text()
         if Path(program).name.removesuffix(".jar").split("-")[0] in installers:
-            return f"{program} is not installed here (scripts/setup-host.sh installs it)"
-        raise AssertionError(f"{program} is missing and scripts/setup-host.sh does not install it")
+            return f"{program} is not installed here (scripts/setup-test-tools.sh installs it)"
+        raise AssertionError(f"{program} is missing and scripts/setup-test-tools.sh does not install it")
 
 
 def _sh(script: str) -> tuple[str, ...]:
