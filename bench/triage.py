@@ -45,8 +45,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.attack_model import LogPool  # noqa: E402
 from bench.bamboo_naming import NamingModel  # noqa: E402
 from bench.bamboo_retrieval import incident, read_examples, read_log  # noqa: E402
+from bench.triage_attacks import FAMILIES, attacks_bench, not_yours_share  # noqa: E402
 from bench.triage_cases import case_figures, case_mrs, run_cases  # noqa: E402
 from bench.triage_figures import (  # noqa: E402
     Graded,
@@ -84,6 +86,8 @@ Row = dict[str, Any]
 LOWERED = TriageLimits(max_calls=8, max_log_bytes=256 * 1024, max_one_log_bytes=128 * 1024)
 # The test-case worlds' reports cut: two cases of a suite, or 16 KiB of a report (a base report is ~25 KiB).
 LOWERED_REPORTS = TriageLimits(max_report_cases=2, max_report_bytes=16 * 1024)
+# What `--families` may name: the scenario and test-case worlds, and each attack family (bench/triage_attacks.py).
+ALL_FAMILIES = ("scenarios", *FAMILIES)
 
 
 async def learn(stores: Stores, held: list[Row], logs: dict[str, str]) -> None:
@@ -178,13 +182,27 @@ def lowered(results: list[tuple[MR, Triage]]) -> dict[str, Any]:
             "pre_existing": figures(rows)[Verdict.PRE_EXISTING.value]}
 
 
-async def main_async(logchunks: Path, cidiff: Path, limit: int, dump: Path | None = None) -> dict[str, Any]:
+async def main_async(logchunks: Path, cidiff: Path, limit: int, dump: Path | None = None,
+                     families: tuple[str, ...] = ALL_FAMILIES) -> dict[str, Any]:
     started = time.monotonic()
     rows = read_examples(logchunks)
     if limit:
         keep = sorted({r["repository"] for r in rows})[:limit]
         rows = [r for r in rows if r["repository"] in keep]
     logs = {r["log_id"]: read_log(logchunks, r["build_log"]) for r in rows}
+    out: dict[str, Any] = {}
+    if "scenarios" in families:
+        out = await scenarios_bench(rows, logs, cidiff, limit, dump)
+    attacked = time.monotonic()
+    out["attacks"] = await attacks_bench(LogPool(rows, logs), [f for f in families if f in FAMILIES])
+    out.update(attacks_s=round(time.monotonic() - attacked, 1), seconds=round(time.monotonic() - started, 1))
+    return out
+
+
+async def scenarios_bench(rows: list[Row], logs: dict[str, str], cidiff: Path, limit: int,
+                          dump: Path | None) -> dict[str, Any]:
+    """The scenario worlds (bench/triage_world.py) and the test-case worlds, at the budgets and lowered."""
+    started = time.monotonic()
     held = learned_rows(rows)
     mrs = logchunks_mrs(rows, logs, held) + cidiff_mrs(cidiff)[: 2 * limit if limit else None]
     stores = Stores(CypherGraphStore(LadybugSession(":memory:")), QdrantVectorStore("bench", 384, path=":memory:"),
@@ -200,10 +218,11 @@ async def main_async(logchunks: Path, cidiff: Path, limit: int, dump: Path | Non
         await stores.vectors.aclose()
         await stores.graph.aclose()
     out = report(results)
+    out["not_yours"] = not_yours_share(results)
     out["test_cases"] = await cases_bench(rows, logs)
     out["_case_verdicts"] = out["test_cases"].pop("_case_verdicts")
     out.update(learned_incidents=len(held), lowered_budgets=lowered(low), learn_s=round(learned_s, 1),
-               seconds=round(time.monotonic() - started, 1))
+               scenarios_s=round(time.monotonic() - started, 1))
     if dump is not None:
         dump.write_text(json.dumps({"budgets": verdicts(results), "lowered": verdicts(low),
                                     **out.pop("_case_verdicts")}, indent=1, sort_keys=True) + "\n")
@@ -257,12 +276,18 @@ def main() -> int:
     parser.add_argument("cidiff", type=Path, help="CiDiff-layout folder (one folder per build: pass.log, fail.log)")
     parser.add_argument("--limit", type=int, default=0, help="the first N repositories of each data set only")
     parser.add_argument("--dump", type=Path, help="write every job's and case's verdict to this JSON file")
+    parser.add_argument("--families", default=",".join(ALL_FAMILIES),
+                        help=f"comma-separated, of {','.join(ALL_FAMILIES)} (default: all)")
     args = parser.parse_args()
+    families = tuple(f for f in args.families.split(",") if f)
+    if set(families) - set(ALL_FAMILIES):
+        print(f"unknown families {sorted(set(families) - set(ALL_FAMILIES))}", file=sys.stderr)
+        return 2
     if not (args.logchunks / "index.jsonl").is_file() or not args.cidiff.is_dir():
         print("usage: python bench/triage.py LOGCHUNKS_DIR CIDIFF_DIR (LOGCHUNKS_DIR needs an index.jsonl)",
               file=sys.stderr)
         return 2
-    print(json.dumps(asyncio.run(main_async(args.logchunks, args.cidiff, args.limit, args.dump))))
+    print(json.dumps(asyncio.run(main_async(args.logchunks, args.cidiff, args.limit, args.dump, families))))
     return 0
 
 
