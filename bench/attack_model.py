@@ -28,6 +28,15 @@ class Pipe:
 
 
 @dataclass(frozen=True)
+class Child:
+    """A trigger job (bridge) `name` and the jobs of the child pipeline it started, on the MR and on the base."""
+
+    name: str
+    mr: tuple[Attempt, ...]
+    base: tuple[Attempt, ...]
+
+
+@dataclass(frozen=True)
 class Attack:
     """One MR of an attack family. `truth` maps every check that must be listed (job or status name) to its true
     verdict; a check that never ran or was never examined is `unclassified` (it may not be proven not-yours)."""
@@ -47,6 +56,8 @@ class Attack:
     diffs: tuple[Mapping[str, Any], ...] | None = None
     retry: tuple[Attempt, ...] = ()
     """Attempts added to the analysed pipeline after a first triage; the second triage is the one graded."""
+    children: tuple[Child, ...] = ()
+    """Trigger jobs of the analysed and the base's pipelines and the child pipelines they started."""
     logs: tuple[str, ...] = field(default=())
     """Source log ids (for the report)."""
 
@@ -59,10 +70,14 @@ def seed(world: CiWorld, iid: int, attack: Attack) -> int:
     for pipe in attack.history:
         world.pipeline(sha_of(attack.repo, pipe.commit, iid), pipe.attempts, ref=pipe.ref, source=pipe.source)
     if attack.base:
-        world.pipeline(base_sha, attack.base)
+        base = world.pipeline(base_sha, attack.base)
+        for child in attack.children:
+            world.trigger(base, child.name, child.base)  # type: ignore[attr-defined]  # with bridges only
     for pipe in attack.same_sha:
         world.pipeline(sha, pipe.attempts, ref=pipe.ref, source=pipe.source)
     pipeline = world.pipeline(sha, attack.mr, ref="feature", source="merge_request_event")
+    for child in attack.children:
+        world.trigger(pipeline, child.name, child.mr)  # type: ignore[attr-defined]
     # `{web}` in a status's fields: this GitLab's address (another project's job lives there too).
     web = world.gl.projects[world.project_id]["web_url"].removesuffix("/" + world.path)
     for status in attack.statuses:

@@ -5,6 +5,7 @@ failure reasons an MR can cause; (j) flaky claims from runs that are not this fa
 from __future__ import annotations
 
 from bench.attack_model import Attack, LogPool, Pipe, failed, passing, planted
+from bench.attacks_ledger import COMPANIONS, companion
 from bench.runner_formats import failure
 from bench.triage_world import before_failure
 from bench.triage_world import passing as passing_log
@@ -39,14 +40,17 @@ def _platform_log(pool: LogPool, k: int, reason: str, ending: tuple[str, ...]) -
 
 
 def retry_after_verdict(pool: LogPool) -> list[Attack]:
-    """(g) The first pipeline event's triage sees the base's failure (pre-existing); the job is then retried in the
-    same pipeline and fails with one more failure, and the next event triages again. Truth of the second: new."""
+    """(g) The first pipeline event's triage sees a failure that is not the MR's (the base's, or the runner's fault);
+    the job is then retried in the same pipeline and fails with a new failure, and the next event triages again
+    (the service's cache kept). Truth of the second triage: new."""
     out = []
     for k in range(len(pool.repos)):
         again = planted(pool.other_run(k), failure("pytest" if k % 2 else "go", 200 + k), "late")
-        out.append(Attack("g", "retried, new failure", pool.project("g", "retry", k), {"test": "new"},
-                          mr=(failed("test", pool.other_run(k)),), base=(failed("test", pool.log(k)),),
-                          retry=(failed("test", again),), logs=(str(pool.row(k)["log_id"]),)))
+        for first in COMPANIONS:
+            mine, theirs, _ = companion(pool, k, "test", "test", first)
+            out.append(Attack("g", f"retried after {first}, new failure", pool.project("g", f"retry-{first}", k),
+                              {"test": "new"}, mr=(mine,), base=(theirs,), retry=(failed("test", again),),
+                              logs=(str(pool.row(k)["log_id"]),)))
     return out
 
 

@@ -4,9 +4,10 @@ canceled; (e) failed external statuses that look like GitLab jobs; (f) a failed 
 
 from __future__ import annotations
 
-from bench.attack_model import Attack, LogPool, failed, passing
+from bench.attack_model import Attack, Child, LogPool, failed, passing
 from bench.triage_world import before_failure
-from tests.triage.world import Attempt, Case
+from bench.triage_world import passing as passing_log
+from tests.triage.world import Attempt, Case, CiWorld
 
 # How a test process dies without writing its junit report (the shard's whole ending).
 CRASH = ("Fatal Python error: Segmentation fault", "", "Current thread 0x00007f3a2c1ff740 (most recent call first):",
@@ -42,7 +43,7 @@ def shards(pool: LogPool) -> list[Attack]:
     return out
 
 
-def _companion(pool: LogPool, k: int, job: str, stage: str, kind: str) -> tuple[Attempt, Attempt, str]:
+def companion(pool: LogPool, k: int, job: str, stage: str, kind: str) -> tuple[Attempt, Attempt, str]:
     """The failure beside the attacked checks, which alone would let the MR pass: (MR's attempt, base's, truth).
     `pre-existing`: it failed the same way on the base; `infrastructure`: GitLab blames the runner (no log needed,
     so the attack bites whatever the log comparison makes of the runner's sections)."""
@@ -58,12 +59,12 @@ def not_run(pool: LogPool) -> list[Attack]:
     out = []
     for k in range(len(pool.repos)):
         for beside in COMPANIONS:
-            mine, theirs, truth = _companion(pool, k, "build", "build", beside)
+            mine, theirs, truth = companion(pool, k, "build", "build", beside)
             tests = (Attempt("unit", "skipped", stage="test"), Attempt("integration", "skipped", stage="test"))
             out.append(Attack("d", f"skipped, earlier {beside} failure", pool.project("d", f"skipped-{beside}", k),
                               {"build": truth, "unit": "unclassified", "integration": "unclassified"},
                               mr=(mine, *tests), base=(theirs, *tests), logs=(str(pool.row(k)["log_id"]),)))
-            mine, theirs, truth = _companion(pool, k, "lint", "test", beside)
+            mine, theirs, truth = companion(pool, k, "lint", "test", beside)
             partial = before_failure(pool.row(k + 1), pool.log(k + 1))
             out.append(Attack("d", f"canceled, beside {beside} failure", pool.project("d", f"canceled-{beside}", k),
                               {"lint": truth, "unit": "unclassified"},
@@ -79,13 +80,13 @@ def external(pool: LogPool) -> list[Attack]:
     out = []
     for k in range(len(pool.repos)):
         for beside in COMPANIONS:
-            mine, theirs, truth = _companion(pool, k, "test", "test", beside)
+            mine, theirs, truth = companion(pool, k, "test", "test", beside)
             out.append(Attack("e", f"another project's job, beside {beside} failure",
                               pool.project("e", f"other-project-{beside}", k),
                               {"test": truth, "security-scan": "unclassified"}, mr=(mine,), base=(theirs,),
                               statuses=({"name": "security-scan", "status": "failed",
                                          "target_url": OTHER_PROJECT_JOB},), logs=(str(pool.row(k)["log_id"]),)))
-            mine, theirs, truth = _companion(pool, k, "lint", "test", beside)
+            mine, theirs, truth = companion(pool, k, "lint", "test", beside)
             out.append(Attack("e", f"named like a job, beside {beside} failure",
                               pool.project("e", f"job-name-{beside}", k), {"lint": truth, "unit": "unclassified"},
                               mr=(mine, passing("unit")), base=(theirs, passing("unit")),
@@ -95,8 +96,19 @@ def external(pool: LogPool) -> list[Attack]:
 
 
 def child_pipelines(pool: LogPool) -> list[Attack]:
-    """(f) A trigger job (bridge) whose child pipeline failed with a new failure, beside a pre-existing failure of
-    the parent. Not built: the fake GitLab has no bridges or child pipelines yet (GET /pipelines/:id/bridges); the
-    family is listed with no worlds until it has."""
-    del pool
-    return []
+    """(f) A trigger job whose child pipeline's `unit` fails anew (it passes in the base's child pipeline), beside a
+    parent's failure that is not the MR's. Truth: the trigger job new. Built only where the fake GitLab has bridges
+    and child pipelines (`CiWorld.trigger`); none otherwise."""
+    if not hasattr(CiWorld, "trigger"):
+        return []
+    out = []
+    for k in range(len(pool.repos)):
+        for beside in COMPANIONS:
+            mine, theirs, truth = companion(pool, k, "lint", "test", beside)
+            child = Child("child-tests", mr=(failed("unit", pool.log(k + 1)),),
+                          base=(passing("unit", passing_log(pool.row(k + 1), pool.log(k + 1))),))
+            out.append(Attack("f", f"child pipeline fails, beside {beside} failure",
+                              pool.project("f", f"child-{beside}", k), {"lint": truth, "child-tests": "new"},
+                              mr=(mine,), base=(theirs,), children=(child,),
+                              logs=(str(pool.row(k)["log_id"]), str(pool.row(k + 1)["log_id"]))))
+    return out

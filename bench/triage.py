@@ -2,6 +2,11 @@
 
     python bench/triage.py LOGCHUNKS_DIR CIDIFF_DIR [--limit N]   # N: the first N LogChunks repositories only
     python bench/triage.py LOGCHUNKS_DIR CIDIFF_DIR --dump FILE   # also every job's and case's verdict, as JSON
+    python bench/triage.py LOGCHUNKS_DIR CIDIFF_DIR --families a,k # only these (`scenarios`, attack families a-k)
+
+Every job log is a whole gitlab-runner log: the output wrapped in the runner's preamble, section markers and
+epilogue, with the runner, ref, sha and timestamps differing between the MR's run and the base's
+(bench/runner_sections.py).
 
 Scenarios (bench/triage_world.py), each true by construction: the same failure on the merge base or a recent
 target-branch pipeline (another build with the identical labelled chunk, else a copy of the same log with its
@@ -27,9 +32,34 @@ Prints the wrong verdicts on stderr, then one JSON line: per-verdict precision a
 at the lowered ones; `log_not_yours_precision` and recall (pre-existing: the verdict that needs the logs), with the
 recall apart for copies of one log and for two builds (`by_pair`); `not_yours_precision` (with flaky and
 infrastructure, read from metadata); GitLab calls and log bytes per failure; folds of repositories (mean, worst); and
-the baselines on the same scenarios: `name_only` ("it failed on main too"), `masked_log_equality` (the same job lists
+the baselines on the same scenarios (given each job's script output: the runner's sections are marked and
+any comparison can drop them): `name_only` ("it failed on main too"), `masked_log_equality` (the same job lists
 and failure reasons, and the logs: pre-existing when the two logs are equal line for line once numbers and ids are
 masked) and `metadata_only` (never pre-existing: the simplest strategy that games `not_yours_precision`).
+`not_yours` is the share of all failed checks called not-yours: the cost of caution ("never green" is no answer).
+
+Attack families (bench/triage_attacks.py, `attacks` in the JSON), each MR in its own project (no other world's
+pipelines are its evidence), the truth by construction, graded per family (false_green with n MRs, accuracy per check,
+pre-existing precision `log_not_yours_precision` and recall, and `attacks.all.not_yours` beside the true share): (a)
+the base fails as the log does and the MR's log adds a failure in one of 18 formats (pytest, unittest, go test, cargo,
+ctest, jest, vitest, mocha, Surefire, Gradle, PHPUnit, RSpec, TAP, `[FAIL]`, gcc, eslint, ruff, mypy) at 10 %, 50 % or
+the end of its lines: new; (b) the job's report lists two failed cases that fail on the base too while its log adds
+another runner's failure: new; (c) `unit 1/2` fails a case the base fails, `unit 2/2` passed on the base and crashes
+before writing a report: pre-existing, new; (d) tests skipped after an earlier stage's failure, or canceled, beside a
+failure that is pre-existing or infrastructure (GitLab's reason: the attack then does not depend on the log
+comparison): the tests unclassified; (e) a failed external status pointing at another project's job, and one named
+like a passing job of the pipeline, beside such a failure: unclassified; (f) a failed child pipeline behind a trigger
+job: built only where the fake GitLab has bridges and child pipelines (`CiWorld.trigger`), else no worlds; (g) the
+first triage sees the base's failure or the runner's fault, the job is then retried in the same pipeline and fails
+anew, the second triage (same cache) is graded: new; (h) an older target-branch pipeline failed as the MR does, the
+newer merge base passes: new; (i) trace_size_exceeded, job_execution_timeout, stuck_or_timeout_failure,
+runner_system_failure on an MR that changes .gitlab-ci.yml, and an out-of-memory kill: new when the base passes,
+infrastructure when the base failed the same way; (j) a case that failed and passed on one target-branch commit with
+another message, a job that failed otherwise and passed on a retry there, a passing same-named job of an unrelated
+(scheduled) pipeline of the commit: new; (k) lint, type-check and compile outputs recorded from the real tools
+(tests/triage/real_tools_output.txt; eslint's written after its format) identical to the base's but for the runner's
+sections (pre-existing) or with one problem more (new). The families were written from the rules the triage states
+(docs/triage.md), before any change made for them; nothing was tuned on them yet.
 """
 
 from __future__ import annotations
@@ -55,11 +85,14 @@ from bench.triage_figures import (  # noqa: E402
     baseline,
     by_folds,
     by_pair,
+    cost,
     false_green,
     figures,
+    kind_groups,
     log_equal,
     metadata_only,
     name_only,
+    verdicts,
 )
 from bench.triage_run import triage_all  # noqa: E402
 from bench.triage_world import MR, cidiff_mrs, learned_rows, logchunks_mrs  # noqa: E402
@@ -144,16 +177,6 @@ def graded(results: list[tuple[MR, Triage]]) -> list[Graded]:
     return rows
 
 
-def cost(results: list[tuple[MR, Triage]]) -> dict[str, Any]:
-    per_calls = [found.calls / max(len(mr.scenarios), 1) for mr, found in results]
-    per_bytes = [found.log_bytes / max(len(mr.scenarios), 1) for mr, found in results]
-    failures = sum(len(mr.scenarios) for mr, _ in results)
-    return {"calls_per_failure_mean": round(sum(f.calls for _, f in results) / failures, 2),
-            "calls_per_failure_max": round(max(per_calls), 2),
-            "log_bytes_per_failure_mean": round(sum(f.log_bytes for _, f in results) / failures),
-            "log_bytes_per_failure_max": round(max(per_bytes))}
-
-
 def report(results: list[tuple[MR, Triage]]) -> dict[str, Any]:
     rows = graded(results)
     for s, verdict, reason, _ in rows:
@@ -164,7 +187,7 @@ def report(results: list[tuple[MR, Triage]]) -> dict[str, Any]:
     out.update(false_green(results), mrs=len(results), **cost(results), folds=by_folds(rows), by_pair=by_pair(rows))
     out["by_dataset"] = {d: figures([r for r in rows if r[0].dataset == d])["accuracy"]
                          for d in sorted({s.dataset for s, *_ in rows})}
-    out["by_kind"] = {k: f"{sum(v == s.truth for s, v, _, _ in g)}/{len(g)}" for k, g in _groups(rows).items()}
+    out["by_kind"] = {k: f"{sum(v == s.truth for s, v, _, _ in g)}/{len(g)}" for k, g in kind_groups(rows).items()}
     out["truth_counts"] = dict(Counter(s.truth for s, *_ in rows))
     out["false_not_yours_by_kind"] = dict(Counter(s.kind for s, v, _, _ in rows if v in NOT_YOURS and v != s.truth))
     out["baselines"] = {"name_only": baseline(rows, results, name_only),
@@ -230,22 +253,6 @@ async def scenarios_bench(rows: list[Row], logs: dict[str, str], cidiff: Path, l
     return out
 
 
-def verdicts(results: list[tuple[Any, Triage]]) -> dict[str, Any]:
-    """Every check's verdict (and each of its cases') by repository, MR and job, and apart their history lines: what
-    `--dump` writes, so that two versions of the triage can be compared job by job."""
-    said: dict[str, str] = {}
-    history: dict[str, str] = {}
-    seen: Counter[str] = Counter()
-    for mr, found in results:
-        seen[mr.repo] += 1
-        for check in found.checks:
-            key = f"{mr.repo} !{seen[mr.repo]} {check.name}"
-            said[key], history[key] = check.verdict.value, check.history
-            for case in check.cases:
-                said[f"{key} {case.title}"], history[f"{key} {case.title}"] = case.verdict.value, case.history
-    return {"verdicts": said, "history": history, "calls": [found.calls for _, found in results]}
-
-
 async def cases_bench(rows: list[Row], logs: dict[str, str]) -> dict[str, Any]:
     """The test-case worlds (bench/triage_cases.py) for each repository, at the budgets and with reports cut."""
     repos: dict[str, str] = {}
@@ -259,14 +266,6 @@ async def cases_bench(rows: list[Row], logs: dict[str, str]) -> dict[str, Any]:
     out["reports_cut"] = {"limits": {"max_report_cases": 2, "max_report_bytes": 16 * 1024},
                           "false_green": low["false_green"], "green_mrs": low["green_mrs"],
                           "per_job_accuracy": low["per_job"]["accuracy"]}
-    return out
-
-
-def _groups(rows: list[Graded]) -> dict[str, list[Graded]]:
-    out: dict[str, list[Graded]] = {}
-    for row in rows:
-        kind = row[0].kind.split(" failure_reason")[0] if row[0].kind.startswith("failure_reason") else row[0].kind
-        out.setdefault("failure_reason" if kind.startswith("failure_reason") else kind, []).append(row)
     return out
 
 

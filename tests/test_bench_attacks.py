@@ -83,6 +83,7 @@ def test_every_truth_names_a_check_of_the_mr(pool: LogPool) -> None:
     for family in FAMILIES:
         for attack in build(pool, [family]):
             listed = {a.name for a in (*attack.mr, *attack.retry)} | {str(s["name"]) for s in attack.statuses}
+            listed |= {child.name for child in attack.children}
             assert set(attack.truth) <= listed, (family, attack.kind)
             assert attack.truth, (family, attack.kind)
 
