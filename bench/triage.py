@@ -18,8 +18,8 @@ earlier logs of that category, learned through the real accumulator with the scr
 bench/bamboo_naming.py and the hashing embedder) is known; a failure the base passes is new; a job the base never ran
 is unclassified; a hang without context and a script that prints only `exited with 1`, on the MR and the base, are
 unclassified. Every triage runs with its own empty cache (cold), then again with budgets lowered (`LOWERED`) so that
-the cut paths run. A whole run takes about 5 minutes on a shared 2-core machine (load 6-7): 2.4 for these worlds, 2.8
-for the attack families below.
+the cut paths run. A whole run takes 5 to 6 minutes on a shared 2-core machine (load 6 to 10): 2.4 to 3.8 for these
+worlds, 2.2 to 2.8 for the attack families below.
 
 What was tuned on this data: the fingerprint's guards (generic lines, failure counts, single-word lines, the search of
 the other run's whole log) were added after earlier runs of this bench on these same logs showed false pre-existing
