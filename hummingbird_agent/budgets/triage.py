@@ -17,12 +17,17 @@ TRIAGE_MAX_ONE_LOG_BYTES = 16 * 1024 * 1024
 TRIAGE_MAX_STATUS_BYTES = 4 * 1024 * 1024
 # Failed checks one triage lists and classifies; beyond it the note says how many were left out.
 TRIAGE_MAX_CHECKS = 60
-# Pipelines of one SHA (the analysed one, or the merge base) looked at: retries of a whole pipeline.
-TRIAGE_SHA_PIPELINES = 5
+# Pipelines of one SHA (the analysed one, or the merge base) looked at: retries of a whole pipeline, branch and MR
+# pipelines, child pipelines. More on the analysed commit is a gap: its ledger is not whole.
+TRIAGE_SHA_PIPELINES = 20
 # Job attempts read per pipeline (one page of 100 is one call of the call budget's): 500 jobs retried once. GitLab
 # lists newest first, so a longer list loses its oldest attempts; that list is a gap: its failures beyond the cut
 # are listed apart (`scope=failed`) and unclassified, and the commit status cannot pass.
 TRIAGE_MAX_JOBS_PER_PIPELINE = 1000
+# Trigger jobs (bridges) read per pipeline, each with the child or downstream pipeline it started (two pages of 100):
+# far more than a pipeline fans out to. A longer list loses its oldest bridges and says so with the total, like the
+# job list above, so a pipeline it leaves out is never taken for absent.
+TRIAGE_MAX_BRIDGES_PER_PIPELINE = 200
 # Jobs of the project's newest read in one call (GitLab's page limit) before any pipeline's list: the job lists of
 # every pipeline the page shows whole (the analysed one, the merge base's, recent target-branch ones) come from it,
 # the others are read one call each. GitLab creates a pipeline's jobs with the pipeline (a retry later, so newer), so
@@ -44,8 +49,12 @@ TRIAGE_REPORT_MAX_BYTES = 8 * 1024 * 1024
 # Test cases kept from one report read (only the suites of the failed jobs are kept): a suite with more failed
 # cases than this is a broken build, not one MR's few regressions; the rest are a gap on the row.
 TRIAGE_REPORT_MAX_CASES = 5000
-# Characters of a case's stack trace or output kept (its first line is what the note shows).
-TRIAGE_REPORT_TRACE_CHARS = 400
+# Characters of a case's stack trace or output kept: its first line is what the note shows, its lines are what of
+# the job's log the case accounts for (`TRIAGE_TRACE_LINES_PER_CASE` of them); 5,000 cases x 1,500 chars = 7.5 MB.
+TRIAGE_REPORT_TRACE_CHARS = 1500
+# Lines of a failed case's trace that the log's failure lines are matched against (pytest's failure block: the
+# test's source, the assertion, the location).
+TRIAGE_TRACE_LINES_PER_CASE = 30
 # Reports (the failed jobs' suites of one finished pipeline) kept between triages: ~150 bytes a case, so at
 # most ~50 MB when every one is at TRIAGE_REPORT_MAX_CASES.
 TRIAGE_CACHE_REPORTS = 64
@@ -115,3 +124,6 @@ STATUS_NOTE_MAX_COMMITS = 10
 # Writes of the status note when a concurrent writer (another replica) replaced it between our read and our PUT:
 # each round re-reads, merges and writes again; two writers settle in two rounds.
 STATUS_NOTE_WRITE_ROUNDS = 4
+# Triages of one event while the commit's pipelines change under it (a job retried, a pipeline started): after the
+# last, the commit status stays pending for the changes' own events to decide.
+TRIAGE_STABLE_READS = 3

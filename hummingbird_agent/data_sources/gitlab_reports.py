@@ -63,6 +63,8 @@ class _Parse:
             self._end_case()
         elif self.case is not None and prefix.startswith(_CASE + "."):
             self._case_field(prefix[len(_CASE) + 1:], value)
+        elif prefix == _SUITE + ".build_ids.item" and self.suites and kind == "number":
+            self.suites[-1].setdefault("build_ids", []).append(int(value))
         elif prefix.startswith(_SUITE + ".") and self.suites and kind in ("string", "number", "null"):
             self._suite_field(prefix[len(_SUITE) + 1:], value)
 

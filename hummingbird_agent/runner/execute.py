@@ -24,7 +24,7 @@ from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.executor import SaveSession
 from hummingbird_agent.runner.posting import post_in_thread, requires_internal
 from hummingbird_agent.runner.rules import project_settings
-from hummingbird_agent.runner.status_step import needs_model, triage_first
+from hummingbird_agent.runner.status_step import decide_status, needs_model, triage_first
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.sessions.base import StoredSession
 from hummingbird_agent.triage.model import Triage
@@ -66,15 +66,20 @@ async def _execute_workflow(deps: Deps, order: WorkOrder, accepted_at: object = 
     if workflow is None or settings is None:
         log.warning("work order dropped: workflow %s not enabled for %s", order.workflow, order.project)
         return
+    if order.kind == "decide_status":
+        await decide_status(deps, order)
+        return
+    # Every event re-decides the commit status first: a retry may have changed the commit since an earlier verdict,
+    # and no limit below may leave that verdict standing.
+    status_link = await _status_first(deps, order)
+    if status_link is None:
+        return
     bot_id = await deps.gitlab.bot_user_id()
     discussions = await deps.gitlab.discussions(order.project_id, order.mr_iid)
     marker = _marker(order)
     own = _find_own_note(discussions, bot_id, marker)
     if own is not None and own[1]:
         log.info("work order already answered; nothing to do")
-        return
-    status_link = await _status_first(deps, order)
-    if status_link is None:
         return
     if own is None and order.automatic and not _within_limits(discussions, bot_id, order, settings.max_runs_per_mr):
         return
@@ -102,14 +107,15 @@ async def _resumed(deps: Deps, order: WorkOrder, discussions: list[dict[str, Any
 async def _status_first(deps: Deps, order: WorkOrder) -> str | None:
     """The status note written from the triage before anything else (its URL, "" without one); None when that is
     the whole answer: no model run, as every failure is someone else's (`triage.model_when: news`)."""
-    if order.kind != "new_session":
+    if order.kind != "new_session" or deps.triage is None:
         return ""
+    decided = await deps.triage.decide(deps.gitlab, order)
     found, link = await triage_first(deps, order)
+    if deps.triage.settings(order) is not None:
+        await deps.triage.publish_status(deps.gitlab, order, decided, link)
     if found is None or needs_model(deps, order, found):
         return link
     log.info("no model run: every failure of pipeline %s is pre-existing, flaky or infrastructure", order.pipeline_id)
-    if deps.triage is not None:
-        await deps.triage.publish_status(deps.gitlab, order, found, link)
     return None
 
 
@@ -184,11 +190,8 @@ async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: Posted
         body = note_text.result_body(pointer(found, first), marker, reply_prompt=False)
         await deps.gitlab.update_note(order.project_id, order.mr_iid, note.discussion_id, note.note_id, body)
         log.info("outage guard: pointed to the earlier diagnosis %s instead of running the model", first)
-        await deps.triage.publish_status(deps.gitlab, order, found, link)
         return
     await _run_engine(deps, order, marker, note, resume, found)
-    if deps.triage is not None and found is not None:
-        await deps.triage.publish_status(deps.gitlab, order, found, link)
 
 
 async def _run_engine(deps: Deps, order: WorkOrder, marker: SessionMarker, note: PostedNote,

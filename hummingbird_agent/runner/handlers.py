@@ -20,7 +20,7 @@ from hummingbird_agent.runner.agent_threads import last_analysis, learned_in_thr
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.mr_incident import failing_jobs, still_failing
 from hummingbird_agent.runner.posting import post_simple_reply
-from hummingbird_agent.runner.status_step import all_green
+from hummingbird_agent.runner.status_step import all_green, mark_pending
 from hummingbird_agent.runner.webhooks import (
     MergeRequestRef,
     NoteEvent,
@@ -33,6 +33,8 @@ from hummingbird_agent.runner.work_order import Trigger, WorkKind, WorkOrder, de
 
 log = logging.getLogger(__name__)
 MR_ACTIONS = {"open", "reopen", "update"}
+# Pipeline states after which it no longer changes by itself (a retry starts it again, with an event of its own).
+FINISHED = frozenset({"success", "failed", "canceled", "skipped"})
 
 
 async def _enqueue(continuations: Continuations, order: WorkOrder) -> None:
@@ -60,6 +62,7 @@ async def handle_pipeline(deps: Deps, body: Any, continuations: Continuations) -
         )
         if not allowed:
             log.info("pipeline %s: %s skipped (%s)", event.pipeline_id, name, why)
+            await _status_only(deps, event, name, continuations)
             continue
         session_id = derive_session_id("pipeline", mr.project_id, event.pipeline_id, name)
         await _enqueue(continuations, WorkOrder(
@@ -67,6 +70,24 @@ async def handle_pipeline(deps: Deps, body: Any, continuations: Continuations) -
             project_id=mr.project_id, project=mr.project, mr_iid=mr.iid, sha=event.sha or mr.sha,
             pipeline_id=event.pipeline_id,
         ))
+
+
+async def _status_only(deps: Deps, event: PipelineEvent, workflow: str, continuations: Continuations) -> None:
+    """A pipeline event the workflow does not run on still moves its commit status: pending while the pipeline runs,
+    decided afresh (in the MR's own message group, one decision at a time) once it has finished."""
+    mr = event.mr
+    triage = deps.config.workflows[workflow].triage
+    if mr is None or not (triage.enabled and triage.commit_status):
+        return
+    sha = event.sha or mr.sha or ""
+    if event.status not in FINISHED:
+        await mark_pending(deps, mr.project_id, mr.project, sha, event.pipeline_id, workflow)
+        return
+    await _enqueue(continuations, WorkOrder(
+        kind="decide_status", session_id=derive_session_id("status", mr.project_id, mr.iid, workflow),
+        workflow=workflow, trigger="pipeline", project_id=mr.project_id, project=mr.project, mr_iid=mr.iid, sha=sha,
+        pipeline_id=event.pipeline_id,
+    ))
 
 
 async def _auto_resolve(deps: Deps, project_id: int, iid: int, discussions: list[dict[str, Any]]) -> None:

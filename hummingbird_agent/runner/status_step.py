@@ -6,7 +6,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from hummingbird_agent.errors import AgentError
 from hummingbird_agent.gitlab import note_text
+from hummingbird_agent.gitlab.statuses import set_status
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.posting import requires_internal
 from hummingbird_agent.runner.status_note import StatusTarget, record
@@ -61,3 +63,26 @@ async def all_green(deps: Deps, project_id: int, project: str, iid: int, sha: st
     if await record(deps.gitlab, _target(deps, project_id, project, iid, None), entry, create=False,
                     read=discussions):
         log.info("status note of !%s: pipeline %s passed", iid, pipeline_id)
+
+
+async def decide_status(deps: Deps, order: WorkOrder) -> None:
+    """A pipeline event that runs no workflow (it passed, was canceled): the commit status decided afresh."""
+    if deps.triage is None:
+        return
+    found = await deps.triage.decide(deps.gitlab, order)
+    await deps.triage.publish_status(deps.gitlab, order, found, "")
+    log.info("commit status of %s decided on pipeline %s: %s", (order.sha or "")[:12], order.pipeline_id,
+             found.status if found is not None else "no triage")
+
+
+async def mark_pending(deps: Deps, project_id: int, project: str, sha: str, pipeline_id: int, workflow: str) -> None:
+    """A pipeline of the commit started or runs: the workflow's commit status is pending until its events decide."""
+    settings = deps.config.workflows[workflow].triage
+    if not (settings.enabled and settings.commit_status and sha):
+        return
+    try:
+        await set_status(deps.gitlab, project_id, sha, name=settings.commit_status, state="pending",
+                         target_url=_pipeline_url(deps, project, pipeline_id),
+                         description=f"Hummingbird triage: pipeline {pipeline_id} is running")
+    except AgentError as exc:
+        log.warning("commit status %s not set: %s", settings.commit_status, exc)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from hummingbird_agent import budgets
 from hummingbird_agent.agent.run import RunDeps, RunRequest
 from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.config.triage import TriageConfig
@@ -23,7 +24,7 @@ from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.triage.model import KnownCauses, Triage
 from hummingbird_agent.triage.reader import TriageCache, TriageReader
 from hummingbird_agent.triage.render import for_model, headline, section
-from hummingbird_agent.triage.run import TriageRequest, triage
+from hummingbird_agent.triage.run import TriageRequest, snapshot, triage
 
 log = logging.getLogger(__name__)
 # Triages kept for the orders being run (the runner computes one, the agent's first message reads it back).
@@ -47,29 +48,62 @@ class TriageService:
         self._loaded, self._known, self._clock = loaded, known, clock
         self._metrics = metrics if metrics is not None else Metrics()
         self._cache, self._guard = TriageCache(), OutageGuard()
-        self._memo: OrderedDict[str, Triage] = OrderedDict()
+        # The triage of each order being run, and whether the commit's pipelines were still as it read them.
+        self._memo: OrderedDict[str, tuple[Triage, bool]] = OrderedDict()
 
     def settings(self, order: WorkOrder) -> TriageConfig | None:
-        """The workflow's triage settings when this order is triaged: a new run of an enabled workflow."""
+        """The workflow's triage settings when this order is triaged: a new run, or a status decision, of an enabled
+        workflow."""
         workflow = self._loaded.config.workflows.get(order.workflow)
-        if workflow is None or not workflow.triage.enabled or order.kind != "new_session":
+        if workflow is None or not workflow.triage.enabled or order.kind not in ("new_session", "decide_status"):
             return None
         return workflow.triage
 
     async def for_order(self, order: WorkOrder) -> Triage | None:
-        """The order's triage (computed on first use), or None when its workflow has none or it failed."""
+        """The order's triage as `decide` computed it for this event (computed now when it did not)."""
+        if self.settings(order) is None:
+            return None
+        if (found := self._memo.get(order.session_id)) is not None:
+            return found[0]
+        return await self._fresh(order)
+
+    async def decide(self, gitlab: GitLabClient, order: WorkOrder) -> Triage | None:
+        """A fresh triage for this event (never an earlier event's: a retry may have changed the commit), its
+        commit status `pending` while it reads; read again while the commit's pipelines change under it (then the
+        status stays pending: their own events decide). A triage that fails leaves the status `failed`."""
         settings = self.settings(order)
         if settings is None:
             return None
-        if (found := self._memo.get(order.session_id)) is not None:
-            return found
+        await self._set(gitlab, order, "pending", "reading the commit's checks", "")
+        found: Triage | None = None
+        for _ in range(budgets.TRIAGE_STABLE_READS):
+            found = await self._fresh(order)
+            if found is None or await self._still(order, found):
+                return self._keep(order, found, stable=True)
+        return self._keep(order, found, stable=False)
+
+    async def _fresh(self, order: WorkOrder) -> Triage | None:
         found = await self.compute(order.workflow, order.project, order.mr_iid, order.sha or "", order.pipeline_id)
+        return self._keep(order, found, stable=True)
+
+    def _keep(self, order: WorkOrder, found: Triage | None, stable: bool) -> Triage | None:
         if found is None:
+            self._memo.pop(order.session_id, None)
             return None
-        self._memo[order.session_id] = found
+        self._memo[order.session_id] = (found, stable)
+        self._memo.move_to_end(order.session_id)
         while len(self._memo) > _MEMO_SIZE:
             self._memo.popitem(last=False)
         return found
+
+    async def _still(self, order: WorkOrder, found: Triage) -> bool:
+        """Whether the commit's pipelines are as the triage read them (none started, retried or finished since)."""
+        if not found.sha:
+            return True
+        reader = TriageReader(ReadTools.declared(self._loaded, order.workflow, order.project), order.project,
+                              self._cache)
+        now = await reader.pipelines(sha=found.sha, limit=budgets.TRIAGE_SHA_PIPELINES + 1)
+        return not reader.gaps and snapshot(now) == found.snapshot
 
     async def compute(self, workflow: str, project: str, mr_iid: int, sha: str = "",
                       pipeline_id: int | None = None) -> Triage | None:
@@ -108,18 +142,48 @@ class TriageService:
             self._metrics.outage_guard.labels(order.workflow).inc()
         return first
 
-    async def publish_status(self, gitlab: GitLabClient, order: WorkOrder, found: Triage, link: str) -> None:
-        """The workflow's commit status on the analysed commit, when it names one (failures are logged: the
-        note is already posted and says everything the status would)."""
+    async def publish_status(self, gitlab: GitLabClient, order: WorkOrder, found: Triage | None, link: str) -> None:
+        """The workflow's commit status on the analysed commit, when it names one: the triage's state, `pending`
+        while the commit's pipelines changed under it, `failed` when it could not run (failures to post are
+        logged: the note says everything the status would)."""
         settings = self.settings(order)
-        if settings is None or not settings.commit_status or not found.sha or not (found.checks or found.unlisted):
+        if settings is None or not settings.commit_status:
             return
-        state = found.status
-        counts = found.counts()
-        summary = ", ".join([f"{n} {verdict.value}" for verdict, n in counts.items()]
-                            + (["some failures not listed"] if found.unlisted else []))
+        if found is None:
+            await self._set(gitlab, order, "failed", "the triage could not run: no verdict, so no green", link)
+        elif not self._memo.get(order.session_id, (found, True))[1]:
+            await self._set(gitlab, order, "pending", "the commit's pipelines changed while the triage read them; "
+                            "their own events decide", link)
+        else:
+            await self._set(gitlab, order, found.status, summary(found), link, found.sha)
+
+    async def _set(self, gitlab: GitLabClient, order: WorkOrder, state: str, text: str, link: str,
+                   sha: str = "") -> None:
+        settings = self.settings(order)
+        sha = sha or order.sha or ""
+        if settings is None or not settings.commit_status or not sha:
+            return
         try:
-            await set_status(gitlab, order.project_id, found.sha, name=settings.commit_status, state=state,
-                             target_url=link, description=f"Hummingbird triage: {summary}")
+            await set_status(gitlab, order.project_id, sha, name=settings.commit_status, state=state,
+                             target_url=link or self._pipeline_url(order), description=f"Hummingbird triage: {text}")
         except AgentError as exc:
             log.warning("commit status %s not set: %s", settings.commit_status, exc)
+
+    def _pipeline_url(self, order: WorkOrder) -> str:
+        base = f"{self._loaded.config.gitlab.url.rstrip('/')}/{order.project}"
+        if order.pipeline_id:
+            return f"{base}/-/pipelines/{order.pipeline_id}"
+        return f"{base}/-/merge_requests/{order.mr_iid}"
+
+
+def summary(found: Triage) -> str:
+    """What the status covers, as merge rules and their readers see it: every item of the commit counted."""
+    counts = found.counts()
+    parts = [f"{found.passed} passed"] if found.passed else []
+    parts += [f"{n} {verdict.value}" for verdict, n in counts.items()]
+    parts += [f"{found.optional} allowed to fail or not required"] if found.optional else []
+    parts += [f"{len(found.running)} still running"] if found.running else []
+    parts += [f"{found.omitted} not listed"] if found.omitted else []
+    parts += ["some lists not read whole"] if found.unlisted else []
+    total = found.passed + len(found.checks) + found.optional + found.omitted
+    return f"{total} checks: " + ", ".join(parts) if parts else "no check found on this commit"

@@ -14,7 +14,8 @@ from pydantic import AfterValidator, ConfigDict, TypeAdapter, ValidationError
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.gitlab.markers import is_session_id
 
-WorkKind = Literal["new_session", "resume_session"]
+WorkKind = Literal["new_session", "resume_session", "decide_status"]
+"""`decide_status`: a pipeline event that runs no workflow still re-decides the workflow's commit status."""
 Trigger = Literal["pipeline", "merge_request", "command", "reply"]
 # Session ids of new runs derive from the event's identity, so a redelivered or duplicated event maps
 # to the same session (and so the same FIFO group and the same note) instead of a second run.

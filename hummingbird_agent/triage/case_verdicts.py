@@ -1,11 +1,11 @@
-"""Verdicts per failed test case, when the analysed pipeline's unit test report lists the job's failed cases.
+"""Verdicts per failed test case, when the report of the job's pipeline lists the job's own failed cases.
 
-A case (suite, classname, name) is flaky when it passed on the same commit in another pipeline's report;
-pre-existing when it fails in the merge base's report; flaky when it failed and passed on one commit of the target
-branch; pre-existing when it fails in a recent target-branch report; new when it passes in the base's (or the
-branch's) report, or is absent there while the job passed on the base. What was not read decides nothing: a case
-found nowhere while a report was not read is unclassified. The job is not the MR's only when none of its failed
-cases is, and only when the report listed every failed case.
+The nearest evidence decides. A case is flaky when it passed in a re-run of its pipeline on the same commit. When
+the merge base ran the job, the base alone decides: the case failing there with the same message is pre-existing,
+passing there (or absent while the job passed) is new. Only when the base did not run the job does the target
+branch's history speak: this failure failing and passing on one commit is flaky, failing the same way is
+pre-existing, passing is new. What was not read decides nothing. A parallel job's shards share one suite, so a
+shard's cases are its own only when the suite is made of its report alone; otherwise its log decides.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.logs.signature import signature
 from hummingbird_agent.triage.cases import CaseKey, Report, Suite, suite_names
 from hummingbird_agent.triage.evidence import Runs, Sources, failed_attempts
 from hummingbird_agent.triage.history import case_history
@@ -24,22 +25,37 @@ from hummingbird_agent.triage.reader import TriageReader
 
 @dataclass(slots=True)
 class _Seen:
-    """A case across one set of pipelines' reports: where it failed, where it passed, which reports were unread."""
+    """A case across one set of pipelines' reports: where it failed the same way, where it failed otherwise, where
+    it passed, which reports were unread."""
 
-    failed: list[Mapping[str, Any]] = field(default_factory=list)
+    same: list[Mapping[str, Any]] = field(default_factory=list)
+    other: list[Mapping[str, Any]] = field(default_factory=list)
     passed: list[Mapping[str, Any]] = field(default_factory=list)
     unread: list[str] = field(default_factory=list)
 
+    @property
+    def listed(self) -> bool:
+        return bool(self.same or self.other or self.passed)
 
-def _seen(reports: Sequence[Report | str], job: str, key: CaseKey) -> _Seen:
+    def flip(self) -> Mapping[str, Any] | None:
+        """A pipeline whose commit saw this failure and a pass of the case."""
+        passed = {str(p.get("sha") or p.get("id")) for p in self.passed}
+        return next((p for p in self.same if str(p.get("sha") or p.get("id")) in passed), None)
+
+
+def _seen(reports: Sequence[Report | str], job: str, key: CaseKey, message: str) -> _Seen:
     out = _Seen()
     for report in reports:
         if isinstance(report, str):
             out.unread.append(report)
             continue
-        status = report.status(job, key)
-        if status:
-            (out.failed if status == "failed" else out.passed).append(report.pipeline)
+        suite = report.suite(job)
+        status = suite.status(key) if suite is not None else ""
+        if status == "failed" and suite is not None:
+            same = signature(suite.failed[key]) == message
+            (out.same if same else out.other).append(report.pipeline)
+        elif status:
+            out.passed.append(report.pipeline)
         elif report.cut:
             out.unread.append(f"the test report of pipeline {report.pipeline.get('id')} is not whole: {report.cut}")
     return out
@@ -47,6 +63,20 @@ def _seen(reports: Sequence[Report | str], job: str, key: CaseKey) -> _Seen:
 
 def _url(pipeline: Mapping[str, Any]) -> str:
     return str(pipeline.get("web_url") or "")
+
+
+def own_suite(report: Report, job: str, job_id: int) -> Suite | None:
+    """The suite of `job` in its pipeline's report when its failed cases are the job's own: a shard's only when
+    the suite was made from that shard's report alone."""
+    suite = report.suite(job)
+    if suite is None or suite.error or not suite.failed:
+        return None
+    mine = frozenset({job_id})
+    if suite.build_ids and suite.build_ids != mine:
+        return None
+    if not suite.build_ids and len(suite_names(job)) > 1:
+        return None
+    return suite
 
 
 class CaseJudge:
@@ -70,56 +100,57 @@ class CaseJudge:
     async def _reports(self, runs: Runs, name: str) -> list[Report | str]:
         return [await self._report(pipeline) for pipeline, _ in runs.attempts(name)]
 
-    async def check(self, head: CheckResult, name: str) -> CheckResult | None:
-        """The job's verdict from its failed cases; None when the report does not list any (the log decides)."""
-        if not self._src.pipeline:
+    async def check(self, head: CheckResult, name: str, pipeline: Mapping[str, Any],
+                    job_id: int) -> tuple[CheckResult, Suite] | None:
+        """The job's verdict from its own failed cases, and their suite; None when the report of its pipeline does
+        not list cases that are the job's own (the log decides)."""
+        if not pipeline.get("id"):
             return None
-        analysed = await self._report(self._src.pipeline, fresh=True)
-        suite = analysed.suite(name) if isinstance(analysed, Report) else None
-        if suite is None or suite.error or not suite.failed:
+        analysed = await self._report(pipeline, fresh=True)
+        suite = own_suite(analysed, name, job_id) if isinstance(analysed, Report) else None
+        if suite is None:
             return None
-        same, base = await self._reports(self._src.same_sha, name), await self._reports(self._src.base, name)
+        reruns = Runs([(p, by) for p, by in self._src.same_sha.pipelines if int(p.get("id") or 0) > int(
+            pipeline.get("id") or 0) and p.get("ref") == pipeline.get("ref") and p.get("source") == pipeline.get(
+            "source")])
+        same = await self._reports(reruns, name)
+        on_base = self._src.base.ran(name)
         target = await self._reports(await self._target(), name)
-        passed_on_base = self._src.base.first_pass(name)
-        cases = [self._case(suite, key, line, name, (same, base, target), passed_on_base)
+        near = self._src.base if on_base else await self._target()
+        reports = await self._reports(near, name) if on_base else target
+        cases = [self._case(suite, key, line, name, (same, reports, target), on_base, near)
                  for key, line in suite.failed.items()]
-        return job_verdict(head, suite, cases)
+        return job_verdict(head, suite, cases), suite
 
     def _case(self, suite: Suite, key: CaseKey, line: str, job: str,
-              reports: tuple[list[Report | str], list[Report | str], list[Report | str]],
-              passed_on_base: Mapping[str, Any] | None) -> CaseResult:
-        same, base, target = (_seen(r, job, key) for r in reports)
-        history = case_history(reports[2], job, key)
+              reports: tuple[list[Report | str], list[Report | str], list[Report | str]], on_base: bool,
+              near: Runs) -> CaseResult:
+        message = signature(line)
+        same, seen = _seen(reports[0], job, key, message), _seen(reports[1], job, key, message)
         head = CaseResult(Verdict.UNCLASSIFIED, (suite.name, *key), line,
-                          history=history.text(self._branch))
-        branch = f"`{self._branch}`"
+                          history=case_history(reports[2], job, key).text(self._branch))
         if same.passed:
-            return replace(head, verdict=Verdict.FLAKY, reason="passed on the same commit in another pipeline",
-                           evidence_url=_url(same.passed[0]))
-        if base.failed:
-            return replace(head, verdict=Verdict.PRE_EXISTING, reason="fails on the merge base's pipeline",
-                           evidence_url=_url(base.failed[0]))
-        if history.flip is not None:
-            return replace(head, verdict=Verdict.FLAKY, reason=f"failed and passed on one commit of {branch}",
-                           evidence_url=_url(history.flip))
-        if target.failed:
-            return replace(head, verdict=Verdict.PRE_EXISTING, reason=f"fails on {branch} (pipeline "
-                           f"{target.failed[0].get('id')})", evidence_url=_url(target.failed[0]))
-        return self._new_or_not(head, base, target, passed_on_base)
+            return replace(head, verdict=Verdict.FLAKY, reason="passed when its pipeline was run again on the same "
+                           "commit", evidence_url=_url(same.passed[0]))
+        where = "the merge base's pipeline" if on_base else f"recent `{self._branch}` pipelines"
+        if (flip := seen.flip()) is not None:
+            return replace(head, verdict=Verdict.FLAKY, reason=f"failed the same way and passed on one commit of "
+                           f"`{self._branch}`", evidence_url=_url(flip))
+        if seen.same:
+            return replace(head, verdict=Verdict.PRE_EXISTING, reason=f"fails the same way on {where}",
+                           evidence_url=_url(seen.same[0]))
+        if seen.passed or seen.other:
+            text = f"passes on {where}" if seen.passed else f"fails with another message on {where}"
+            return replace(head, verdict=Verdict.NEW, reason=text, evidence_url=_url((seen.passed or seen.other)[0]))
+        return self._unlisted(head, seen, near, job, where)
 
-    def _new_or_not(self, head: CaseResult, base: _Seen, target: _Seen,
-                    passed_on_base: Mapping[str, Any] | None) -> CaseResult:
-        if base.passed or target.passed:
-            where = base.passed or target.passed
-            text = "the merge base's pipeline" if base.passed else f"recent `{self._branch}` pipelines"
-            return replace(head, verdict=Verdict.NEW, reason=f"passes on {text}", evidence_url=_url(where[0]))
-        unread = base.unread + target.unread
-        if unread:
-            return replace(head, reason=f"not compared: {unread[0]}")
-        if passed_on_base is not None:
-            return replace(head, verdict=Verdict.NEW, reason="the job passes on the merge base's pipeline, whose "
-                           "report does not list this test", evidence_url=str(passed_on_base.get("web_url") or ""))
-        return replace(head, reason=f"not in the test reports of the merge base or recent `{self._branch}` pipelines")
+    def _unlisted(self, head: CaseResult, seen: _Seen, near: Runs, job: str, where: str) -> CaseResult:
+        if seen.unread:
+            return replace(head, reason=f"not compared: {seen.unread[0]}")
+        if (ok := near.first_pass(job)) is not None:
+            return replace(head, verdict=Verdict.NEW, reason=f"the job passes on {where}, whose report does not list "
+                           "this test", evidence_url=str(ok.get("web_url") or ""))
+        return replace(head, reason=f"not in the test reports of {where}")
 
 
 def job_verdict(head: CheckResult, suite: Suite, cases: list[CaseResult]) -> CheckResult:

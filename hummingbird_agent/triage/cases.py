@@ -13,6 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hummingbird_agent import budgets
+from hummingbird_agent.logs.signature import signature
+
 CaseKey = tuple[str, str]
 """(classname, name) of a test case within its suite."""
 FAILED = frozenset({"failed", "error"})
@@ -36,6 +39,10 @@ class Suite:
     """GitLab's count of failed and erroring cases: more than `failed` lists means some were not read."""
     error: str = ""
     """GitLab's `suite_error`: the junit file could not be parsed, so the suite lists nothing."""
+    build_ids: frozenset[int] = frozenset()
+    """The jobs whose reports make the suite (a parallel job's shards share one suite)."""
+    traces: frozenset[str] = frozenset()
+    """Signatures of the failed cases' trace lines: what of a log the cases account for."""
 
     @property
     def whole(self) -> bool:
@@ -72,18 +79,31 @@ def _first_line(text: Any) -> str:
 def _suite(entry: Mapping[str, Any]) -> Suite:
     failed: dict[CaseKey, str] = {}
     passed: set[CaseKey] = set()
+    traces: list[str] = []
     for case in entry.get("cases") or []:
         key = (str(case.get("classname") or ""), str(case.get("name") or ""))
         if case.get("status") in FAILED:
             failed.setdefault(key, _first_line(case.get("trace")))
+            traces.append(str(case.get("trace") or ""))
         elif case.get("status") == "success":
             passed.add(key)
     count = int(entry.get("failed_count") or 0) + int(entry.get("error_count") or 0)
+    builds = frozenset(int(b) for b in entry.get("build_ids") or [] if str(b).isdigit())
     return Suite(str(entry.get("name") or ""), failed, frozenset(passed - failed.keys()), count,
-                 str(entry.get("suite_error") or ""))
+                 str(entry.get("suite_error") or ""), builds,
+                 trace_signatures(traces, budgets.TRIAGE_TRACE_LINES_PER_CASE))
 
 
 def report_of(pipeline: Mapping[str, Any], output: Mapping[str, Any]) -> Report:
     """The report from the read tool's output (`gitlab_get_pipeline_test_report`)."""
     suites = {s.name: s for s in map(_suite, output.get("suites") or []) if s.name}
     return Report(pipeline, suites, str(output.get("cut") or ""), int(output.get("bytes_read") or 0))
+
+
+def trace_signatures(traces: list[str], per_case: int) -> frozenset[str]:
+    """The signatures of the first `per_case` non-blank lines of each failed case's trace."""
+    out: set[str] = set()
+    for trace in traces:
+        lines = [signature(line) for line in trace.splitlines() if line.strip()]
+        out.update(line for line in lines[:per_case] if line)
+    return frozenset(out)

@@ -1,26 +1,40 @@
 """The verdict of each failed check, from the job lists (`evidence.Sources`) and the logs the reader fetches.
 
-Order of the questions: does GitLab blame the platform (infrastructure); did the same job pass on the same
-commit (flaky); did it fail the same way on the merge base or on recent target-branch pipelines
-(pre-existing); does the knowledge base know the failure (known); did the job run on the base at all (new,
-else unclassified). A failure is called not the MR's only on evidence that names another run.
+Order of the questions: did the job pass on a retry or a re-run of its pipeline on the same commit (flaky); does
+GitLab blame itself, or the runner in a way the nearest run of the job shared (infrastructure); did it fail the same
+way on the nearest run of the job: the merge base's when the base ran it, recent target-branch pipelines only when it
+did not (pre-existing); does the knowledge base know the failure (known); did the job run there at all (new, else
+unclassified). A test report adds to the log: a job is someone else's only when its own failed cases and its own
+log's failures are all on the nearest run. A failure is called not the MR's only on evidence that names another run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.fingerprint import strong_lines
 from hummingbird_agent.triage.case_verdicts import CaseJudge
+from hummingbird_agent.triage.cases import Suite
 from hummingbird_agent.triage.compare import same_failure
-from hummingbird_agent.triage.evidence import HANGS, INFRASTRUCTURE_REASONS, Runs, Sources, failed_attempts, passed
+from hummingbird_agent.triage.evidence import (
+    HANGS,
+    INFRASTRUCTURE_REASONS,
+    MR_CAUSABLE_REASONS,
+    PLATFORM_REASONS,
+    Runs,
+    Sources,
+    failed_attempts,
+    passed,
+)
 from hummingbird_agent.triage.excerpt import LogEvidence
 from hummingbird_agent.triage.history import job_history
-from hummingbird_agent.triage.model import CheckResult, KnownCause, KnownCauses, Verdict
+from hummingbird_agent.triage.ledger import FailedJob
+from hummingbird_agent.triage.model import NOT_YOURS, CheckResult, KnownCause, KnownCauses, Verdict
 from hummingbird_agent.triage.reader import Job, TriageReader, Unread
+from hummingbird_agent.triage.unaccounted import unaccounted
 
 
 class Classifier:
@@ -34,33 +48,82 @@ class Classifier:
         self._branch = branch.replace("`", "'") or "the target branch"
         self._cases = CaseJudge(reader, sources, target, self._branch)
 
-    async def with_history(self, check: CheckResult) -> CheckResult:
+    async def with_history(self, check: CheckResult, name: str) -> CheckResult:
         """The job's row with how often it failed on the target branch's recent pipelines (asked after every
         verdict, so the look-up never takes the call budget a verdict needs)."""
-        return replace(check, history=job_history(await self._target(), check.name).text(self._branch))
+        return replace(check, history=job_history(await self._target(), name).text(self._branch))
 
-    async def job(self, name: str, attempts: Sequence[Job]) -> CheckResult:
-        """The job's verdict: from its failed test cases when its pipeline's report lists them, else its log."""
+    async def nearest(self, name: str) -> tuple[Runs, str]:
+        """The runs that decide: the merge base's when it ran the job, else the target branch's recent ones."""
+        if self._src.base.ran(name):
+            return self._src.base, "on the merge base's pipeline"
+        return await self._target(), f"on recent `{self._branch}` pipelines"
+
+    async def job(self, job: FailedJob) -> CheckResult:
+        """The job's verdict: flaky on a pass of a re-run, infrastructure on GitLab's word, else from all its
+        evidence: its own failed test cases and its own log, each compared with the nearest run of the job."""
+        attempts, name = list(job.attempts), job.name
         failed = failed_attempts(attempts)[-1]
-        base = CheckResult(name, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
+        base = CheckResult(job.label, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
                            stage=str(failed.get("stage") or ""), failure_reason=str(failed.get("failure_reason") or ""))
         later = attempts[attempts.index(failed) + 1:]
         if (retry := passed(later)) is not None:
             return _result(base, verdict=Verdict.FLAKY, reason="failed, then passed on a retry in this "
                                "pipeline", evidence_url=str(retry.get("web_url") or ""))
-        if (other := self._src.same_sha.first_pass(name)) is not None:
-            return _result(base, verdict=Verdict.FLAKY, reason="passed on the same commit in another "
-                               "pipeline", evidence_url=str(other.get("web_url") or ""))
-        if base.failure_reason in INFRASTRUCTURE_REASONS:
-            # GitLab's own reason is the evidence; the log, when the budget allows, only shows the runner's line.
-            log = await self._reader.log(failed) if not self._reader.exhausted else None
-            return _infrastructure(base, log if isinstance(log, LogEvidence) else None)
-        if (by_cases := await self._cases.check(base, name)) is not None:
-            return by_cases
+        if (other := self._src.same_sha.rerun_pass(name, job.pipeline)) is not None:
+            return _result(base, verdict=Verdict.FLAKY, reason="passed when its pipeline was run again on the same "
+                               "commit", evidence_url=str(other.get("web_url") or ""))
+        if (platform := await self._platform(base, name, failed)) is not None:
+            return platform
+        by_cases = await self._cases.check(base, name, job.pipeline, int(failed.get("id") or 0))
+        if by_cases is not None and by_cases[0].verdict not in NOT_YOURS:
+            return by_cases[0]  # the MR's own failed test, or one not proven: the log cannot clear it
         log = await self._reader.log(failed, await self._passing(name))
+        if by_cases is not None:
+            return await self._with_log(*by_cases, name, log)
         if isinstance(log, Unread):
             return _result(base, Verdict.UNCLASSIFIED, f"not examined: {log.reason}")
         return await self._from_log(base, name, log)
+
+    async def _platform(self, base: CheckResult, name: str, failed: Job) -> CheckResult | None:
+        """Infrastructure: a reason only GitLab causes, or one the MR can cause that the nearest run of the job
+        failed with too; None when the reason proves nothing (the job is then judged as any failure)."""
+        reason, where = base.failure_reason, ""
+        if reason not in INFRASTRUCTURE_REASONS:
+            return None
+        if reason in MR_CAUSABLE_REASONS:
+            runs, where = await self.nearest(name)
+            same = next((j for j in runs.failures(name) if j.get("failure_reason") == reason), None)
+            if same is None:
+                return None
+            base = replace(base, evidence_url=str(same.get("web_url") or ""))
+        # GitLab's own reason is the evidence; the log, when the budget allows, only shows the runner's line.
+        log = await self._reader.log(failed) if not self._reader.exhausted else None
+        found = _infrastructure(base, log if isinstance(log, LogEvidence) else None)
+        return found if reason in PLATFORM_REASONS else replace(
+            found, reason=f"{found.reason}, as the job did {where}", evidence_url=base.evidence_url)
+
+    async def _with_log(self, by_cases: CheckResult, suite: Suite, name: str, log: LogEvidence | Unread) -> CheckResult:
+        """A test report adds to the log, never replaces it: cases all not the MR's stand only when every failure
+        the log prints that the failed cases do not account for is printed by the nearest failed run too."""
+        if isinstance(log, Unread):
+            return replace(by_cases, verdict=Verdict.UNCLASSIFIED, evidence_url="",
+                           reason=f"{by_cases.reason}; its log was not examined: {log.reason}")
+        rest = unaccounted(log.fingerprint, suite)
+        if rest.empty:
+            return by_cases
+        runs, where = await self.nearest(name)
+        unread, shown = False, rest
+        for other in runs.failures(name)[: budgets.TRIAGE_COMPARE_LOGS_PER_CHECK]:
+            theirs = await self._reader.log(other)
+            unread |= isinstance(theirs, Unread)
+            if isinstance(theirs, LogEvidence):
+                if (missing := rest.beyond(theirs.fingerprint)).empty:
+                    return by_cases
+                shown = missing if shown is rest else shown
+        verdict = Verdict.NEW if runs.ran(name) and not unread else Verdict.UNCLASSIFIED
+        return _result(by_cases, verdict, f"its log prints a failure its failed tests do not account for, not printed "
+                       f"{where}: `{_tick_free(shown.first)}`", log=log)
 
     async def _from_log(self, base: CheckResult, name: str, log: LogEvidence) -> CheckResult:
         found, unread = await self._same_failure(name, log, hung=base.failure_reason in HANGS)
@@ -80,42 +143,38 @@ class Classifier:
     async def _on_the_base(self, base: CheckResult, name: str, log: LogEvidence) -> CheckResult:
         """New when the job ran on the base (or the target branch) and passes there or fails differently;
         unclassified when it did not run there or its failure is too generic to compare."""
-        if log.fingerprint.generic and (self._src.base.failures(name) or (await self._target()).failures(name)):
-            return _result(base, Verdict.UNCLASSIFIED, f"failed on the merge base or `{self._branch}` too, but its "
-                           "log is too generic to tell whether it is the same failure", log=log)
-        ran_on_base = self._src.base.ran(name)
-        runs = self._src.base if ran_on_base else await self._target()
+        runs, where = await self.nearest(name)
+        if log.fingerprint.generic and runs.failures(name):
+            return _result(base, Verdict.UNCLASSIFIED, f"failed {where} too, but its log is too generic to tell "
+                           "whether it is the same failure", log=log)
         if not runs.ran(name):
             return _result(base, Verdict.UNCLASSIFIED, f"did not run on the merge base or on recent "
                            f"`{self._branch}` pipelines", log=log)
-        where = "the merge base's pipeline" if ran_on_base else f"recent `{self._branch}` pipelines"
         ok = runs.first_pass(name)
-        text = f"passes on {where}" if ok is not None else f"fails differently on {where}"
+        text = f"passes {where}" if ok is not None else f"fails differently {where}"
         evidence = ok if ok is not None else runs.attempts(name)[0][1][-1]
         return _result(base, Verdict.NEW, text, evidence_url=str(evidence.get("web_url") or ""), log=log)
 
     async def _same_failure(self, name: str, log: LogEvidence,
                             hung: bool) -> tuple[tuple[str, Job] | None, list[str]]:
-        """The first failed run of this job, on the merge base then the target branch, whose failure shows
-        this one's fingerprint (logs compared are bounded per check), and the runs whose logs were not read."""
+        """The first failed run of this job among the nearest runs (the merge base's when it ran the job, else the
+        target branch's) whose failure shows this one's fingerprint (logs compared are bounded per check), and the
+        runs whose logs were not read."""
         unread: list[str] = []
-        compared = 0
-        for where, runs in (("on the merge base's pipeline", self._src.base), (None, None)):
-            runs = runs if runs is not None else await self._target()
-            for job in runs.failures(name):
-                place = where or f"on `{self._branch}` (pipeline {job.get('pipeline_id')})"
-                if compared >= budgets.TRIAGE_COMPARE_LOGS_PER_CHECK:
-                    return None, unread
-                compared += 1
-                other = await self._reader.log(job)
-                if isinstance(other, Unread):
-                    unread.append(f"its failure {place}: {other.reason}")
-                elif same_failure(log, other, hung):
-                    return (place, job), unread
+        runs, where = await self.nearest(name)
+        on_base = runs is self._src.base
+        for job in runs.failures(name)[: budgets.TRIAGE_COMPARE_LOGS_PER_CHECK]:
+            place = where if on_base else f"on `{self._branch}` (pipeline {job.get('pipeline_id')})"
+            other = await self._reader.log(job)
+            if isinstance(other, Unread):
+                unread.append(f"its failure {place}: {other.reason}")
+            elif same_failure(log, other, hung):
+                return (place, job), unread
         return None, unread
 
     async def _passing(self, name: str) -> Job | None:
-        """The job's last passing run on the merge base, else on the target branch: the excerpt's reference."""
+        """The job's last passing run on the merge base, else on the target branch: the excerpt's reference (what
+        the excerpt is shown against, never a verdict's evidence)."""
         return self._src.base.first_pass(name) or (await self._target()).first_pass(name)
 
     async def _known_cause(self, check: CheckResult, log: LogEvidence) -> KnownCause | None:
@@ -126,6 +185,11 @@ class Classifier:
         features = {"job": check.name, "stage": check.stage, "failure_reason": check.failure_reason}
         cause = await self._known.match(self._project, lines[: budgets.BAMBOO_VECTOR_QUERIES], features, log.tail)
         return cause if cause is not None and cause.fit >= budgets.BAMBOO_KNOWN_MIN_FIT else None
+
+
+def _tick_free(text: str) -> str:
+    """Log text shown in inline code: a backtick in it would end the code span."""
+    return text.replace("`", "'")
 
 
 def _result(head: CheckResult, verdict: Verdict, reason: str, evidence_url: str = "",
@@ -143,17 +207,12 @@ def _infrastructure(head: CheckResult, log: LogEvidence | None) -> CheckResult:
     return replace(found, failure_line=log.runner_line, excerpt=log.last_lines)
 
 
-def external_check(status: Mapping[str, Any], history: Sequence[Mapping[str, Any]]) -> CheckResult:
-    """A failed external status (Konflux, another CI): flaky when the same check passed on this commit;
-    otherwise its log is not in GitLab, so nothing else decides."""
-    base = CheckResult(str(status.get("name")), Verdict.UNCLASSIFIED, "", url=str(status.get("target_url") or ""),
+def external_check(status: Mapping[str, Any]) -> CheckResult:
+    """A failed status that is no job or trigger job the triage read (Konflux, another CI, another project's job):
+    its log is not one the triage compares, so nothing proves it someone else's."""
+    return CheckResult(str(status.get("name")), Verdict.UNCLASSIFIED, "an external check: its log is not one the "
+                       "triage reads to compare", url=str(status.get("target_url") or ""),
                        stage=str(status.get("stage") or ""))
-    ok = next((s for s in history if s.get("name") == status.get("name") and s.get("status") == "success"), None)
-    if ok is not None:
-        return _result(base, verdict=Verdict.FLAKY, reason="passed on this commit in another run",
-                           evidence_url=str(ok.get("target_url") or ""))
-    return _result(base, verdict=Verdict.UNCLASSIFIED,
-                       reason="an external check: its log is not in GitLab to compare")
 
 
 def unlisted_check(name: str, url: str, problem: str) -> CheckResult:

@@ -9,15 +9,20 @@ from typing import Any
 
 from hummingbird_agent.triage.reader import Job
 
-# GitLab failure reasons that say the platform failed, not the job's script: no runner, a runner or
-# scheduler fault, a job stuck or timed out waiting, an API or data-integrity failure, expired dependencies.
-# `job_execution_timeout` (the script itself ran too long) is not among them: a hang can be the change's.
-INFRASTRUCTURE_REASONS = frozenset({
-    "runner_system_failure", "stuck_or_timeout_failure", "scheduler_failure", "api_failure",
-    "data_integrity_failure", "runner_unsupported", "no_matching_runner", "archived_failure",
-    "missing_dependency_failure", "stale_schedule", "ci_quota_exceeded", "unmet_prerequisites",
-    "trace_size_exceeded", "ip_restriction_failure",
+# GitLab failure reasons that say GitLab itself failed, whatever the MR changed: its scheduler, its API, its data,
+# an archived project, a dependency's artifacts expired, a schedule gone stale, the CI quota, an IP restriction.
+PLATFORM_REASONS = frozenset({
+    "scheduler_failure", "api_failure", "data_integrity_failure", "archived_failure", "missing_dependency_failure",
+    "stale_schedule", "ci_quota_exceeded", "ip_restriction_failure",
 })
+# Reasons GitLab reports for the runner or the job that the MR can cause: a log it floods, a job that hangs or waits
+# for a runner its new tags name, an image or a CI configuration it changes, a feature its CI file uses that the
+# runner lacks, memory it exhausts. Infrastructure only when the merge base's run of the job failed the same way.
+MR_CAUSABLE_REASONS = frozenset({
+    "runner_system_failure", "stuck_or_timeout_failure", "trace_size_exceeded", "runner_unsupported",
+    "no_matching_runner", "unmet_prerequisites",
+})
+INFRASTRUCTURE_REASONS = PLATFORM_REASONS | MR_CAUSABLE_REASONS
 
 
 # Failure reasons of a script that ran too long: its log shows where it stopped, not why it hung.
@@ -59,6 +64,13 @@ class Runs:
     def first_pass(self, name: str) -> Job | None:
         return next((job for _, attempts in self.attempts(name) if (job := passed(attempts))), None)
 
+    def rerun_pass(self, name: str, of: Mapping[str, Any]) -> Job | None:
+        """A pass of `name` in a later pipeline of the same ref and source as `of` (a re-run of that pipeline on the
+        same commit, so the same job definition): a pipeline of another kind may run another job of that name."""
+        later = [(p, a) for p, a in self.attempts(name) if int(p.get("id") or 0) > int(of.get("id") or 0)
+                 and p.get("ref") == of.get("ref") and p.get("source") == of.get("source")]
+        return next((job for _, attempts in later if (job := passed(attempts))), None)
+
     def failures(self, name: str) -> list[Job]:
         """The last failed attempt of `name` in each pipeline where its latest attempt failed, newest first."""
         return [attempts[-1] for _, attempts in self.attempts(name) if failed_attempts(attempts[-1:])]
@@ -80,3 +92,5 @@ class Sources:
     """Why the analysed pipeline's job list is not whole ("" when it is)."""
     unlisted_failures: list[tuple[str, str]] = field(default_factory=list)
     """(name, url) of failed jobs listed only apart, beyond the cut of the analysed pipeline's list."""
+    problems: list[str] = field(default_factory=list)
+    """Why other lists of the commit (its pipelines, their jobs, their trigger jobs) are not whole."""

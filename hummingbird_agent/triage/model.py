@@ -123,6 +123,14 @@ class Triage:
     calls: int = 0
     log_bytes: int = 0
     report_bytes: int = 0
+    running: tuple[str, ...] = ()
+    """Pipelines, jobs and statuses of the commit that have not finished: nothing is decided while they run."""
+    passed: int = 0
+    """Checks of the commit that passed (the ledger's other items are in `checks`)."""
+    optional: int = 0
+    """Checks that may fail without failing the commit: allowed to fail, manual and not required."""
+    snapshot: tuple[tuple[int, str, str], ...] = ()
+    """(id, status, updated_at) of the commit's pipelines as read: a status is published only while they are so."""
 
     def counts(self) -> Counter[Verdict]:
         return Counter(c.verdict for c in self.checks)
@@ -131,14 +139,22 @@ class Triage:
     def all_not_yours(self) -> bool:
         """Whether every failure of the commit was examined and none is the MR's: what read nothing, or left a
         check or a list unread, is never all clear."""
-        if not self.checks or self.omitted or self.unlisted:
+        if not (self.checks or self.passed) or self.omitted or self.unlisted or self.running:
             return False
         return all(c.verdict in NOT_YOURS for c in self.checks)
 
     @property
     def status(self) -> str:
-        """The commit status merge rules read: success only when nothing unread stands behind it."""
+        """The commit status merge rules read: pending while a check of the commit runs; success only when the
+        ledger is closed (every check listed, each one passed or proven not the MR's)."""
+        if self.running and not self.unproven:
+            return "pending"
         return "success" if self.all_not_yours else "failed"
+
+    @property
+    def unproven(self) -> tuple[CheckResult, ...]:
+        """The checks that keep the commit from `success`: the MR's own failures and whatever was not proven."""
+        return tuple(c for c in self.checks if c.verdict not in NOT_YOURS)
 
     def fingerprints(self) -> tuple[Fingerprint, ...]:
         return tuple(c.fingerprint for c in self.checks)

@@ -133,7 +133,8 @@ class TriageReader:
         """Every attempt of the pipeline's jobs (`scope`: in that state only), oldest first, and why the list is not
         whole when it is not; a finished pipeline's whole list comes from the cache unless `fresh` (the analysed
         pipeline: a retry may have run since)."""
-        key = (self._project, int(pipeline["id"]), scope)
+        # A retried job updates its pipeline: a list read before the retry is not this one.
+        key = (self._project, int(pipeline["id"]), scope, str(pipeline.get("updated_at") or ""))
         if not fresh and key in self._cache.jobs:
             return Listed(list(self._cache.jobs[key]))
         if not scope and (shown := await self._shown_whole(pipeline)) is not None:
@@ -152,7 +153,7 @@ class TriageReader:
             return Listed(jobs, problem)
         return self._keep(pipeline, key, jobs)
 
-    def _keep(self, pipeline: Mapping[str, Any], key: tuple[str, int, str], jobs: list[Job]) -> Listed:
+    def _keep(self, pipeline: Mapping[str, Any], key: tuple[str, int, str, str], jobs: list[Job]) -> Listed:
         """A whole list, kept for later triages once its pipeline is finished."""
         if pipeline.get("status") in FINISHED:
             self._cache.jobs.put(key, tuple(jobs))
@@ -175,6 +176,16 @@ class TriageReader:
                 if isinstance(found, ToolResult) and isinstance(found.content, list):
                     self._recent = recent_jobs(found.content, bool(found.truncated))
         return self._recent
+
+    async def bridges(self, pipeline: Mapping[str, Any]) -> list[Job] | Unread:
+        """The pipeline's trigger jobs with their downstream pipelines; `Unread` when not read whole."""
+        found = await self._call("gitlab_get_pipeline_bridges", pipeline_id=int(pipeline["id"]))
+        if isinstance(found, Unread):
+            return found
+        listed = found.content if isinstance(found, ToolResult) else found
+        if isinstance(found, ToolResult) and found.truncated:
+            return Unread(f"the list of its trigger jobs was cut at {len(listed)}")
+        return [b for b in listed if isinstance(b, Mapping)] if isinstance(listed, list) else Unread("no list")
 
     async def report(self, pipeline: Mapping[str, Any], suites: frozenset[str], fresh: bool = False) -> Report | Unread:
         """These suites of the pipeline's unit test report (bounded: a cut is kept as a gap and on the report); a

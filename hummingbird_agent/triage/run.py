@@ -1,8 +1,7 @@
-"""One triage of an MR's failed pipeline: read the sources, classify each failed check, state the gaps."""
+"""One triage of an MR's failed pipeline: list the commit's ledger, classify each failed check, state the gaps."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -10,11 +9,11 @@ from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.triage.classify import Classifier, external_check, unlisted_check
-from hummingbird_agent.triage.evidence import Runs, Sources, by_name, failed_attempts
+from hummingbird_agent.triage.evidence import Runs, Sources, by_name
+from hummingbird_agent.triage.ledger import Ledger, current
 from hummingbird_agent.triage.model import CheckResult, KnownCauses, Triage
 from hummingbird_agent.triage.reader import TriageReader
-
-_JOB_URL = re.compile(r"/-/jobs/\d+(?:[/?#]|$)")
+from hummingbird_agent.triage.trigger_jobs import account_statuses, read_pipeline
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +36,8 @@ async def triage(reader: TriageReader, request: TriageRequest, known: KnownCause
     branch = str(mr.get("target_branch") or "")
     if not sha:
         return Triage(sha="", gaps=("the analysed commit is not known", *reader.gaps), calls=reader.calls)
-    sources = Sources()
-    await _load_commit(reader, request, sha, sources)
+    sources, ledger = Sources(), Ledger()
+    pipelines = await _load_commit(reader, request, sha, sources, ledger)
     await _load_base(reader, base_sha, branch, sources)
     target: list[Runs] = []
 
@@ -48,40 +47,56 @@ async def triage(reader: TriageReader, request: TriageRequest, known: KnownCause
         return target[0]
 
     classifier = Classifier(reader, sources, target_runs, known, request.project, branch)
-    failed = [(n, a) for n, a in sources.analysed.items() if failed_attempts(a)]
     statuses, statuses_problem = await reader.statuses(sha)
-    external = _failed_external(statuses, request.ignore_statuses, set(sources.analysed))
-    listed = failed[: reader.limits.max_checks]
-    checks: list[CheckResult] = [await classifier.job(name, attempts) for name, attempts in listed]
-    checks = [await classifier.with_history(check) for check in checks]
-    room = reader.limits.max_checks - len(checks)
-    checks += [external_check(s, statuses) for s in external[:room]]
-    room = reader.limits.max_checks - len(checks)
-    checks += [unlisted_check(name, url, sources.unlisted_problem) for name, url in sources.unlisted_failures[:room]]
-    omitted = len(failed) + len(external) + len(sources.unlisted_failures) - len(checks)
-    unlisted = tuple(p for p in (sources.unlisted_problem, statuses_problem) if p)
+    await account_statuses(reader, sources, ledger, statuses, request.ignore_statuses, int(mr.get("project_id") or 0))
+    room = reader.limits.max_checks
+    checks: list[CheckResult] = []
+    for failed in ledger.failed[:room]:
+        checks.append(await classifier.with_history(await classifier.job(failed), failed.name))
+    checks += [external_check(s) for s in ledger.external[: room - len(checks)]]
+    checks += [unlisted_check(name, url, sources.unlisted_problem)
+               for name, url in sources.unlisted_failures[: room - len(checks)]]
+    checks += ledger.unproven[: room - len(checks)]
+    total = len(ledger.failed) + len(ledger.external) + len(sources.unlisted_failures) + len(ledger.unproven)
+    unlisted = tuple(p for p in (sources.unlisted_problem, *sources.problems, statuses_problem) if p)
     return Triage(sha=sha, target_branch=branch, base_sha=base_sha, checks=tuple(checks), gaps=tuple(reader.gaps),
-                  omitted=omitted, unlisted=unlisted, calls=reader.calls, log_bytes=reader.log_bytes,
-                  report_bytes=reader.report_bytes)
+                  omitted=total - len(checks), unlisted=unlisted, calls=reader.calls, log_bytes=reader.log_bytes,
+                  report_bytes=reader.report_bytes, running=tuple(ledger.running), passed=ledger.passed,
+                  optional=ledger.optional, snapshot=snapshot(pipelines))
 
 
-async def _load_commit(reader: TriageReader, request: TriageRequest, sha: str, sources: Sources) -> None:
-    """The analysed pipeline's attempts (read afresh) and the commit's other pipelines."""
-    pipelines = await reader.pipelines(sha=sha, limit=budgets.TRIAGE_SHA_PIPELINES)
+def snapshot(pipelines: Sequence[Mapping[str, Any]]) -> tuple[tuple[int, str, str], ...]:
+    """What the commit's pipelines were when read: ids, states and last updates (a retried job updates its pipeline)."""
+    return tuple(sorted((int(p.get("id") or 0), str(p.get("status")), str(p.get("updated_at"))) for p in pipelines))
+
+
+async def _load_commit(reader: TriageReader, request: TriageRequest, sha: str, sources: Sources,
+                       ledger: Ledger) -> list[Mapping[str, Any]]:
+    """The analysed pipeline's attempts (read afresh) and the commit's other pipelines; the current ones go into the
+    ledger. Returns the pipelines listed."""
+    pipelines = await reader.pipelines(sha=sha, limit=budgets.TRIAGE_SHA_PIPELINES + 1)
+    if len(pipelines) > budgets.TRIAGE_SHA_PIPELINES:
+        pipelines = pipelines[: budgets.TRIAGE_SHA_PIPELINES]
+        sources.problems.append(f"commit {sha[:12]} has more than {budgets.TRIAGE_SHA_PIPELINES} pipelines: only the "
+                                "newest were read")
+    tops = [p for p in pipelines if p.get("source") != "parent_pipeline"] or pipelines
     analysed = next((p for p in pipelines if p.get("id") == request.pipeline_id), None) or (
         {"id": request.pipeline_id, "status": "failed"} if request.pipeline_id else None) or (
-        pipelines[0] if pipelines else None)
+        tops[0] if tops else None)
     if analysed is None:
         reader.gaps.append(f"no pipeline found for commit {sha[:12]}")
         sources.unlisted_problem = f"no pipeline of commit {sha[:12]} could be listed"
-        return
+        return pipelines
     listed = await reader.jobs(analysed, fresh=True)
     sources.analysed, sources.pipeline = by_name(listed.jobs), analysed
     if listed.problem:
         await _failures_beyond(reader, analysed, listed.problem, sources)
+    ledger.add_pipeline(analysed, sources.analysed)
+    now = [p.get("id") for p in current(pipelines, analysed)]
     for pipeline in pipelines:
         if pipeline.get("id") != analysed.get("id"):
-            sources.same_sha.add(pipeline, (await reader.jobs(pipeline)).jobs)
+            await read_pipeline(reader, pipeline, sources, ledger if pipeline.get("id") in now else None)
+    return pipelines
 
 
 async def _failures_beyond(reader: TriageReader, pipeline: Mapping[str, Any], problem: str, sources: Sources) -> None:
@@ -121,14 +136,3 @@ async def _load_target(reader: TriageReader, request: TriageRequest, branch: str
         if pipeline.get("status") in ("success", "failed"):
             runs.add(pipeline, (await reader.jobs(pipeline)).jobs)
     return runs
-
-
-def _failed_external(statuses: Sequence[Mapping[str, Any]], ignore: frozenset[str],
-                     jobs: set[str]) -> list[Mapping[str, Any]]:
-    """Failed statuses that are not GitLab jobs (those come from the pipeline), latest per name."""
-    latest: dict[str, Mapping[str, Any]] = {}
-    for status in sorted(statuses, key=lambda s: int(s.get("id") or 0)):
-        latest[str(status.get("name"))] = status
-    return [s for name, s in latest.items()
-            if s.get("status") == "failed" and not s.get("allow_failure") and name not in ignore
-            and name not in jobs and not _JOB_URL.search(str(s.get("target_url") or ""))]

@@ -239,3 +239,10 @@ async def start_service(
 
 def expect_turns(model: Any, *turns: dict[str, Any]) -> None:
     model.script(*copy.deepcopy(list(turns)))
+
+
+def states_posted(service: Service, sha: str | None = None) -> list[str]:
+    """The states the service posted for commit statuses, in order (GitLab moves an open status to its next state
+    instead of creating one, so `posted_statuses` shows only where each ended)."""
+    return [str(r.arg("state")) for r in service.gitlab.requests
+            if r.method == "POST" and "/statuses/" in r.path and (sha is None or r.path.endswith(sha))]

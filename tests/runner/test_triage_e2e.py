@@ -18,6 +18,7 @@ from tests.runner.harness import (
     Service,
     expect_turns,
     pipeline_event,
+    states_posted,
 )
 from tests.servers.gemini import text_turn
 from tests.triage.conftest import GENERIC_LOG, failing_log
@@ -38,10 +39,12 @@ def service(triaged_service: Service) -> Service:
 
 
 def every_verdict(world: CiWorld) -> None:
-    """unit-tests fails the same way on the base, e2e passed on retry, build lost its runner, lint passes on
-    the base, docs never ran there."""
+    """unit-tests fails the same way on the base, e2e passed on retry, build lost its runner (as on the base), lint
+    passes on the base, docs never ran there."""
     world.pipeline(BASE, [Attempt("unit-tests", trace=failing_log("test_parse", PARSE, run=8)),
-                          Attempt("lint", "success", trace="$ ruff check .\nAll checks passed!\n")])
+                          Attempt("lint", "success", trace="$ ruff check .\nAll checks passed!\n"),
+                          Attempt("build", trace="ERROR: Job failed (system failure): no space left",
+                                  failure_reason="runner_system_failure")])
     world.mr(IID, base_sha=BASE, sha=SHA, author_id=MEMBER, title="Add frob")
     world.pipeline(SHA, [
         Attempt("unit-tests", trace=failing_log("test_parse", PARSE, run=2)),
@@ -70,9 +73,11 @@ async def test_every_verdict_is_in_the_note_before_the_models_explanation(servic
     assert verdicts == {"unit-tests": "pre-existing", "e2e": "flaky", "build": "infrastructure", "lint": "new",
                         "docs": "unclassified"}
     await service.finished()
-    [status] = service.gitlab.posted_statuses
+    [status] = service.gitlab.posted_statuses  # pending while the triage read, then its verdict (one status)
     assert (status["name"], status["status"], status["sha"]) == (STATUS, "failed", SHA)
-    assert status["target_url"].endswith(f"/merge_requests/{IID}#note_{service.final_notes()[0]['id']}")
+    assert states_posted(service) == ["pending", "failed"]
+    [status_note] = service.status_notes()
+    assert status["target_url"].endswith(f"/merge_requests/{IID}#note_{status_note['id']}")
 
 
 async def test_the_note_keeps_the_triage_when_the_model_fails(service: Service) -> None:
@@ -166,7 +171,9 @@ async def test_an_mr_with_two_hundred_failed_jobs_stays_within_the_read_budgets(
     await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis note")
     read = [r for r in service.gitlab.requests if "read-token" in (r.header("PRIVATE-TOKEN") or "")]
     traces = [r for r in read if r.path.endswith("/trace")]
-    assert len(read) <= budgets.TRIAGE_MAX_CALLS + 5  # the triage's budget, plus pages of long job lists
+    # The triage's budget, plus extra pages of long lists (two job lists, the statuses), the re-read of the commit's
+    # pipelines before the status is published, and the trust check's member look-ups.
+    assert len(read) <= budgets.TRIAGE_MAX_CALLS + 7
     assert len(traces) <= budgets.TRIAGE_MAX_CALLS
     body = service.final_notes()[0]["body"]
     assert f"({200 - budgets.TRIAGE_MAX_CHECKS} more not examined)" in body

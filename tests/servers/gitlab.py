@@ -11,6 +11,8 @@ from typing import Any
 from urllib.parse import unquote, urlencode
 
 from tests.servers.base import FakeHTTPServer, HTTPError, Request, Response, chunked, json_response
+from tests.servers.gitlab_ci import JOB_STATES
+from tests.servers.gitlab_issues import GitLabIssues
 from tests.servers.gitlab_state import GitLabState
 
 API = "/api/v4"
@@ -40,7 +42,7 @@ def _truthy(value: Any) -> bool:
     return value is True or str(value).lower() in {"true", "1"}
 
 
-class GitLabServer(FakeHTTPServer, GitLabState):
+class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
     """Fake GitLab at `url`; seed it with the GitLabState builders (add_project, add_mr, ...)."""
 
     name = "gitlab"
@@ -52,7 +54,9 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         self.bot_token, self.read_token = bot_token, read_token
         self.add_token(bot_token, bot_user_id)
         self.add_token(read_token, self.read_user["id"], scope="read_api")
+        self.init_issues()
         self._register_routes()
+        self.register_issue_routes()
 
     def web_base(self) -> str:
         return self.url if self._server is not None else super().web_base()
@@ -94,6 +98,8 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         r("GET", _P + r"/jobs/(?P<job>\d+)/trace", self._trace)
         r("GET", _P + r"/pipelines", self._pipelines)
         r("GET", _P + r"/pipelines/(?P<pipeline>\d+)/jobs", self._pipeline_jobs)
+        r("GET", _P + r"/pipelines/(?P<pipeline>\d+)", self._pipeline)
+        r("GET", _P + r"/pipelines/(?P<pipeline>\d+)/bridges", self._pipeline_bridges)
         r("GET", _P + r"/pipelines/(?P<pipeline>\d+)/test_report",
           lambda req, pid, pipeline: json_response(self.test_report(self.project(pid)["id"], int(pipeline))))
         r("GET", _P + r"/pipelines/(?P<pipeline>\d+)/test_report_summary",
@@ -311,6 +317,20 @@ class GitLabServer(FakeHTTPServer, GitLabState):
         jobs = self.pipeline_jobs(self.project(pid)["id"], int(pipeline), _truthy(req.arg("include_retried", False)),
                                   req.query.get("scope[]") or req.query.get("scope"))
         return self.paginate(req, jobs)
+
+    def _pipeline(self, req: Request, pid: str, pipeline: str) -> Response:
+        found = self.pipelines.get((self.project(pid)["id"], int(pipeline)))
+        if found is None:
+            raise not_found()
+        return json_response(found)
+
+    def _pipeline_bridges(self, req: Request, pid: str, pipeline: str) -> Response:
+        project_id, scope = self.project(pid)["id"], req.query.get("scope[]") or req.query.get("scope")
+        if (project_id, int(pipeline)) not in self.pipelines:
+            raise not_found()
+        if scope and set(scope) - JOB_STATES:
+            raise HTTPError(400, "scope does not have a valid value")
+        return self.paginate(req, self.pipeline_bridges(project_id, int(pipeline), scope))
 
     def _project_jobs(self, req: Request, pid: str) -> Response:
         # lib/api/ci/jobs.rb pages this list `without_count`.

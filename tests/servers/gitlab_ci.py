@@ -7,28 +7,34 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tests.servers import samples
+from tests.servers import gitlab_reports, samples
 from tests.servers.base import HTTPError, Request
+from tests.servers.gitlab_downstream import GitLabDownstreamState
+from tests.servers.gitlab_reports import UNPARSABLE_JUNIT, case_entry
 
+# GitLab's answer to an unknown record in any API endpoint (ActiveRecord::RecordNotFound, lib/api/api.rb): the
+# error body then reads {"message": "404 Not found"}.
+NOT_FOUND = "Not found"
 # States a client may post (POST /projects/:id/statuses/:sha); anything else is a 400 like GitLab's.
 STATUS_STATES = ("pending", "running", "success", "failed", "canceled", "skipped")
 # GitLab's state machine from an open (pending/running) status; finished ones are never reopened: a post
 # with the same name then creates a new status (GenericCommitStatus.running_or_pending.find_or_initialize_by).
 _OPEN_TRANSITIONS = {"pending": {"running", "success", "failed", "canceled", "skipped"},
                      "running": {"success", "failed", "canceled"}}
-# Job states a `scope[]` filter of a job list may name (anything else is GitLab's 400).
-# A test case's states in GitLab's reports (Gitlab::Ci::Reports::TestCase::STATUS_TYPES).
-CASE_STATUSES = ("success", "failed", "skipped", "error")
-_COUNTED = {"success": "success_count", "failed": "failed_count", "skipped": "skipped_count", "error": "error_count"}
+# Where a pipeline came from (Enums::Ci::Pipeline.sources): a `source` filter naming anything else is GitLab's 400.
+PIPELINE_SOURCES = frozenset({"unknown", "push", "web", "trigger", "schedule", "api", "external", "pipeline", "chat",
+                              "webide", "merge_request_event", "external_pull_request_event", "parent_pipeline",
+                              "ondemand_dast_scan", "ondemand_dast_validation", "security_orchestration_policy",
+                              "container_registry_push", "duo_workflow", "pipeline_execution_policy_schedule"})
 # A parallel job's shard ("rspec 2/3"): its report joins the suite of the job's group name (Ci::Build#test_suite_name).
 _SHARD = re.compile(r"\s+\d+/\d+\s*$")
-# The fields of a job's `pipeline` (Entities::Ci::PipelineBasic).
-_PIPELINE_BASIC = ("id", "iid", "project_id", "sha", "ref", "status", "source", "created_at", "updated_at", "web_url")
-_JOB_SCOPES = frozenset({"created", "pending", "running", "failed", "success", "canceled", "skipped",
-                         "waiting_for_resource", "manual"})
+# Job states a `scope[]` filter of a job list may name, anything else is GitLab's 400 (CommitStatus::AVAILABLE_STATUSES,
+# app/models/concerns/ci/has_status.rb; the `optional_scope` params of lib/api/ci/helpers/pipelines_helpers.rb).
+JOB_STATES = frozenset({"created", "waiting_for_resource", "preparing", "waiting_for_callback", "pending", "running",
+                        "success", "failed", "canceling", "canceled", "skipped", "manual", "scheduled"})
 
 
-class GitLabCIState:
+class GitLabCIState(GitLabDownstreamState):
     """Pipelines (id -> pipeline) per project; mixed into GitLabState, which owns jobs and statuses."""
 
     projects: dict[int, dict[str, Any]]
@@ -39,6 +45,8 @@ class GitLabCIState:
         self.pipelines: dict[tuple[int, int], dict[str, Any]] = {}
         self.posted_statuses: list[dict[str, Any]] = []
         self.test_cases: dict[tuple[int, int], list[dict[str, Any]]] = {}
+        self.suite_errors: dict[tuple[int, int], str] = {}
+        self.bridges: dict[tuple[int, int], dict[str, Any]] = {}
 
     def next_id(self) -> int:
         raise NotImplementedError
@@ -60,7 +68,14 @@ class GitLabCIState:
             self.add_pipeline(project_id, pipeline_id, sha=sha, ref=ref)
 
     def list_pipelines(self, project_id: int, req: Request) -> list[dict[str, Any]]:
-        found = [p for (proj, _), p in self.pipelines.items() if proj == project_id]
+        """GET /projects/:id/pipelines as Ci::PipelinesFinder lists them (app/finders/ci/pipelines_finder.rb): child
+        pipelines (source `parent_pipeline`) only when asked for by that source; unknown values are a 400."""
+        for field, valid in (("status", JOB_STATES), ("source", PIPELINE_SOURCES)):
+            if req.arg(field) is not None and req.arg(field) not in valid:
+                raise HTTPError(400, f"{field} does not have a valid value")
+        children = req.arg("source") == "parent_pipeline"
+        found = [p for (proj, _), p in self.pipelines.items()
+                 if proj == project_id and (children or p["source"] != "parent_pipeline")]
         for field in ("sha", "ref", "status", "source"):
             wanted = req.arg(field)
             found = [p for p in found if wanted is None or p[field] == wanted]
@@ -76,8 +91,8 @@ class GitLabCIState:
         """The pipeline's jobs, newest first as GitLab lists them; without include_retried, only each name's latest
         attempt (GitLab's default); `scope`: only jobs in these states (GitLab's `scope[]`)."""
         if (project_id, pipeline_id) not in self.pipelines:
-            raise HTTPError(404, "404 Not found")
-        if scope and set(scope) - _JOB_SCOPES:
+            raise HTTPError(404, NOT_FOUND)
+        if scope and set(scope) - JOB_STATES:
             raise HTTPError(400, "scope does not have a valid value")
         jobs = [j for (p, _), j in sorted(self.jobs.items(), reverse=True)
                 if p == project_id and j["pipeline"]["id"] == pipeline_id]
@@ -91,70 +106,44 @@ class GitLabCIState:
     def project_jobs(self, project_id: int, scope: list[str] | None = None) -> list[dict[str, Any]]:
         """GET /projects/:id/jobs: every job of the project (`project.builds`: retried attempts included, bridges not),
         newest first (`order(id: :desc)`); `scope`: only jobs in these states (GitLab's `scope[]`)."""
-        if scope and set(scope) - _JOB_SCOPES:
+        if scope and set(scope) - JOB_STATES:
             raise HTTPError(400, "scope does not have a valid value")
         jobs = [j for (p, _), j in sorted(self.jobs.items(), reverse=True) if p == project_id]
         return [self.render_job(j) for j in jobs if not scope or j["status"] in scope]
 
     def render_job(self, job: dict[str, Any]) -> dict[str, Any]:
         """A job as GitLab's API shows it: its `pipeline` is the pipeline as it is now (Entities::Ci::PipelineBasic)."""
-        pipeline = self.pipelines.get((job["pipeline"]["project_id"], job["pipeline"]["id"]))
-        if pipeline is None:
-            return job
-        return job | {"pipeline": {k: pipeline[k] for k in _PIPELINE_BASIC}}
+        pipeline = self.pipeline_basic(job["pipeline"]["project_id"], job["pipeline"]["id"])
+        return job if pipeline is None else job | {"pipeline": pipeline}
 
     def add_test_cases(self, project_id: int, job_id: int, cases: Sequence[Mapping[str, Any]]) -> None:
         """The junit report a job uploaded: each case needs `status` and `name`; the rest defaults as GitLab shows."""
-        entries = []
-        for case in cases:
-            if case.get("status") not in CASE_STATUSES:
-                raise ValueError(f"a test case's status is one of {CASE_STATUSES}, not {case.get('status')!r}")
-            entries.append({"status": case["status"], "name": case["name"], "classname": case.get("classname"),
-                            "file": case.get("file"), "execution_time": case.get("execution_time", 0.1),
-                            "system_output": case.get("system_output"), "stack_trace": case.get("stack_trace"),
-                            "attachment_url": None, "recent_failures": None})
-        self.test_cases[(project_id, job_id)] = entries
+        self.test_cases[(project_id, job_id)] = [case_entry(case) for case in cases]
+
+    def add_suite_error(self, project_id: int, job_id: int, error: str = UNPARSABLE_JUNIT) -> None:
+        """The job uploaded a junit file GitLab could not parse: its suite then lists no case and counts zero."""
+        self.suite_errors[(project_id, job_id)] = error
 
     def test_report(self, project_id: int, pipeline_id: int) -> dict[str, Any]:
-        """GET /pipelines/:id/test_report: the latest attempt of each job that uploaded a report, one suite per job
-        (shards of a parallel job in one); a pipeline without reports has no suites and zero counts (not a 404)."""
-        suites = [self._suite(name, cases, []) for name, cases in self._suites(project_id, pipeline_id).items()]
-        return {"total_time": round(sum(s["total_time"] for s in suites), 3), **_counts(suites), "test_suites": suites}
+        """GET /pipelines/:id/test_report; a pipeline without reports has no suites and zero counts (not a 404)."""
+        return gitlab_reports.test_report(self._uploads(project_id, pipeline_id))
 
     def test_report_summary(self, project_id: int, pipeline_id: int) -> dict[str, Any]:
-        suites = []
-        for name, cases in self._suites(project_id, pipeline_id).items():
-            suite = self._suite(name, cases, [job_id for job_id, _ in cases])
-            del suite["test_cases"]
-            suites.append(suite)
-        counts = _counts(suites)
-        total = {"time": round(sum(s["total_time"] for s in suites), 3), "count": counts["total_count"],
-                 **{k: counts[f"{k}_count"] for k in CASE_STATUSES}, "suite_error": None}
-        return {"total": total, "test_suites": suites}
+        return gitlab_reports.test_report_summary(self._uploads(project_id, pipeline_id))
 
-    def _suites(self, project_id: int, pipeline_id: int) -> dict[str, list[tuple[int, dict[str, Any]]]]:
-        """(job id, case) per suite name, from each job name's latest attempt (retried attempts are not reported)."""
+    def _uploads(self, project_id: int, pipeline_id: int) -> list[tuple[str, int, list[dict[str, Any]], str | None]]:
+        """(suite, job id, cases, parse error) of each job name's latest attempt that uploaded a junit report
+        (Ci::Pipeline#latest_test_report_builds: `builds.latest`, retried attempts are not reported); a parallel
+        job's shards share the suite of its group name (Ci::Build#test_suite_name)."""
         if (project_id, pipeline_id) not in self.pipelines:
-            raise HTTPError(404, "404 Not found")
+            raise HTTPError(404, NOT_FOUND)
         latest: dict[str, int] = {}
         for (p, job_id), job in sorted(self.jobs.items()):
             if p == project_id and job["pipeline"]["id"] == pipeline_id:
                 latest[job["name"]] = job_id
-        suites: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-        for name, job_id in latest.items():
-            for case in self.test_cases.get((project_id, job_id), []):
-                suites.setdefault(_SHARD.sub("", name), []).append((job_id, case))
-        return suites
-
-    @staticmethod
-    def _suite(name: str, cases: list[tuple[int, dict[str, Any]]], build_ids: list[int]) -> dict[str, Any]:
-        listed = [c for _, c in cases]
-        suite: dict[str, Any] = {"name": name, "total_time": round(sum(c["execution_time"] for c in listed), 3),
-                                 "total_count": len(listed)}
-        suite |= {key: sum(c["status"] == status for c in listed) for status, key in _COUNTED.items()}
-        if build_ids:
-            suite["build_ids"] = sorted(set(build_ids))
-        return suite | {"suite_error": None, "test_cases": listed}
+        return [(_SHARD.sub("", name), job_id, self.test_cases.get((project_id, job_id), []),
+                 self.suite_errors.get((project_id, job_id))) for name, job_id in latest.items()
+                if (project_id, job_id) in self.test_cases or (project_id, job_id) in self.suite_errors]
 
     def post_status(self, project_id: int, sha: str, req: Request, author: dict[str, Any]) -> dict[str, Any]:
         state = req.arg("state")
@@ -167,7 +156,10 @@ class GitLabCIState:
         if open_one is not None:
             if state not in _OPEN_TRANSITIONS[open_one["status"]]:
                 raise HTTPError(400, f"Cannot transition status from {open_one['status']} to {state}")
-            open_one.update(status=state, finished_at=self.now())
+            # GitLab moves the open status to the new state and takes the new target_url, description and coverage
+            # when given (Ci::CreateCommitStatusService: `optional_attributes`, assigned before the transition).
+            given = {k: req.arg(k) for k in ("target_url", "description", "coverage") if req.arg(k) is not None}
+            open_one.update(status=state, finished_at=self.now(), **given)
             return open_one
         entry = samples.load("gitlab/api/commit_status_post_response.json")
         entry.update(id=self.next_id(), sha=sha, name=name, status=state, ref=ref, author=author,
@@ -176,10 +168,6 @@ class GitLabCIState:
         self.statuses.setdefault((project_id, sha), []).append(entry)
         self.posted_statuses.append(entry)
         return entry
-
-
-def _counts(suites: list[dict[str, Any]]) -> dict[str, int]:
-    return {key: sum(s[key] for s in suites) for key in ("total_count", *_COUNTED.values())}
 
 
 def _normalised(moment: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any
 
 from tests.servers import samples
 from tests.servers.gitlab_ci import GitLabCIState
+from tests.servers.gitlab_downstream import UNSTARTED
 
 Trace = bytes | str | Callable[[], Iterable[bytes]] | None
 _EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -235,6 +236,10 @@ class GitLabState(GitLabCIState):
                    **({"failure_reason": "script_failure"} if status == "failed" else {}))
         if trace is None:
             job["erased_at"] = self.now()
+        if status in UNSTARTED:
+            job.update(started_at=None, finished_at=None, duration=None)
+        elif status == "running":
+            job.update(finished_at=None)
         job.update(overrides)
         job["commit"].update(id=sha, short_id=sha[:8])
         job["pipeline"].update(id=pipeline_id, project_id=project_id, ref=ref, sha=sha)

@@ -32,8 +32,8 @@ async def test_two_cases_failing_on_the_base_and_one_new_make_the_job_new(world:
     assert check.verdict == Verdict.NEW and found.status == "failed"
     assert check.failure_line.startswith("tests.test_core.test_c")
     rows = table(found)
-    assert "↳ `tests.test_core.test_c`" in rows and "fails on the merge base's pipeline" in rows
-    assert reader.log_bytes == 0  # the report decided: no log was read
+    assert "↳ `tests.test_core.test_c`" in rows and "fails the same way on the merge base's pipeline" in rows
+    assert reader.log_bytes == 0  # a new failed test decides: no log can clear it
     tests = for_model(found)["checks"][0]["failed_tests"]
     assert [t["verdict"] for t in tests] == ["new", "pre-existing", "pre-existing"]
 
@@ -47,23 +47,36 @@ async def test_a_job_whose_every_failed_case_fails_on_the_base_is_pre_existing(w
     assert found.status == "success"
 
 
-async def test_a_case_that_passed_on_a_retried_pipeline_of_the_commit_is_flaky(world: CiWorld) -> None:
+async def test_a_case_that_passed_on_a_re_run_of_its_pipeline_is_flaky(world: CiWorld) -> None:
     world.pipeline(BASE, [Attempt("unit", trace=LOG, cases=(Case("test_a"),))])
     mr = world.mr(1, base_sha=BASE)
-    world.pipeline(mr["sha"], [Attempt("unit", trace=LOG, cases=(Case("test_a"), Case("test_b", "success")))],
-                   ref="feature")
     analysed = world.pipeline(mr["sha"], [_unit("test_a", "test_b")], ref="feature", source="merge_request_event")
+    world.pipeline(mr["sha"], [Attempt("unit", trace=LOG, cases=(Case("test_a"), Case("test_b", "success")))],
+                   ref="feature", source="merge_request_event")
     found, _ = await run_triage(world.gl, 1, pipeline_id=analysed)
-    (check,) = found.checks
+    check = next(c for c in found.checks if c.name == "unit")
     cases = {c.name: c for c in check.cases}
-    assert cases["test_b"].verdict == Verdict.FLAKY and "same commit" in cases["test_b"].reason
+    assert cases["test_b"].verdict == Verdict.FLAKY and "run again on the same commit" in cases["test_b"].reason
     assert cases["test_a"].verdict == Verdict.PRE_EXISTING
     assert check.verdict == Verdict.PRE_EXISTING and found.status == "success"
 
 
+async def test_a_case_passing_in_a_pipeline_of_another_kind_is_no_flakiness(world: CiWorld) -> None:
+    """A branch pipeline of the same commit may run another job of that name: its pass is no re-run of this one."""
+    world.pipeline(BASE, [Attempt("unit", trace=LOG, cases=(Case("test_a"), Case("test_b", "success")))])
+    mr = world.mr(1, base_sha=BASE)
+    world.pipeline(mr["sha"], [Attempt("unit", "success", trace="ok\n", cases=(Case("test_a", "success"),
+                                                                               Case("test_b", "success")))],
+                   ref="feature")
+    analysed = world.pipeline(mr["sha"], [_unit("test_a", "test_b")], ref="feature", source="merge_request_event")
+    found, _ = await run_triage(world.gl, 1, pipeline_id=analysed)
+    cases = {c.name: c for c in found.checks[0].cases}
+    assert cases["test_b"].verdict == Verdict.NEW and found.status == "failed"
+
+
 async def test_the_history_on_main_is_in_the_row_and_a_flip_on_one_commit_is_flaky(world: CiWorld) -> None:
-    world.pipeline(BASE, [Attempt("unit", "success", trace="ok\n", cases=(Case("test_a", "success"),
-                                                                           Case("test_b", "success")))])
+    """The merge base did not run `unit`: the target branch's history decides."""
+    world.pipeline(BASE, [Attempt("lint", "success", trace="ok\n")])
     flipping = sha_of("main", 2)
     for n, (a, b) in enumerate([("failed", "success"), ("success", "success"), ("failed", "success")]):
         world.pipeline(sha_of("main", n) if n != 2 else flipping, [
@@ -75,12 +88,25 @@ async def test_the_history_on_main_is_in_the_row_and_a_flip_on_one_commit_is_fla
     _mr(world, _unit("test_a", "test_b"))
     found, _ = await run_triage(world.gl, 1)
     (check,) = found.checks
-    cases = {c.name: c for c in check.cases}  # the base's pipeline ran on `main` too: five runs
+    cases = {c.name: c for c in check.cases}
     assert cases["test_a"].verdict == Verdict.FLAKY and "one commit of `main`" in cases["test_a"].reason
-    assert cases["test_a"].history.startswith("failed 2 of the last 5 runs on `main`, failed and passed on commit")
-    assert cases["test_b"].verdict == Verdict.NEW and cases["test_b"].history == "failed 0 of the last 5 runs on `main`"
-    assert check.history.startswith("failed 2 of the last 5 runs on `main`")
-    assert "failed 2 of the last 5 runs on `main`" in table(found)
+    assert cases["test_a"].history.startswith("failed 2 of the last 4 runs on `main`, failed and passed on commit")
+    assert cases["test_b"].verdict == Verdict.NEW and cases["test_b"].history == "failed 0 of the last 4 runs on `main`"
+    assert check.history.startswith("failed 2 of the last 4 runs on `main`")
+    assert "failed 2 of the last 4 runs on `main`" in table(found)
+
+
+async def test_a_flip_on_main_with_another_message_is_no_flakiness(world: CiWorld) -> None:
+    world.pipeline(BASE, [Attempt("lint", "success", trace="ok\n")])
+    flipping = sha_of("main", 1)
+    world.pipeline(flipping, [Attempt("unit", trace=LOG, cases=(Case("test_a", stack_trace="KeyError: 'x'"),))],
+                   updated_at="2026-01-05T01:00:00.000Z")
+    world.pipeline(flipping, [Attempt("unit", "success", trace="ok\n", cases=(Case("test_a", "success"),))],
+                   updated_at="2026-01-05T02:00:00.000Z")
+    _mr(world, _unit("test_a"))
+    found, _ = await run_triage(world.gl, 1)
+    (case,) = found.checks[0].cases
+    assert case.verdict == Verdict.NEW and "another message" not in case.reason and found.status == "failed"
 
 
 async def test_a_report_cut_by_its_budget_is_a_gap_and_never_exonerates(world: CiWorld) -> None:
@@ -94,8 +120,9 @@ async def test_a_report_cut_by_its_budget_is_a_gap_and_never_exonerates(world: C
 
 
 async def test_a_case_whose_evidence_was_not_read_is_unclassified(world: CiWorld) -> None:
-    bulk = tuple(Case(f"test_{n}", "success", stack_trace="y" * 300) for n in range(400))
-    world.pipeline(BASE, [Attempt("unit", trace=LOG, cases=(*bulk, Case("test_a")))])
+    # GitLab lists a suite's failed cases slowest first: test_a, the fastest, comes after the 400 slower ones.
+    bulk = tuple(Case(f"test_{n}", stack_trace="y" * 300, execution_time=2.0) for n in range(400))
+    world.pipeline(BASE, [Attempt("unit", trace=LOG, cases=(Case("test_a"), *bulk))])
     _mr(world, _unit("test_a"))
     found, _ = await run_triage(world.gl, 1, limits=TriageLimits(max_report_bytes=8 * 1024))
     (check,) = found.checks
@@ -103,15 +130,27 @@ async def test_a_case_whose_evidence_was_not_read_is_unclassified(world: CiWorld
     assert found.status == "failed"
 
 
-async def test_parallel_shards_share_their_groups_suite(world: CiWorld) -> None:
+async def test_parallel_shards_are_judged_by_their_own_logs_not_their_siblings_cases(world: CiWorld) -> None:
+    """Shards share their group's suite, so a shard's failed cases cannot be told from its siblings': each shard is
+    judged by its own log."""
     world.pipeline(BASE, [Attempt("unit 1/2", trace=LOG, cases=(Case("test_a"),)),
                           Attempt("unit 2/2", "success", trace="ok\n", cases=(Case("test_b", "success"),))])
     _mr(world, Attempt("unit 1/2", trace=LOG, cases=(Case("test_a"),)),
         Attempt("unit 2/2", trace=LOG, cases=(Case("test_b"),)))
     found, _ = await run_triage(world.gl, 1)
-    assert {c.name: c.verdict for c in found.checks} == {"unit 1/2": Verdict.NEW, "unit 2/2": Verdict.NEW}
-    assert {(c.name, c.verdict) for c in found.checks[0].cases} == {("test_a", Verdict.PRE_EXISTING),
-                                                                     ("test_b", Verdict.NEW)}
+    assert {c.name: c.verdict for c in found.checks} == {"unit 1/2": Verdict.PRE_EXISTING, "unit 2/2": Verdict.NEW}
+    assert not any(c.cases for c in found.checks)
+
+
+async def test_a_crashed_shard_without_a_report_does_not_borrow_its_siblings_cases(world: CiWorld) -> None:
+    """Path 2: `unit 1/2` fails `test_a` (failing on the base too); `unit 2/2` segfaults and uploads no junit."""
+    world.pipeline(BASE, [Attempt("unit 1/2", trace=LOG, cases=(Case("test_a"),)),
+                          Attempt("unit 2/2", "success", trace="ok\n", cases=(Case("test_b", "success"),))])
+    crash = "$ pytest -q tests/shard2\nFatal Python error: Segmentation fault\nERROR: Job failed: exit code 139"
+    _mr(world, Attempt("unit 1/2", trace=LOG, cases=(Case("test_a"),)), Attempt("unit 2/2", trace=crash))
+    found, _ = await run_triage(world.gl, 1)
+    verdicts = {c.name: c.verdict for c in found.checks}
+    assert verdicts["unit 2/2"] == Verdict.NEW and found.status == "failed"
 
 
 async def test_a_job_without_a_report_keeps_the_log_fingerprint(world: CiWorld) -> None:

@@ -59,22 +59,40 @@ async def test_a_passing_retry_in_the_pipeline_is_flaky(world: CiWorld) -> None:
     assert check.verdict == Verdict.FLAKY and "retry" in check.reason
 
 
-async def test_a_pass_on_the_same_commit_in_another_pipeline_is_flaky(world: CiWorld) -> None:
+async def test_a_pass_when_its_pipeline_ran_again_on_the_same_commit_is_flaky(world: CiWorld) -> None:
+    mr = world.mr(1, base_sha=BASE)
+    analysed = world.pipeline(mr["sha"], [Attempt("e2e", trace=failing_log("test_login", "TimeoutError: x"))],
+                              ref="feature", source="merge_request_event")
+    world.pipeline(mr["sha"], [Attempt("e2e", "success", trace="ok\n")], ref="feature", source="merge_request_event")
+    found, _ = await run_triage(world.gl, 1, pipeline_id=analysed)
+    (check,) = found.checks
+    assert check.verdict == Verdict.FLAKY and "run again on the same commit" in check.reason
+    assert found.passed == 1 and found.status == "success"
+
+
+async def test_a_pass_in_a_pipeline_of_another_kind_on_the_commit_is_no_flakiness(world: CiWorld) -> None:
+    """Path 9: a passing same-named job in a branch pipeline of the commit may be another job: no flakiness."""
+    world.pipeline(BASE, [Attempt("e2e", "success", trace="ok\n")])
     mr = world.mr(1, base_sha=BASE)
     world.pipeline(mr["sha"], [Attempt("e2e", "success", trace="ok\n")], ref="feature")
     analysed = world.pipeline(mr["sha"], [Attempt("e2e", trace=failing_log("test_login", "TimeoutError: x"))],
                               ref="feature", source="merge_request_event")
-    (check,) = (await run_triage(world.gl, 1, pipeline_id=analysed))[0].checks
-    assert check.verdict == Verdict.FLAKY and "another pipeline" in check.reason
+    found, _ = await run_triage(world.gl, 1, pipeline_id=analysed)
+    (check,) = found.checks
+    assert check.verdict == Verdict.NEW and found.status == "failed"
 
 
 async def test_runner_failures_are_infrastructure_and_an_erased_log_is_not_examined(world: CiWorld) -> None:
+    """A runner system failure is infrastructure when the merge base's run of the job failed the same way."""
+    world.pipeline(BASE, [Attempt("build", trace="Preparing environment\nERROR: Job failed (system failure): disk",
+                                  failure_reason="runner_system_failure"), Attempt("docs", "success", trace="ok\n")])
     _mr(world, Attempt("build", trace="Preparing environment\nERROR: Job failed (system failure): no space",
                        failure_reason="runner_system_failure"),
         Attempt("docs", trace=None))
     found, _ = await run_triage(world.gl, 1)
     verdicts = {c.name: (c.verdict, c.reason) for c in found.checks}
-    assert verdicts["build"] == (Verdict.INFRASTRUCTURE, "GitLab reports `runner_system_failure`")
+    assert verdicts["build"] == (Verdict.INFRASTRUCTURE, "GitLab reports `runner_system_failure`, as the job did on "
+                                 "the merge base's pipeline")
     assert verdicts["docs"] == (Verdict.UNCLASSIFIED, "not examined: GitLab reports its log erased")
     assert not found.all_not_yours and found.status == "failed"
 

@@ -17,6 +17,8 @@ async def test_the_table_and_headline_show_the_raw_failure_line_of_the_log(world
     log = failing_log("test_widget", "AssertionError: expected 'v1.2' got 'v1.3'", run=4)
     world.pipeline(BASE, [Attempt("build", "success", trace="$ make\nok\n"),
                           Attempt("unit", "success", trace="ok\n")])
+    world.pipeline(BASE, [Attempt("runner", trace=f"Preparing environment\n{RUNNER}\n",
+                                  failure_reason="runner_system_failure")])
     mr = world.mr(1, base_sha=BASE)
     world.pipeline(mr["sha"], [
         Attempt("build", trace=f"$ make\ngcc -c src/widget.c\n{WIDGET}\nmake: *** [widget.o] Error 1\n"

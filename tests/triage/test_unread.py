@@ -87,7 +87,9 @@ async def test_a_job_list_the_token_may_not_read_is_no_all_clear(world: CiWorld)
     world.gl.fail_next(6, 403, path=r"/jobs$", body={"message": "403 Forbidden"})  # a pipeline's and the project's
     found, _ = await run_triage(world.gl, 1)
     assert found.unlisted and found.status == "failed"
-    assert headline(found).startswith("**Triage:** the failed checks of this commit could not be listed")
+    assert found.checks and all(c.verdict == Verdict.UNCLASSIFIED and c.reason.startswith("not examined: the jobs of "
+                                "pipeline") for c in found.checks)
+    assert "Not listed whole" in headline(found)
 
 
 async def test_unreadable_commit_statuses_block_the_status(world: CiWorld) -> None:
