@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.runner_sections import RunnerWorld
 from bench.triage_world import volatile_changed
 from tests.triage.world import Attempt, CiWorld, sha_of
 
@@ -72,12 +71,12 @@ def seed(world: CiWorld, iid: int, attack: Attack) -> int:
     if attack.base:
         base = world.pipeline(base_sha, attack.base)
         for child in attack.children:
-            world.trigger(base, child.name, child.base)  # type: ignore[attr-defined]  # with bridges only
+            world.trigger(base, child.name, child.base)
     for pipe in attack.same_sha:
         world.pipeline(sha, pipe.attempts, ref=pipe.ref, source=pipe.source)
     pipeline = world.pipeline(sha, attack.mr, ref="feature", source="merge_request_event")
     for child in attack.children:
-        world.trigger(pipeline, child.name, child.mr)  # type: ignore[attr-defined]
+        world.trigger(pipeline, child.name, child.mr)
     # `{web}` in a status's fields: this GitLab's address (another project's job lives there too).
     web = world.gl.projects[world.project_id]["web_url"].removesuffix("/" + world.path)
     for status in attack.statuses:
@@ -88,11 +87,9 @@ def seed(world: CiWorld, iid: int, attack: Attack) -> int:
 
 def retried(world: CiWorld, attack: Attack, pipeline: int) -> bool:
     """After a first triage: the attack's retried attempts join the analysed pipeline (False when it has none)."""
-    if not attack.retry:
-        return False
-    assert isinstance(world, RunnerWorld)
-    world.retried(pipeline, attack.retry)
-    return True
+    for attempt in attack.retry:
+        world.retry(pipeline, attempt)
+    return bool(attack.retry)
 
 
 class LogPool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from bench.attack_model import Attack, Child, LogPool, failed, passing
 from bench.triage_world import before_failure
 from bench.triage_world import passing as passing_log
-from tests.triage.world import Attempt, Case, CiWorld
+from tests.triage.world import Attempt, Case
 
 # How a test process dies without writing its junit report (the shard's whole ending).
 CRASH = ("Fatal Python error: Segmentation fault", "", "Current thread 0x00007f3a2c1ff740 (most recent call first):",
@@ -97,10 +97,7 @@ def external(pool: LogPool) -> list[Attack]:
 
 def child_pipelines(pool: LogPool) -> list[Attack]:
     """(f) A trigger job whose child pipeline's `unit` fails anew (it passes in the base's child pipeline), beside a
-    parent's failure that is not the MR's. Truth: the trigger job new. Built only where the fake GitLab has bridges
-    and child pipelines (`CiWorld.trigger`); none otherwise."""
-    if not hasattr(CiWorld, "trigger"):
-        return []
+    parent's failure that is not the MR's. Truth: the trigger job new."""
     out = []
     for k in range(len(pool.repos)):
         for beside in COMPANIONS:

@@ -138,20 +138,10 @@ class RunnerWorld(CiWorld):
         ref = kw.get("ref") or self.branch
         return super().pipeline(sha, [self.wrapped(a, sha, ref, n) for n, a in enumerate(attempts)], **kw)
 
-    def retried(self, pipeline_id: int, attempts: Sequence[Attempt]) -> None:
-        """Attempts added to a finished pipeline (a job retried after it ended): newer job ids than any before."""
+    def retry(self, pipeline_id: int, attempt: Attempt) -> int:
         pipeline = self.gl.pipelines[(self.project_id, pipeline_id)]
-        sha, ref = pipeline["sha"], pipeline["ref"]
-        for n, attempt in enumerate(attempts, start=len(attempts) + 100):
-            job_id = self.gl.next_id()
-            done = self.wrapped(attempt, sha, ref, n)
-            extra = {"failure_reason": attempt.failure_reason or "script_failure"} if attempt.status == "failed" else {}
-            self.gl.add_job(self.project_id, job_id, name=attempt.name, status=attempt.status, stage=attempt.stage,
-                            ref=ref, sha=sha, pipeline_id=pipeline_id, trace=done.trace, **extra)
-            self.gl.add_commit_status(self.project_id, sha, attempt.name, attempt.status, stage=attempt.stage,
-                                      ref=ref, id=job_id, target_url=f"{self.gl.projects[self.project_id]['web_url']}"
-                                      f"/-/jobs/{job_id}")
-        pipeline["updated_at"] = self.gl.now()
+        ran = sum(job["pipeline"]["id"] == pipeline_id for (p, _), job in self.gl.jobs.items() if p == self.project_id)
+        return super().retry(pipeline_id, self.wrapped(attempt, pipeline["sha"], pipeline["ref"], ran))
 
     def wrapped(self, attempt: Attempt, sha: str, ref: str, n: int) -> Attempt:
         if not isinstance(attempt.trace, str) or not attempt.trace or attempt.status not in STARTED:

@@ -49,18 +49,18 @@ another runner's failure: new; (c) `unit 1/2` fails a case the base fails, `unit
 before writing a report: pre-existing, new; (d) tests skipped after an earlier stage's failure, or canceled, beside a
 failure that is pre-existing or infrastructure (GitLab's reason: the attack then does not depend on the log
 comparison): the tests unclassified; (e) a failed external status pointing at another project's job, and one named
-like a passing job of the pipeline, beside such a failure: unclassified; (f) a failed child pipeline behind a trigger
-job: built only where the fake GitLab has bridges and child pipelines (`CiWorld.trigger`), else no worlds; (g) the
-first triage sees the base's failure or the runner's fault, the job is then retried in the same pipeline and fails
-anew, the second triage (same cache) is graded: new; (h) an older target-branch pipeline failed as the MR does, the
-newer merge base passes: new; (i) trace_size_exceeded, job_execution_timeout, stuck_or_timeout_failure,
-runner_system_failure on an MR that changes .gitlab-ci.yml, and an out-of-memory kill: new when the base passes,
-infrastructure when the base failed the same way; (j) a case that failed and passed on one target-branch commit with
-another message, a job that failed otherwise and passed on a retry there, a passing same-named job of an unrelated
-(scheduled) pipeline of the commit: new; (k) lint, type-check and compile outputs recorded from the real tools
-(tests/triage/real_tools_output.txt; eslint's written after its format) identical to the base's but for the runner's
-sections (pre-existing) or with one problem more (new). The families were written from the rules the triage states
-(docs/triage.md), before any change made for them; nothing was tuned on them yet.
+like a passing job of the pipeline, beside such a failure: unclassified; (f) a trigger job whose child pipeline fails
+a job the base's child pipeline passes, beside such a failure: new; (g) the first triage sees the base's failure or
+the runner's fault, the job is then retried in the same pipeline and fails anew, the second triage (same cache) is
+graded: new; (h) an older target-branch pipeline failed as the MR does, the newer merge base passes: new; (i)
+trace_size_exceeded, job_execution_timeout, stuck_or_timeout_failure, runner_system_failure on an MR that changes
+.gitlab-ci.yml, and an out-of-memory kill: new when the base passes, infrastructure when the base failed the same way;
+(j) a case that failed and passed on one target-branch commit with another message, a job that failed otherwise and
+passed on a retry there, a passing same-named job of an unrelated (scheduled) pipeline of the commit: new; (k) lint,
+type-check and compile outputs recorded from the real tools (tests/triage/real_tools_output.txt; eslint's written
+after its format) identical to the base's but for the runner's sections (pre-existing) or with one problem more (new).
+The families were written from the rules the triage states (docs/triage.md), before any change made for them; nothing
+was tuned on them yet.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ FAMILIES: dict[str, tuple[str, Callable[[LogPool], list[Attack]]]] = {
     "c": ("parallel shards sharing one report suite", shards),
     "d": ("tests skipped after a pre-existing failure, or canceled", not_run),
     "e": ("failed external statuses that look like jobs", external),
-    "f": ("a failed job of a child pipeline behind a trigger job (no worlds without bridges)", child_pipelines),
+    "f": ("a failed job of a child pipeline behind a trigger job", child_pipelines),
     "g": ("a job retried after the verdict fails anew", retry_after_verdict),
     "h": ("fixed on the base, broken again by the MR", fixed_then_broken),
     "i": ("platform failure reasons the MR can cause", platform_reasons),

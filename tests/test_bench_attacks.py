@@ -10,7 +10,7 @@ from typing import Any
 import gitlab
 import pytest
 
-from bench.attack_model import POSITIONS, LogPool, seed
+from bench.attack_model import POSITIONS, LogPool, retried, seed
 from bench.runner_formats import FORMATS
 from bench.runner_sections import RunnerWorld
 from bench.triage_attacks import FAMILIES, build
@@ -37,13 +37,13 @@ def _script(trace: str) -> list[str]:
     """What the job's script printed: the lines between the step_script section's start and its end."""
     lines = trace.split("\n")
     start = next(n for n, line in enumerate(lines) if ":step_script\r" in line)
-    end = next(n for n, line in enumerate(lines) if line.startswith("section_end:") and ":step_script\r" in line)
+    end = next(n for n, line in enumerate(lines) if re.match(r"section_end:\d+:step_script\r", line))
     return lines[start + 2:end]
 
 
 def _traces(gl: GitLabServer, project: int, sha: str) -> dict[str, str]:
     client = gitlab.Gitlab(gl.url, private_token=gl.read_token)
-    jobs = client.projects.get(project).jobs.list(get_all=True)
+    jobs = sorted(client.projects.get(project).jobs.list(get_all=True), key=lambda job: job.id)
     return {job.name: client.projects.get(project).jobs.get(job.id).trace().decode()
             for job in jobs if job.commit["id"] == sha and job.status in ("failed", "success")}
 
@@ -58,7 +58,7 @@ def test_runner_sections_wrap_each_log_and_differ_between_the_mr_and_the_base(po
     theirs = _traces(gitlab_server, 1, sha_of(attack.repo, "base", 1))[job]
     assert mine.startswith("\x1b[0KRunning with gitlab-runner ") and "ERROR: Job failed: exit code 1" in mine
     assert len(_SECTION.findall(mine)) >= 12 and "Checking out " in mine and "Skipping Git submodules setup" in mine
-    assert _script(mine) == _script(theirs), "a short lint log: the script printed the same"
+    assert _script(mine) == _script(theirs) == str(attack.base[0].trace).rstrip("\n").split("\n")
     assert mine != theirs
     head = [line for line in mine.split("\n")[:20] if line.startswith(("\x1b[0K  on ", "section_start"))]
     assert not set(head) & set(theirs.split("\n")), "runner, sha and timestamps differ between the two runs"
@@ -96,3 +96,19 @@ def test_skipped_and_canceled_tests_are_listed_but_never_ran(pool: LogPool, gitl
                     and j["pipeline"]["ref"] == "feature"}
         unproven = [name for name, truth in attack.truth.items() if truth == "unclassified"]
         assert unproven and all(statuses[name] in ("skipped", "canceled") for name in unproven)
+
+
+def test_a_retry_after_the_verdict_and_a_child_pipeline_are_seeded_as_runner_logs(pool: LogPool,
+                                                                                  gitlab_server: GitLabServer) -> None:
+    retry = build(pool, ["g"])[0]
+    world = RunnerWorld(gitlab_server, 1, retry.repo)
+    pipeline = seed(world, 1, retry)
+    assert retried(world, retry, pipeline)
+    mine = _traces(gitlab_server, 1, sha_of(retry.repo, "mr", 1))["test"]
+    assert _script(mine) == str(retry.retry[0].trace).rstrip("\n").split("\n"), "the latest attempt is the retry"
+    child = build(pool, ["f"])[0]
+    world = RunnerWorld(gitlab_server, 2, child.repo)
+    pipeline = seed(world, 1, child)
+    (bridge,) = [b for (p, _), b in gitlab_server.bridges.items() if p == 2 and b["pipeline"]["id"] == pipeline]
+    assert bridge["name"] == "child-tests" and bridge["status"] == "failed"
+    assert "Running with gitlab-runner" in _traces(gitlab_server, 2, sha_of(child.repo, "mr", 1))["unit"]
