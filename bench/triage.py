@@ -59,8 +59,9 @@ trace_size_exceeded, job_execution_timeout, stuck_or_timeout_failure, runner_sys
 passed on a retry there, a passing same-named job of an unrelated (scheduled) pipeline of the commit: new; (k) lint,
 type-check and compile outputs recorded from the real tools (tests/triage/real_tools_output.txt; eslint's written
 after its format) identical to the base's but for the runner's sections (pre-existing) or with one problem more (new).
-The families were written from the rules the triage states (docs/triage.md), before any change made for them; nothing
-was tuned on them yet.
+Beside each family, `name_only` and `masked_log_equality` (bench/attack_baselines.py) judge the checks its truth
+names, from the same job lists and the scripts' output. The families were written from the rules the triage states
+(docs/triage.md), before any change made for them; nothing was tuned on them yet.
 """
 
 from __future__ import annotations

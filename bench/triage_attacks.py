@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from bench.attack_baselines import baseline_figures
 from bench.attack_model import Attack, LogPool, retried, seed
 from bench.attacks_history import fixed_then_broken, flaky_claims, platform_reasons, retry_after_verdict
 from bench.attacks_ledger import child_pipelines, external, not_run, shards
@@ -68,6 +69,7 @@ def _family(results: list[tuple[Attack, Triage]]) -> dict[str, Any]:
     out["log_not_yours_precision"] = ratio(sum(said_pre), len(said_pre))
     out["pre_existing_recall"] = ratio(sum(true_pre), len(true_pre))
     out["pre_existing_n"] = {"said": len(said_pre), "true": len(true_pre)}
+    out["baselines"] = baseline_figures([a for a, _ in results])
     return out
 
 
@@ -91,7 +93,8 @@ def attack_figures(results: list[tuple[Attack, Triage]], families: list[str]) ->
     bad = sum(false_green(a, found) for a, found in results)
     true_share = [t in _NOT_YOURS for a, found in results for _, t, _ in graded(a, found)]
     out["all"] = {"mrs": len(results), "false_green": bad, "not_yours": not_yours_share(results),
-                  "true_not_yours_share": ratio(sum(true_share), len(true_share))}
+                  "true_not_yours_share": ratio(sum(true_share), len(true_share)),
+                  "baselines": baseline_figures([a for a, _ in results])}
     return out
 
 

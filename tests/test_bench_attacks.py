@@ -10,6 +10,7 @@ from typing import Any
 import gitlab
 import pytest
 
+from bench.attack_baselines import masked_log_equality, name_only, said_by
 from bench.attack_model import POSITIONS, LogPool, retried, seed
 from bench.runner_formats import FORMATS
 from bench.runner_sections import RunnerWorld
@@ -112,3 +113,12 @@ def test_a_retry_after_the_verdict_and_a_child_pipeline_are_seeded_as_runner_log
     (bridge,) = [b for (p, _), b in gitlab_server.bridges.items() if p == 2 and b["pipeline"]["id"] == pipeline]
     assert bridge["name"] == "child-tests" and bridge["status"] == "failed"
     assert "Running with gitlab-runner" in _traces(gitlab_server, 2, sha_of(child.repo, "mr", 1))["unit"]
+
+
+def test_the_baselines_judge_each_attack_from_its_lists_and_script_output(pool: LogPool) -> None:
+    for attack in build(pool, ["k"]):
+        (truth,) = said_by(masked_log_equality, attack).values()
+        assert truth == next(iter(attack.truth.values())), "equal scripts: pre-existing; one problem more: new"
+        assert set(said_by(name_only, attack).values()) == {"pre-existing"}, "the job failed on the base"
+    skipped = next(a for a in build(pool, ["d"]) if a.kind.startswith("skipped"))
+    assert said_by(name_only, skipped)["unit"] == "unclassified"
