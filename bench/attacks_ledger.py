@@ -45,12 +45,14 @@ def shards(pool: LogPool) -> list[Attack]:
 
 def companion(pool: LogPool, k: int, job: str, stage: str, kind: str) -> tuple[Attempt, Attempt, str]:
     """The failure beside the attacked checks, which alone would let the MR pass: (MR's attempt, base's, truth).
-    `pre-existing`: it failed the same way on the base; `infrastructure`: GitLab blames the runner (no log needed,
-    so the attack bites whatever the log comparison makes of the runner's sections)."""
+    `pre-existing`: it failed the same way on the base; `infrastructure`: GitLab blames the runner, on the base's
+    run of the job too (no log comparison needed, so the attack bites whatever that comparison makes of the runner's
+    sections; a runner failure the base did not have could be the MR's)."""
     if kind == "pre-existing":
         return (failed(job, pool.other_run(k), stage=stage), failed(job, pool.log(k), stage=stage), kind)
-    broken = before_failure(pool.row(k), pool.log(k)) + RUNNER_FAILURE + "\n"
-    return (failed(job, broken, stage=stage, failure_reason="runner_system_failure"), passing(job, stage=stage), kind)
+    mine, theirs = (before_failure(pool.row(n), pool.log(n)) + RUNNER_FAILURE + "\n" for n in (k, k + 1))
+    return (failed(job, mine, stage=stage, failure_reason="runner_system_failure"),
+            failed(job, theirs, stage=stage, failure_reason="runner_system_failure"), kind)
 
 
 def not_run(pool: LogPool) -> list[Attack]:

@@ -12,14 +12,14 @@ Scenarios (bench/triage_world.py), each true by construction: the same failure o
 target-branch pipeline (another build with the identical labelled chunk, else a copy of the same log with its
 timestamps, durations and ids changed: `copy`) is pre-existing; the base's failure plus the labelled failure of
 another category of the repository is new (a new failure among old ones); a same-named job failing with another
-category on the base is new; a passing retry or a pass on the same commit is flaky; GitLab's platform failure reasons
-are infrastructure; an erased log is unclassified (nothing was read); a log of a cause the knowledge base learned (two
-earlier logs of that category, learned through the real accumulator with the scripted naming model of
-bench/bamboo_naming.py and the hashing embedder) is known; a failure the base passes is new; a job the base never ran
-is unclassified; a hang without context and a script that prints only `exited with 1`, on the MR and the base, are
-unclassified. Every triage runs with its own empty cache (cold), then again with budgets lowered (`LOWERED`) so that
-the cut paths run. A whole run takes 5 to 6 minutes on a shared 2-core machine (load 6 to 10): 2.4 to 3.8 for these
-worlds, 2.2 to 2.8 for the attack families below.
+category on the base is new; a passing retry or a pass on the same commit is flaky; GitLab's platform failure reasons,
+the job failing so on the base too, are infrastructure; an erased log is unclassified (nothing was read); a log of a
+cause the knowledge base learned (two earlier logs of that category, learned through the real accumulator with the
+scripted naming model of bench/bamboo_naming.py and the hashing embedder) is known; a failure the base passes is new;
+a job the base never ran is unclassified; a hang without context and a script that prints only `exited with 1`, on the
+MR and the base, are unclassified. Every triage runs with its own empty cache (cold), then again with budgets lowered
+(`LOWERED`) so that the cut paths run. A whole run takes 5 to 6 minutes on a shared 2-core machine (load 6 to 10): 2.4
+to 3.8 for these worlds, 2.2 to 2.8 for the attack families below.
 
 What was tuned on this data: the fingerprint's guards (generic lines, failure counts, single-word lines, the search of
 the other run's whole log) were added after earlier runs of this bench on these same logs showed false pre-existing
@@ -47,21 +47,21 @@ ctest, jest, vitest, mocha, Surefire, Gradle, PHPUnit, RSpec, TAP, `[FAIL]`, gcc
 the end of its lines: new; (b) the job's report lists two failed cases that fail on the base too while its log adds
 another runner's failure: new; (c) `unit 1/2` fails a case the base fails, `unit 2/2` passed on the base and crashes
 before writing a report: pre-existing, new; (d) tests skipped after an earlier stage's failure, or canceled, beside a
-failure that is pre-existing or infrastructure (GitLab's reason: the attack then does not depend on the log
-comparison): the tests unclassified; (e) a failed external status pointing at another project's job, and one named
-like a passing job of the pipeline, beside such a failure: unclassified; (f) a trigger job whose child pipeline fails
-a job the base's child pipeline passes, beside such a failure: new; (g) the first triage sees the base's failure or
-the runner's fault, the job is then retried in the same pipeline and fails anew, the second triage (same cache) is
-graded: new; (h) an older target-branch pipeline failed as the MR does, the newer merge base passes: new; (i)
-trace_size_exceeded, job_execution_timeout, stuck_or_timeout_failure, runner_system_failure on an MR that changes
-.gitlab-ci.yml, and an out-of-memory kill: new when the base passes, infrastructure when the base failed the same way;
-(j) a case that failed and passed on one target-branch commit with another message, a job that failed otherwise and
-passed on a retry there, a passing same-named job of an unrelated (scheduled) pipeline of the commit: new; (k) lint,
-type-check and compile outputs recorded from the real tools (tests/triage/real_tools_output.txt; eslint's written
-after its format) identical to the base's but for the runner's sections (pre-existing) or with one problem more (new).
-Beside each family, `name_only` and `masked_log_equality` (bench/attack_baselines.py) judge the checks its truth
-names, from the same job lists and the scripts' output. The families were written from the rules the triage states
-(docs/triage.md), before any change made for them; nothing was tuned on them yet.
+failure that is pre-existing or infrastructure (a runner failure on the base's run too: the attack then does not
+depend on the log comparison): the tests unclassified; (e) a failed external status pointing at another project's job,
+and one named like a passing job of the pipeline, beside such a failure: unclassified; (f) a trigger job whose child
+pipeline fails a job the base's child pipeline passes, beside such a failure: new; (g) the first triage sees the
+base's failure or the runner's fault, the job is then retried in the same pipeline and fails anew, the second triage
+(same cache) is graded: new; (h) an older target-branch pipeline failed as the MR does, the newer merge base passes:
+new; (i) trace_size_exceeded, job_execution_timeout, stuck_or_timeout_failure, runner_system_failure on an MR that
+changes .gitlab-ci.yml, and an out-of-memory kill: new when the base passes, infrastructure when the base failed the
+same way; (j) a case that failed and passed on one target-branch commit with another message, a job that failed
+otherwise and passed on a retry there, a passing same-named job of an unrelated (scheduled) pipeline of the commit:
+new; (k) lint, type-check and compile outputs recorded from the real tools (tests/triage/real_tools_output.txt;
+eslint's written after its format) identical to the base's but for the runner's sections (pre-existing) or with one
+problem more (new). Beside each family, `name_only` and `masked_log_equality` (bench/attack_baselines.py) judge the
+checks its truth names, from the same job lists and the scripts' output. The families were written from the rules the
+triage states (docs/triage.md), before any change made for them; nothing was tuned on them yet.
 """
 
 from __future__ import annotations
