@@ -43,8 +43,8 @@ _STATUS_KEYS = ("id", "name", "status", "stage", "ref", "sha", "target_url", "al
                 "created_at", "started_at", "finished_at")
 _PROJECT_KEYS = ("id", "path_with_namespace", "default_branch", "ci_config_path", "visibility", "archived",
                  "web_url")
-_MR_KEYS = ("iid", "title", "description", "state", "draft", "sha", "source_branch", "target_branch", "labels",
-            "web_url", "created_at", "updated_at", "merge_status", "diff_refs")
+_MR_KEYS = ("iid", "project_id", "title", "description", "state", "draft", "sha", "source_branch", "target_branch",
+            "labels", "web_url", "created_at", "updated_at", "merge_status", "diff_refs")
 
 
 def _member_check(proj: Any) -> Callable[[int], bool]:

@@ -41,8 +41,9 @@ class Classifier:
     """Verdicts for one triage; `target` loads the target branch's runs when first needed."""
 
     def __init__(self, reader: TriageReader, sources: Sources, target: Callable[[], Awaitable[Runs]],
-                 known: KnownCauses | None, project: str, branch: str) -> None:
-        self._reader, self._src, self._target = reader, sources, target
+                 known: KnownCauses | None, project: str, branch: str,
+                 base_children: Callable[[], Awaitable[None]] | None = None) -> None:
+        self._reader, self._src, self._target, self._children = reader, sources, target, base_children
         # Shown in inline code in the note: a backtick in a branch name would end it.
         self._known, self._project = known, project
         self._branch = branch.replace("`", "'") or "the target branch"
@@ -63,16 +64,13 @@ class Classifier:
         """The job's verdict: flaky on a pass of a re-run, infrastructure on GitLab's word, else from all its
         evidence: its own failed test cases and its own log, each compared with the nearest run of the job."""
         attempts, name = list(job.attempts), job.name
+        if job.nested and self._children is not None:
+            await self._children()
         failed = failed_attempts(attempts)[-1]
         base = CheckResult(job.label, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
                            stage=str(failed.get("stage") or ""), failure_reason=str(failed.get("failure_reason") or ""))
-        later = attempts[attempts.index(failed) + 1:]
-        if (retry := passed(later)) is not None:
-            return _result(base, verdict=Verdict.FLAKY, reason="failed, then passed on a retry in this "
-                               "pipeline", evidence_url=str(retry.get("web_url") or ""))
-        if (other := self._src.same_sha.rerun_pass(name, job.pipeline)) is not None:
-            return _result(base, verdict=Verdict.FLAKY, reason="passed when its pipeline was run again on the same "
-                               "commit", evidence_url=str(other.get("web_url") or ""))
+        if (flaky := self._rerun(base, job, failed)) is not None:
+            return flaky
         if (platform := await self._platform(base, name, failed)) is not None:
             return platform
         by_cases = await self._cases.check(base, name, job.pipeline, int(failed.get("id") or 0))
@@ -84,6 +82,17 @@ class Classifier:
         if isinstance(log, Unread):
             return _result(base, Verdict.UNCLASSIFIED, f"not examined: {log.reason}")
         return await self._from_log(base, name, log)
+
+    def _rerun(self, base: CheckResult, job: FailedJob, failed: Job) -> CheckResult | None:
+        """Flaky: the job passed on a retry in its pipeline, or in a re-run of its pipeline on the same commit."""
+        attempts = list(job.attempts)
+        if (retry := passed(attempts[attempts.index(failed) + 1:])) is not None:
+            return _result(base, verdict=Verdict.FLAKY, reason="failed, then passed on a retry in this "
+                           "pipeline", evidence_url=str(retry.get("web_url") or ""))
+        if (other := self._src.same_sha.rerun_pass(job.name, job.pipeline)) is not None:
+            return _result(base, verdict=Verdict.FLAKY, reason="passed when its pipeline was run again on the same "
+                           "commit", evidence_url=str(other.get("web_url") or ""))
+        return None
 
     async def _platform(self, base: CheckResult, name: str, failed: Job) -> CheckResult | None:
         """Infrastructure: a reason only GitLab causes, or one the MR can cause that the nearest run of the job

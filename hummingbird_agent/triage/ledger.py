@@ -29,6 +29,8 @@ class FailedJob:
     name: str
     attempts: tuple[Job, ...]
     label: str
+    nested: bool = False
+    """A job of a child pipeline: compared with the jobs of the merge base's child pipelines."""
 
 
 @dataclass(slots=True)
@@ -48,6 +50,7 @@ class Ledger:
         the rows when it is not the analysed one."""
         for name, attempts in jobs.items():
             self._job(pipeline, name, attempts, f"{name} ({label})" if label else name)
+
         if pipeline.get("status") in RUNNING:
             self.running.append(f"pipeline {pipeline.get('id')}")
 
@@ -57,7 +60,8 @@ class Ledger:
         if state == "success":
             self.passed += 1
         elif state == "failed":
-            self.failed.append(FailedJob(pipeline, name, tuple(attempts), label))
+            nested = pipeline.get("source") == "parent_pipeline"
+            self.failed.append(FailedJob(pipeline, name, tuple(attempts), label, nested))
         elif state in RUNNING:
             self.running.append(f"job {label}")
         elif state == "allowed" or (state in ("manual", "skipped") and _optional(latest, pipeline)):

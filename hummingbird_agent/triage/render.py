@@ -32,7 +32,7 @@ def headline(triage: Triage) -> str:
     if not triage.checks:
         found = "the failed checks of this commit could not be listed" if triage.unlisted else (
             "no failed check found on this commit")
-        return f"**Triage:** {found}.{not_listed}"
+        return f"**Triage:** {found}.{not_listed}{_running(triage)}"
     branch = f"`{cell(triage.target_branch or 'the target branch', 80)}`"
     parts = [f"{counts[v]} {_PHRASES[v].format(branch=branch)}" for v in Verdict if counts[v]]
     first_new = next((c for c in triage.checks if c.verdict == Verdict.NEW), None)
@@ -44,7 +44,16 @@ def headline(triage: Triage) -> str:
         line += f". New: {what}`{cell(first_new.name, 80)}`"
     if triage.omitted:
         line += f" ({triage.omitted} more not examined)"
-    return line + "." + not_listed
+    return line + "." + not_listed + _running(triage)
+
+
+def _running(triage: Triage) -> str:
+    """What of the commit has not finished: nothing is decided while it runs."""
+    if not triage.running:
+        return ""
+    shown = cell(", ".join(triage.running[:5]), 200)
+    more = f" and {len(triage.running) - 5} more" if len(triage.running) > 5 else ""
+    return f" Still running: {shown}{more}; the verdict waits for them."
 
 
 def _evidence(found: CheckResult | CaseResult) -> str:

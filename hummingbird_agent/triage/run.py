@@ -13,7 +13,7 @@ from hummingbird_agent.triage.evidence import Runs, Sources, by_name
 from hummingbird_agent.triage.ledger import Ledger, current
 from hummingbird_agent.triage.model import CheckResult, KnownCauses, Triage
 from hummingbird_agent.triage.reader import TriageReader
-from hummingbird_agent.triage.trigger_jobs import account_statuses, read_pipeline
+from hummingbird_agent.triage.trigger_jobs import account_statuses, read_children, read_pipeline
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,9 +46,17 @@ async def triage(reader: TriageReader, request: TriageRequest, known: KnownCause
             target.append(await _load_target(reader, request, branch))
         return target[0]
 
-    classifier = Classifier(reader, sources, target_runs, known, request.project, branch)
+    project_id = int(mr.get("project_id") or 0)
+    children: list[bool] = []
+
+    async def base_children() -> None:
+        if not children:
+            children.append(True)
+            await read_children(reader, sources.base, project_id)
+
+    classifier = Classifier(reader, sources, target_runs, known, request.project, branch, base_children)
     statuses, statuses_problem = await reader.statuses(sha)
-    await account_statuses(reader, sources, ledger, statuses, request.ignore_statuses, int(mr.get("project_id") or 0))
+    await account_statuses(reader, sources, ledger, statuses, request.ignore_statuses, project_id)
     room = reader.limits.max_checks
     checks: list[CheckResult] = []
     for failed in ledger.failed[:room]:
@@ -79,10 +87,7 @@ async def _load_commit(reader: TriageReader, request: TriageRequest, sha: str, s
         pipelines = pipelines[: budgets.TRIAGE_SHA_PIPELINES]
         sources.problems.append(f"commit {sha[:12]} has more than {budgets.TRIAGE_SHA_PIPELINES} pipelines: only the "
                                 "newest were read")
-    tops = [p for p in pipelines if p.get("source") != "parent_pipeline"] or pipelines
-    analysed = next((p for p in pipelines if p.get("id") == request.pipeline_id), None) or (
-        {"id": request.pipeline_id, "status": "failed"} if request.pipeline_id else None) or (
-        tops[0] if tops else None)
+    analysed = _analysed(pipelines, request.pipeline_id)
     if analysed is None:
         reader.gaps.append(f"no pipeline found for commit {sha[:12]}")
         sources.unlisted_problem = f"no pipeline of commit {sha[:12]} could be listed"
@@ -97,6 +102,13 @@ async def _load_commit(reader: TriageReader, request: TriageRequest, sha: str, s
         if pipeline.get("id") != analysed.get("id"):
             await read_pipeline(reader, pipeline, sources, ledger if pipeline.get("id") in now else None)
     return pipelines
+
+
+def _analysed(pipelines: list[Mapping[str, Any]], pipeline_id: int | None) -> Mapping[str, Any] | None:
+    """The pipeline the event named (as listed, else as named), or the commit's newest top-level one."""
+    if pipeline_id:
+        return next((p for p in pipelines if p.get("id") == pipeline_id), {"id": pipeline_id, "status": "failed"})
+    return next((p for p in pipelines if p.get("source") != "parent_pipeline"), pipelines[0] if pipelines else None)
 
 
 async def _failures_beyond(reader: TriageReader, pipeline: Mapping[str, Any], problem: str, sources: Sources) -> None:

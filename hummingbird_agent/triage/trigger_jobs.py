@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hummingbird_agent.triage.evidence import Sources, by_name
+from hummingbird_agent.triage.evidence import Runs, Sources, by_name
 from hummingbird_agent.triage.ledger import RUNNING, Ledger
 from hummingbird_agent.triage.model import CheckResult, Verdict
 from hummingbird_agent.triage.reader import FINISHED, TriageReader, Unread
@@ -81,3 +81,17 @@ def _bridge_item(bridge: Mapping[str, Any], ledger: Ledger) -> None:
             "never created")
         ledger.unproven.append(CheckResult(name, Verdict.UNCLASSIFIED, f"a trigger job ({state}): its downstream "
                                            f"pipeline is {where}", url=str(bridge.get("web_url") or "")))
+
+
+async def read_children(reader: TriageReader, runs: Runs, project_id: int) -> None:
+    """The jobs of the child pipelines the pipelines of `runs` (the merge base's) started, added to `runs`: what a
+    failed job of the MR's child pipeline is compared with."""
+    for pipeline, _ in list(runs.pipelines):
+        found = await reader.bridges(pipeline)
+        if isinstance(found, Unread):
+            reader.gaps.append(f"the trigger jobs of pipeline {pipeline.get('id')} could not be read: {found.reason}")
+            continue
+        for bridge in found:
+            downstream = bridge.get("downstream_pipeline") or {}
+            if int(downstream.get("project_id") or -1) == project_id and downstream.get("id"):
+                runs.add(downstream, (await reader.jobs(downstream)).jobs)

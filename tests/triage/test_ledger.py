@@ -5,6 +5,7 @@ evidence, all of its evidence read. Each test is one path by which `success` was
 from __future__ import annotations
 
 from hummingbird_agent.triage.model import Verdict
+from hummingbird_agent.triage.render import headline
 from tests.triage.conftest import failing_log, run_triage
 from tests.triage.world import Attempt, Case, CiWorld, sha_of
 
@@ -88,7 +89,8 @@ async def test_a_job_still_running_keeps_the_status_pending(world: CiWorld) -> N
     _mr(world, Attempt("unit", trace=failing_log("test_a", PARSE, run=2)), Attempt("e2e", "running", trace=""))
     found, _ = await run_triage(world.gl, 1)
     assert [c.verdict for c in found.checks] == [Verdict.PRE_EXISTING]
-    assert found.running == ("job e2e",) and found.status == "pending"
+    assert "job e2e" in found.running and found.status == "pending"
+    assert "Still running: job e2e" in headline(found)
 
 
 async def test_external_statuses_are_checks_whatever_their_name_or_link(world: CiWorld) -> None:
@@ -106,16 +108,26 @@ async def test_external_statuses_are_checks_whatever_their_name_or_link(world: C
 
 
 async def test_a_failed_job_of_a_child_pipeline_is_a_check(world: CiWorld) -> None:
-    """Path 5: a child pipeline of the commit (listed with the commit's pipelines) fails a job the base passes."""
-    world.pipeline(BASE, [Attempt("unit", trace=failing_log("test_a", PARSE, run=7)),
-                          Attempt("deploy-check", "success", trace="ok\n")])
-    sha, _ = _mr(world, Attempt("unit", trace=failing_log("test_a", PARSE, run=2)))
-    world.pipeline(sha, [Attempt("deploy-check", trace=failing_log("test_deploy", "KeyError: 'region'"))],
-                   ref="feature", source="parent_pipeline")
-    found, _ = await run_triage(world.gl, 1)
+    """Path 5: the MR's child pipeline (started by a trigger job) fails a job the base's child pipeline passes."""
+    base = world.pipeline(BASE, [Attempt("unit", trace=failing_log("test_a", PARSE, run=7))])
+    world.trigger(base, "deploy", [Attempt("deploy-check", "success", trace="ok\n")])
+    _, pipeline = _mr(world, Attempt("unit", trace=failing_log("test_a", PARSE, run=2)))
+    world.trigger(pipeline, "deploy", [Attempt("deploy-check", trace=failing_log("test_deploy", "KeyError: 'x'"))])
+    found, _ = await run_triage(world.gl, 1, pipeline_id=pipeline)
     verdicts = {c.name: c.verdict for c in found.checks}
-    child = next(name for name in verdicts if name.startswith("deploy-check"))
-    assert verdicts["unit"] == Verdict.PRE_EXISTING and verdicts[child] == Verdict.NEW
+    assert verdicts == {"unit": Verdict.PRE_EXISTING, "deploy-check (child pipeline of deploy)": Verdict.NEW}
+    assert found.status == "failed"
+
+
+async def test_a_trigger_job_into_another_project_is_not_proven(world: CiWorld) -> None:
+    other = CiWorld(world.gl, project_id=2, path="group/other", first_id=5000)
+    world.pipeline(BASE, [Attempt("unit", trace=failing_log("test_a", PARSE, run=7))])
+    _, pipeline = _mr(world, Attempt("unit", trace=failing_log("test_a", PARSE, run=2)))
+    world.trigger(pipeline, "downstream-e2e", [Attempt("e2e", trace=failing_log("test_e2e", "TimeoutError: x"))],
+                  downstream=other)
+    found, _ = await run_triage(world.gl, 1, pipeline_id=pipeline)
+    rows = {c.name: (c.verdict, c.reason) for c in found.checks}
+    assert rows["downstream-e2e"][0] == Verdict.UNCLASSIFIED and "another project" in rows["downstream-e2e"][1]
     assert found.status == "failed"
 
 
