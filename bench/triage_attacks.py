@@ -15,7 +15,7 @@ from bench.attacks_ledger import child_pipelines, external, not_run, shards
 from bench.attacks_logs import new_anywhere, report_not_log, short_logs
 from bench.triage_figures import ratio
 from bench.triage_run import triage_all
-from hummingbird_agent.triage.model import NOT_YOURS, Triage, Verdict
+from hummingbird_agent.triage.model import NOT_YOURS, CheckResult, Triage, Verdict
 
 FAMILIES: dict[str, tuple[str, Callable[[LogPool], list[Attack]]]] = {
     "a": ("a new failure anywhere in the log, each runner's format", new_anywhere),
@@ -43,9 +43,18 @@ async def run_attacks(attacks: list[Attack]) -> list[tuple[Attack, Triage]]:
 
 
 def graded(attack: Attack, found: Triage) -> list[tuple[str, str, str]]:
-    """(check, truth, said) for every check the truth names; `missing` when the triage did not list it."""
-    said = {c.name: c.verdict.value for c in found.checks}
-    return [(name, truth, said.get(name, "missing")) for name, truth in attack.truth.items()]
+    """(check, truth, said) for every check the truth names; `missing` when the triage did not list it. A trigger
+    job's row may be its child pipeline's jobs (`unit (child pipeline of NAME)`): the most decisive of them."""
+    order = list(Verdict)
+    out = []
+    for name, truth in attack.truth.items():
+        rows = [c.verdict for c in _rows(found, name)]
+        out.append((name, truth, min(rows, key=order.index).value if rows else "missing"))
+    return out
+
+
+def _rows(found: Triage, name: str) -> list[CheckResult]:
+    return [c for c in found.checks if c.name == name or c.name.endswith(f" of {name})")]
 
 
 def false_green(attack: Attack, found: Triage) -> bool:
@@ -85,7 +94,7 @@ def attack_figures(results: list[tuple[Attack, Triage]], families: list[str]) ->
     for attack, found in results:
         for name, truth, said in graded(attack, found):
             if said != truth:
-                reason = next((c.reason for c in found.checks if c.name == name), "not listed")
+                reason = "; ".join(c.reason for c in _rows(found, name)) or "not listed"
                 print(f"WRONG [{attack.family}: {attack.kind}] {attack.repo} {name}: truth {truth}, said {said} "
                       f"({reason}); status {found.status}", file=sys.stderr)
     out: dict[str, Any] = {f: {"what": FAMILIES[f][0], **_family([r for r in results if r[0].family == f])}

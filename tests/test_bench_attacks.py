@@ -14,7 +14,8 @@ from bench.attack_baselines import masked_log_equality, name_only, said_by
 from bench.attack_model import POSITIONS, LogPool, retried, seed
 from bench.runner_formats import FORMATS
 from bench.runner_sections import RunnerWorld
-from bench.triage_attacks import FAMILIES, build
+from bench.triage_attacks import FAMILIES, build, graded
+from hummingbird_agent.triage.model import CheckResult, Triage, Verdict
 from tests.servers.gitlab import GitLabServer
 from tests.triage.world import sha_of
 
@@ -122,3 +123,10 @@ def test_the_baselines_judge_each_attack_from_its_lists_and_script_output(pool: 
         assert set(said_by(name_only, attack).values()) == {"pre-existing"}, "the job failed on the base"
     skipped = next(a for a in build(pool, ["d"]) if a.kind.startswith("skipped"))
     assert said_by(name_only, skipped)["unit"] == "unclassified"
+
+
+def test_a_trigger_jobs_truth_is_graded_on_its_child_pipelines_rows(pool: LogPool) -> None:
+    attack = build(pool, ["f"])[0]
+    found = Triage(sha="0" * 40, checks=(CheckResult("lint", Verdict.PRE_EXISTING, ""),
+                                         CheckResult("unit (child pipeline of child-tests)", Verdict.NEW, "")))
+    assert {name: said for name, _, said in graded(attack, found)} == {"lint": "pre-existing", "child-tests": "new"}
