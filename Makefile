@@ -1,6 +1,8 @@
 # Two entry points for a fresh machine (see README.md "Quick start"):
-#   make serve  - run the service on its embedded defaults
-#   make test   - install everything (packages, Podman, sandbox image, LocalStack, the llama.cpp tier) and run
+#   make serve  - set up the host (as root: Podman, its containers.conf, the sandbox image; each change is said
+#                 before it is made; KEEP_PODMAN_CONF=1 keeps your own containers.conf) and run the service on its
+#                 embedded defaults
+#   make test   - install everything (packages, Podman, sandbox image, the test tools, Chromium, LocalStack, llama.cpp) and run
 #                 lint + all tests
 #   make test-localstack - only the tests that run on both AWS backends (moto and LocalStack)
 #   make test-llamacpp - the llama.cpp tier alone: xllamacpp and a 0.5B model (~525 MB), then tests/llamacpp
@@ -9,7 +11,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-12)
 
-.PHONY: serve test test-llamacpp test-localstack lint install host llamacpp-tier localstack
+.PHONY: serve test test-llamacpp test-localstack lint install host test-tools browser llamacpp-tier localstack
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -20,8 +22,19 @@ $(STAMP): pyproject.toml constraints.txt
 
 install: $(STAMP)
 
+# KEEP_PODMAN_CONF=1 (make serve KEEP_PODMAN_CONF=1) leaves /etc/containers/containers.conf as it is.
+KEEP_PODMAN_CONF ?= 0
+
 host:
-	bash scripts/setup-host.sh
+	KEEP_PODMAN_CONF=$(KEEP_PODMAN_CONF) bash scripts/setup-host.sh
+
+# The compilers, linters and test runners the triage tests run for real (not needed to serve).
+test-tools:
+	bash scripts/setup-test-tools.sh
+
+# Headless Chromium from Debian for the documentation's browser test (tests/docs/test_browser.py).
+browser:
+	bash scripts/setup-browser.sh
 
 # LocalStack in its own venv (.venv-localstack, Python >= 3.13): the second AWS backend of the tests.
 localstack:
@@ -41,7 +54,7 @@ serve: install host
 llamacpp-tier: install
 	VENV=$(VENV) bash scripts/install-llamacpp-tier.sh
 
-test: install host localstack llamacpp-tier lint
+test: install host test-tools browser localstack llamacpp-tier lint
 	$(PY) -m pytest -q -p no:cacheprovider
 
 test-llamacpp: install host llamacpp-tier

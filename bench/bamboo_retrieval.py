@@ -49,6 +49,7 @@ from hummingbird_agent.bamboo.json_llm import JsonLLM, ModelText  # noqa: E402
 from hummingbird_agent.bamboo.learn.accumulator import KnowledgeAccumulator, Stores  # noqa: E402
 from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor  # noqa: E402
 from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer  # noqa: E402
+from hummingbird_agent.bamboo.stores import owners  # noqa: E402
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore  # noqa: E402
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession  # noqa: E402
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore  # noqa: E402
@@ -109,8 +110,9 @@ async def run_fold(learn: list[Row], test: list[Row], logs: dict[str, str], mode
         for row in learn:
             await accumulator.process(incident(row, None, logs[row["log_id"]]))
         owner = {f"learn:{r['log_id']}": truth(r) for r in learn}
-        nodes = {c.name: Counter(owner[g] for g in c.incidents if g in owner)
-                 for c in await stores.graph.nodes("Cause")}
+        nodes: dict[str, Counter[str]] = {}
+        for c in await stores.graph.nodes("Cause"):  # stored names are keyed by project; candidates are plain
+            nodes.setdefault(owners.plain(c.name), Counter()).update(owner[g] for g in c.incidents if g in owner)
         meaning = {name: votes.most_common(1)[0][0] for name, votes in nodes.items() if votes}
         ranked, tops, carried = [], [], []
         for row in test:

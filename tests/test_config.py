@@ -10,6 +10,7 @@ import pytest
 
 from hummingbird_agent.config.loading import load_config, required_env_names
 from hummingbird_agent.errors import ConfigError
+from hummingbird_agent.gitlab.seal import Seal
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -54,6 +55,17 @@ def test_secrets_come_from_named_env_vars(tmp_path: Path) -> None:
     assert "MY_READ" in required_env_names(loaded.config)
     assert loaded.secret("MY_READ") == "glpat-read-123"
     assert loaded.secret_values() == {"glpat-read-123"}
+
+
+def test_a_named_marker_secret_is_a_secret_and_signs_with_its_own_key(tmp_path: Path) -> None:
+    text = "gitlab:\n  marker_secret_env: MY_MARKERS\n" + MINIMAL
+    loaded = load_config(write_config(tmp_path, text), environ={"MY_MARKERS": "marker-key-1234"})
+    assert "MY_MARKERS" in required_env_names(loaded.config) and "marker-key-1234" in loaded.secret_values()
+    with pytest.raises(ConfigError, match="MY_MARKERS"):
+        load_config(write_config(tmp_path, text), environ={"MY_MARKERS": "short"}).secret_values()
+    named, derived = Seal.from_secrets("marker-key-1234", "bot-token"), Seal.from_secrets(None, "bot-token")
+    assert named.mac("x") != derived.mac("x") == Seal.from_secrets(None, "bot-token").mac("x")
+    assert derived.mac("x") != Seal.from_secrets(None, "rotated-token").mac("x")
 
 
 def test_env_override_applies(tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ def build_navigator(loaded: LoadedConfig, model: Model, stores: Stores,
         explorer = build_explorer(loaded, llm, stores, DIAGNOSE_WORKFLOW, extractor.strategy.task_summary,
                                   strategy_clients(extractor.strategy))
     return ReasoningNavigator(extractor, llm, stores, explorer, cfg.exploratory_threshold,
-                              workflow_guidance(loaded, DIAGNOSE_WORKFLOW))
+                              workflow_guidance(loaded, DIAGNOSE_WORKFLOW), cfg.share_groups)
 
 
 def build_investigation(loaded: LoadedConfig, model: Model, stores: Stores, workflow: str) -> InvestigationKit:

@@ -197,9 +197,10 @@ INVESTIGATE_MAX_TURNS = 40
 # Bytes of one proposed or corrected orchestration block: a reviewer must be able to read what they approve
 # (a note shows it whole; far below the note cap NOTE_MAX_CHARS).
 INVESTIGATE_CODE_MAX_BYTES = 8 * 1024
-# Hex digits of a proposal's id (sha256 of its turn and code), typed back in `approve <id>`: 8 (32 bits) is
-# short enough to type, and the ids one session shows (at most INVESTIGATE_MAX_TURNS) never plausibly collide.
-INVESTIGATE_PROPOSAL_ID_HEX = 8
+# Hex digits of a proposal's id (sha256 of its turn and code), typed back in `approve <id>` / `reject <id>`:
+# 16 (64 bits), so that nobody can search for other code under a shown id (a 32-bit prefix collision took seconds
+# on one core); still one word to copy. The approve/reject pattern in investigate/replies.py accepts up to 64.
+INVESTIGATE_PROPOSAL_ID_HEX = 16
 # Tool calls one turn's code may make (EXPLORE_MAX_TOOL_CALLS is the automatic phases'); a reviewed block
 # names its calls, so a small cap keeps "what ran" readable in the reply.
 INVESTIGATE_MAX_TOOL_CALLS = 20
@@ -268,3 +269,6 @@ PANDA_HINT_TOTAL_CHARS = 3000
 # shows its later incidents fewer of the causes learned just before them (the name merge still sees
 # them). A failed batch reports each of its incidents as failed (re-running is idempotent).
 BAMBOO_POPULATE_BATCH = 50
+# Incidents learned before nodes were keyed by project that opening the graph re-keys per write transaction
+# (withdrawn, merged again under their project's keys): the populate batch, the same kind of write.
+BAMBOO_REKEY_BATCH = BAMBOO_POPULATE_BATCH

@@ -35,6 +35,9 @@ WEBHOOK_DEDUP_MAX_KEYS = 100_000
 # Largest webhook body accepted. GitLab MR/pipeline bodies are tens of KB; gzip+base64 makes 1 MiB of
 # JSON small enough for the SNS/SQS 256 KiB-1 MiB message limits in practice.
 WEBHOOK_MAX_BODY_BYTES = 1024 * 1024
+# Largest queue message the service sends itself (SQS's default MaximumMessageSize, 256 KiB): a status-note update
+# whose excerpts would not fit is sent without them (runner/status_note.py).
+QUEUE_MESSAGE_MAX_BYTES = 256 * 1024
 # Largest decompressed event body (gzip bomb guard); far above WEBHOOK_MAX_BODY_BYTES.
 ENVELOPE_MAX_DECODED_BYTES = 16 * 1024 * 1024
 # Deepest JSON nesting of a webhook body. GitLab bodies nest about 5 levels (changes.labels.previous.*);

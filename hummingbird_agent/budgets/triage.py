@@ -121,9 +121,13 @@ TRIAGE_COMPARE_LOGS_PER_CHECK = 3
 # Pipelines (one per commit, the latest) the status note shows: the newest whole, the rest collapsed. Ten sections of
 # a 60-row table stay far below NOTE_MAX_CHARS.
 STATUS_NOTE_MAX_COMMITS = 10
-# Writes of the status note when a concurrent writer (another replica) replaced it between our read and our PUT:
-# each round re-reads, merges and writes again; two writers settle in two rounds.
+# Rounds of one status-note update (read, then create or merge and write, then read back). Writers of one MR are
+# serialised by its queue group, so a round repeats only after a create (read back for the id) or when duplicates
+# left by an earlier version are merged; 4 leaves room for both.
 STATUS_NOTE_WRITE_ROUNDS = 4
 # Triages of one event while the commit's pipelines change under it (a job retried, a pipeline started): after the
 # last, the commit status stays pending for the changes' own events to decide.
 TRIAGE_STABLE_READS = 3
+# Hex characters of a marker's HMAC-SHA256 (gitlab/seal.py): 128 bits, beyond guessing, short enough that a
+# 10-section status note spends under 1 KB on them.
+MARKER_MAC_HEX_CHARS = 32

@@ -1,6 +1,6 @@
 """`bamboo investigate "<question>" [--project P --mr N | --incident FILE]`: the investigation loop at a
 terminal, one prompt per turn; the operator at the terminal is the reviewer who approves. The prompt shows the
-id of the proposal waiting, and a bare `approve` typed at it approves that id (the one the operator saw)."""
+id of the proposal waiting, and a bare `approve` or `reject` typed at it names that id (the one the operator saw)."""
 
 from __future__ import annotations
 
@@ -96,10 +96,10 @@ def prompt(state: InvestigationState) -> str:
 
 
 def bound(shown: InvestigationState, text: str) -> str:
-    """A bare `approve` names the proposal whose id the prompt showed; anything else is left as typed."""
+    """A bare `approve` or `reject` names the proposal whose id the prompt showed; anything else is left as typed."""
     said = parse(text)
-    if said.word == "approve" and not said.text and shown.pending is not None:
-        return f"approve {shown.pending.id}"
+    if said.word in ("approve", "reject") and not said.text and shown.pending is not None:
+        return f"{said.word} {shown.pending.id}"
     return text
 
 

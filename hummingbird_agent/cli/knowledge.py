@@ -18,6 +18,7 @@ from hummingbird_agent.bamboo.diagnose.navigator import ReasoningNavigator
 from hummingbird_agent.bamboo.learn.incidents import read_lines
 from hummingbird_agent.bamboo.learn.populate import populate
 from hummingbird_agent.bamboo.retrieval.log_vector import LOG_SECTION
+from hummingbird_agent.bamboo.stores import owners
 from hummingbird_agent.bamboo.stores.base import Stores, opened
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, default_registry
 from hummingbird_agent.config.loading import LoadedConfig
@@ -60,9 +61,9 @@ async def stats(stores: Stores, out: TextIO | None = None) -> int:
              f"vector points: {points} (" + ", ".join(f"{k} {v}" for k, v in sections.items()) + ")",
              "top causes:" if causes else "top causes: none yet"]
     for rank, cause in enumerate(causes, 1):
-        fixes = "; ".join(cause.resolutions) or "none recorded"
-        lines.append(f"  {rank}. {cause.name} (incidents {cause.frequency}, confidence {cause.confidence:.2f})"
-                     f" -> resolutions: {fixes}")
+        fixes = "; ".join(owners.plain(r) for r in cause.resolutions) or "none recorded"
+        lines.append(f"  {rank}. {owners.shown(cause.name)} (incidents {cause.frequency}, "
+                     f"confidence {cause.confidence:.2f}) -> resolutions: {fixes}")
     print("\n".join(lines), file=out)
     return 0
 

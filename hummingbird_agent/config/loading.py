@@ -181,6 +181,7 @@ def secret_env_names(config: Config) -> list[str]:
 def required_env_names(config: Config) -> list[str]:
     """Env var names the config refers to for secrets, in a stable order."""
     names = [config.gitlab.token_env, config.webhook.secret_env]
+    names += [config.gitlab.marker_secret_env] if config.gitlab.marker_secret_env else []
     names += [t.connection.key_env for t in all_targets(config) if t.connection.needs_key()]
     names += data_source_env_names(config)
     embeddings = config.bamboo.embeddings

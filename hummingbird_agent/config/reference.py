@@ -51,8 +51,15 @@ def rows(model: type[BaseModel] = Config, prefix: str = "") -> Iterator[tuple[st
 
 def render() -> str:
     lines = ["| Key | Type | Default | Meaning |", "|---|---|---|---|"]
-    lines += [f"| `{path}` | {_cell(kind)} | {_cell(default)} | {_cell(doc)} |" for path, kind, default, doc in rows()]
+    lines += [f"| {_key(path)} | {_cell(kind)} | {_cell(default)} | {_cell(doc)} |"
+              for path, kind, default, doc in rows()]
     return "\n".join(lines)
+
+
+def _key(path: str) -> str:
+    """The key as HTML code that a narrow column breaks after a dot, never inside a name."""
+    escaped = path.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return f"<code>{escaped.replace('.', '.<wbr>')}</code>"
 
 
 def rewrite(page: Path) -> bool:

@@ -34,6 +34,9 @@ class GitLabConfig(StrictModel):
     """Base URL of the GitLab instance."""
     token_env: str = "HUMMINGBIRD_GITLAB_TOKEN"
     """Env var holding the bot's (orchestrator) token: notes, discussions, member checks."""
+    marker_secret_env: str | None = None
+    """Env var holding the key that signs the markers of the bot's notes (HMAC); unset derives one from the bot's
+    token (signatures then change when the token is rotated)."""
     bot_username: str | None = None
     """Informational only; the bot is identified by the token's `/user` id, never by name."""
     request_timeout_s: Annotated[float, number(0.1, 600, "seconds")] = budgets.GITLAB_REQUEST_TIMEOUT_S
@@ -120,7 +123,7 @@ class WorkflowConfig(StrictModel):
     description: str
     """One line shown by `/hummingbird help`."""
     prompt: str
-    """Markdown system-prompt layer, relative to the config file's directory (seed §12.5)."""
+    """Markdown system-prompt layer, relative to the config file's directory."""
     action: Literal["note", "none"] = "note"
     """What to do with the final text: post it as an MR note, or nothing (print only)."""
     triggers: tuple[Literal["pipeline", "merge_request"], ...] = ()

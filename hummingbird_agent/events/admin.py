@@ -98,8 +98,10 @@ def summarize(
     data = envelope.body
     work_order = data.get("work_order")
     order = work_order if isinstance(work_order, dict) else {}
+    update = data.get("status_update")  # a status-note update names its MR by `target`
+    target = update.get("target") if isinstance(update, dict) else None
     project = _get(data, "project", "path_with_namespace") or order.get("project")
-    mr = _get(data, "merge_request", "iid") or order.get("mr_iid")
+    mr = _get(data, "merge_request", "iid") or order.get("mr_iid") or (target or {}).get("iid")
     if mr is None and envelope.event_type == "merge_request":
         mr = _get(data, "object_attributes", "iid")
     return Peeked(

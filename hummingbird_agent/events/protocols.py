@@ -81,6 +81,11 @@ class Continuations(Protocol):
         Returns its message id. Redeliveries of the same parent message are deduplicated."""
         ...
 
+    async def send(self, group_id: str, event_type: str, body: dict[str, Any]) -> str:
+        """Send follow-up work of any kind (source "agent") into `group_id`, behind that group's earlier
+        messages; deduplicated like `enqueue`."""
+        ...
+
 
 # The conversation layer's entry point. Raise errors.RetryLater(reason, delay_s) to be retried after a
 # delay, errors.PermanentError to drop the message; any other exception leaves it for redelivery.

@@ -54,11 +54,14 @@ class QueueContinuations:
         self._count = 0
 
     async def enqueue(self, session_id: str, body: dict[str, Any]) -> str:
-        if not valid_queue_id(session_id):
-            raise PermanentError(f"session id {session_id[:40]!r} cannot be a message group id")
+        return await self.send(session_id, "continuation", body)
+
+    async def send(self, group_id: str, event_type: str, body: dict[str, Any]) -> str:
+        if not valid_queue_id(group_id):
+            raise PermanentError(f"{group_id[:40]!r} cannot be a message group id")
         self._count += 1
         dedup = f"{self._parent_id}:c{self._count}"
-        message = OutgoingMessage(encode_envelope("agent", "continuation", body), session_id, dedup)
+        message = OutgoingMessage(encode_envelope("agent", event_type, body), group_id, dedup)
         result = await self._queue.send_batch([message])
         if result.failed:
             raise TransientError(f"continuation send failed: {result.failed[0][1]}")

@@ -1,7 +1,9 @@
 """Session markers: the hidden JSON comment in every agent note, and stripping agent notes for the model.
 
 A marker is trusted only when the note's author is the bot (checked by the caller through the API);
-the text alone proves nothing, since anyone can type one.
+the text alone proves nothing, since anyone can type one. `inert` is what makes the bot's own notes safe to
+read back: untrusted text (logs, model answers, names, titles, comments) passes through it wherever a note
+shows it, so no text but the service's own can open or close a comment, and so no text can become a marker.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ _REPLY_RE = re.compile(r"<!--\s*" + REPLY_TAG + r"\s+\{\"re\":(?P<re>\d+)\}\s*--
 _TRANSCRIPT_RE = re.compile(r"<details>\s*<summary>\s*Agent transcript.*?</details>", re.S | re.I)
 _HEX = re.compile(r"[0-9a-f]{7,64}")
 _FOOTER_RE = re.compile(r"\n-{3,}\n<sub>.*?</sub>\s*$", re.S)
+# HTML (and so GitLab's Markdown) opens a comment, a declaration or CDATA with `<!`, and closes a comment
+# with `-->` or `--!>`; a zero-width space breaks each without changing what a reader sees, even in code.
+_OPENS = re.compile(r"<(?=!)")
+_CLOSES = re.compile(r"(?<=--)(!?)>")
+_BREAK = "\u200b"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +55,12 @@ class SessionMarker:
     @property
     def legacy(self) -> bool:
         return self.wf is None and self.sha is None
+
+
+def inert(text: str) -> str:
+    """Untrusted text as a note may show it: it can neither open nor close an HTML comment, so never a
+    marker of the service's, whatever block it lands in. Idempotent."""
+    return _CLOSES.sub(lambda m: m.group(1) + _BREAK + ">", _OPENS.sub("<" + _BREAK, text))
 
 
 def is_session_id(value: object) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from hummingbird_agent import budgets
-from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
+from hummingbird_agent.gitlab.markers import SessionMarker, format_marker, inert
 
 PLACEHOLDER_TEXT = "Running the workflow..."
 FAILURE_TEXT = "Hummingbird analysis failed."
@@ -35,13 +35,14 @@ def placeholder_body(marker: SessionMarker, workflow: str) -> str:
 
 
 def result_body(result: str, marker: SessionMarker, *, reply_prompt: bool) -> str:
-    """The final note: result, reply prompt (left out for replies) and marker, within the size cap."""
+    """The final note: result, reply prompt (left out for replies) and marker, within the size cap. The result
+    carries the model's answer, so it is made inert: the marker after it is the note's only one."""
     tail = (f"\n\n{REPLY_PROMPT}" if reply_prompt else "") + f"\n\n{format_marker(marker)}"
-    return cap_body(result.strip(), reserve=len(tail)) + tail
+    return cap_body(inert(result.strip()), reserve=len(tail)) + tail
 
 
 def failure_body(marker: SessionMarker, reason: str | None = None) -> str:
-    detail = f"\n\n{reason}" if reason else ""
+    detail = f"\n\n{inert(reason)}" if reason else ""
     return f"{FAILURE_TEXT}{detail}\n\n{format_marker(marker)}"
 
 
@@ -124,4 +125,4 @@ def session_unsaved_body() -> str:
 
 def _inline(text: str) -> str:
     """User text echoed back in inline code: no backticks, newlines or excessive length."""
-    return text.replace("`", "'").replace("\n", " ")[:80]
+    return inert(text.replace("`", "'").replace("\n", " ")[:80])

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from hummingbird_agent import budgets
 from hummingbird_agent.logs import findings
 from hummingbird_agent.logs.cues import CUE_LITERALS, cue_score
+from hummingbird_agent.logs.runner_text import job_lines
 from hummingbird_agent.logs.signature import signature
 
 # cue_score's value for a diagnostic (not a summary count, an epilogue or a benign mention).
@@ -39,6 +40,13 @@ _MIN_SPECIFIC_WORDS = 2
 # A count of failures ("HTML-Proofer found <N> failures!", "Found <N> error."): the same with one failure more.
 _COUNT = re.compile(r"<N> (?:failures?|errors?|failed|failing|problems?|violations?|issues?|offen[cs]es?)\b",
                     re.IGNORECASE)
+# A hedged failure word in a line that goes on with what the tool does instead ("Could not find .travis.yml, using
+# standard configuration.") or that reports progress ("Starting a Gradle Daemon, 2 stopped Daemons could not be
+# reused"): the tool recovered, the line states no failure unless another failure word is in it.
+_HEDGE = re.compile(r"\b(?:[Cc]ould not|[Cc]ouldn't|[Cc]annot|[Cc]an't|[Uu]nable to)\b")
+_RECOVERED = re.compile(
+    r"[,;:(-]\s*(?:using|falling back|fall back|defaulting|will use|continuing|skipping|ignoring|trying)\b"
+    r"|\.\.\.\s*using\b|^\s*(?:Starting|Using|Downloading|Looking|Loading|Trying)\b", re.IGNORECASE)
 # A multiset of findings' keys: each key with its 1st, 2nd, ... occurrence, so inclusion is `<=`.
 Tally = frozenset[tuple[str, int]]
 # A whole log's lines are scored only when they hold one of these (the excerpt engine's filter): speed only.
@@ -46,10 +54,18 @@ _CUE_WORDS = tuple(literal.decode() for literal in CUE_LITERALS)
 
 
 def strong_lines(lines: Iterable[str], min_score: float = STRONG_CUE_SCORE) -> Iterator[tuple[str, str]]:
-    """(signature, line) of each line that states a failure at least as strongly as `min_score`."""
-    for line in lines:
-        if cue_score(line) >= min_score and (name := signature(line)):
+    """(signature, line) of each line that states a failure at least as strongly as `min_score` (GitLab Runner's
+    own lines never do: its `ERROR: Job failed` says that the job failed, not why)."""
+    for line in job_lines(lines):
+        if cue_score(line) >= min_score and states_failure(line) and (name := signature(line)):
             yield name, line
+
+
+def states_failure(line: str) -> bool:
+    """Whether a line's failure words state a failure, not a fallback the tool took (`_RECOVERED`)."""
+    if _RECOVERED.search(line) is None or _HEDGE.search(line) is None:
+        return True
+    return cue_score(_HEDGE.sub(" ", line)) >= STRONG_CUE_SCORE
 
 
 def is_generic(name: str) -> bool:
@@ -97,12 +113,12 @@ class Fingerprint:
 
 def specific_lines(lines: Iterable[str]) -> Iterator[str]:
     """The normalised failure lines (strong ones, failing tests, diagnostics) that name their failure, in
-    order, each once."""
+    order, each once: a failing test or a diagnostic names its failure even in one word (`1 - parses (Failed)`)."""
     seen: set[str] = set()
-    for line, found in findings.read(lines):
-        if found is None and cue_score(line) < STRONG_CUE_SCORE:
+    for line, found in findings.read(job_lines(lines)):
+        if found is None and not (cue_score(line) >= STRONG_CUE_SCORE and states_failure(line)):
             continue
-        if (name := signature(line)) and name not in seen and not is_generic(name):
+        if (name := signature(line)) and name not in seen and (found is not None or not is_generic(name)):
             seen.add(name)
             yield name
 
@@ -127,13 +143,13 @@ def survey(lines: Iterable[str]) -> Survey:
     counts: Counter[findings.Finding] = Counter()
     last: deque[tuple[int, str]] = deque(maxlen=budgets.TRIAGE_FINGERPRINT_LINES)
     room, index = budgets.TRIAGE_LOG_FINDINGS, 0
-    for index, (line, found) in enumerate(findings.read(lines)):
+    for index, (line, found) in enumerate(findings.read(job_lines(lines))):
         if found is not None:
             room -= 1
             counts.update([found] if room >= 0 else [])
         elif not _strong(line):
             continue
-        if (name := signature(line)) and not is_generic(name):
+        if (name := signature(line)) and (found is not None or not is_generic(name)):
             named.update([name] if len(named) < budgets.TRIAGE_LOG_SIGNATURES else [])
             last.extend([(index, name)] if found is not None else [])
     kept = list(counts.items())
@@ -144,7 +160,7 @@ def survey(lines: Iterable[str]) -> Survey:
 
 def _strong(line: str) -> bool:
     low = line.lower()
-    return any(word in low for word in _CUE_WORDS) and cue_score(line) >= STRONG_CUE_SCORE
+    return any(word in low for word in _CUE_WORDS) and cue_score(line) >= STRONG_CUE_SCORE and states_failure(line)
 
 
 def _tally(counts: Iterable[tuple[findings.Finding, int]], kind: str) -> Tally:

@@ -21,6 +21,9 @@ _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?:/tmp|/var/folders|/private/var|[A-Za-z]:\\Temp|/builds/tmp)[^\s'\":,;)\]]*"), "<TMP>"),
     # Commit ids, digests, object addresses: hex runs of 7+ with at least one digit and one letter.
     (re.compile(r"\b(?:0x)?(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b", re.I), "<HEX>"),
+    # A test's duration in brackets is left out: jest, mocha and node's spec reporter print it only past a
+    # threshold, so one run prints `✕ loads (1 ms)` where the next prints `✕ loads`.
+    (re.compile(r" ?\(\d+(?:\.\d+)? ?(?:ms|s)\)"), ""),
     (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|secs|seconds|min|mins|minutes|h|µs|us|ns)\b"), "<DUR>"),
     (re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGT]i?B|kB|bytes|B)\b"), "<SIZE>"),
     (re.compile(r"\d+(?:\.\d+)?%"), "<PCT>"),

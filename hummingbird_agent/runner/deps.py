@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from hummingbird_agent.config.loading import Config, LoadedConfig
 from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.gitlab.seal import Seal
 from hummingbird_agent.metrics import Metrics
 from hummingbird_agent.runner.executor import Executor
 from hummingbird_agent.runner.triage_step import TriageService
@@ -20,6 +21,8 @@ class Deps:
     sessions: SessionStore
     executor: Executor
     """Runs one workflow in a sandbox and returns its outcome."""
+    seal: Seal
+    """Signs the markers of the notes the service keeps (the status note) and recognises them."""
     metrics: Metrics = field(default_factory=Metrics)
     """Where the runner records placeholders and runs that could not start (the service's registry)."""
     triage: TriageService | None = None

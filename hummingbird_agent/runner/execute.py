@@ -14,6 +14,7 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.agent.report import failure_text
 from hummingbird_agent.errors import AgentError
+from hummingbird_agent.events.protocols import Continuations
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import PostedNote
 from hummingbird_agent.gitlab.markers import SessionMarker, answers_note, format_reply_marker, parse_markers
@@ -33,10 +34,15 @@ from hummingbird_agent.triage.render import pointer, section
 log = logging.getLogger(__name__)
 
 
-async def handle_continuation(deps: Deps, order: WorkOrder, accepted_at: object = None) -> None:
+async def handle_continuation(deps: Deps, order: WorkOrder, continuations: Continuations,
+                              accepted_at: object = None) -> None:
+    """Run `order`; `continuations` queues its status-note updates into the MR's own group."""
     with log_context(session_id=order.session_id, project=order.project, mr_iid=order.mr_iid,
                      workflow=order.workflow):
-        await _execute_workflow(deps, order, accepted_at)
+        if order.kind == "decide_status":
+            await decide_status(deps, order)
+        else:
+            await _execute_workflow(deps, order, continuations, accepted_at)
 
 
 def _marker(order: WorkOrder) -> SessionMarker:
@@ -60,19 +66,17 @@ def _find_own_note(
     return None
 
 
-async def _execute_workflow(deps: Deps, order: WorkOrder, accepted_at: object = None) -> None:
+async def _execute_workflow(deps: Deps, order: WorkOrder, continuations: Continuations,
+                            accepted_at: object = None) -> None:
     workflow = deps.config.workflows.get(order.workflow)
     settings = project_settings(workflow, order.project) if workflow else None
     if workflow is None or settings is None:
         log.warning("work order dropped: workflow %s not enabled for %s", order.workflow, order.project)
         return
-    if order.kind == "decide_status":
-        await decide_status(deps, order)
-        return
     # Every event re-decides the commit status first: a retry may have changed the commit since an earlier verdict,
     # and no limit below may leave that verdict standing.
-    status_link = await _status_first(deps, order)
-    if status_link is None:
+    noted = await _status_first(deps, order, continuations)
+    if noted is None:
         return
     bot_id = await deps.gitlab.bot_user_id()
     discussions = await deps.gitlab.discussions(order.project_id, order.mr_iid)
@@ -92,7 +96,7 @@ async def _execute_workflow(deps: Deps, order: WorkOrder, accepted_at: object = 
         await _run_without_note(deps, order, resume)
         return
     note = own[0] if own else await _post_placeholder(deps, order, marker, accepted_at)
-    await _run(deps, order, marker, note, resume, link_status=bool(status_link))
+    await _run(deps, order, marker, note, resume, continuations if noted else None)
 
 
 async def _resumed(deps: Deps, order: WorkOrder, discussions: list[dict[str, Any]],
@@ -104,17 +108,18 @@ async def _resumed(deps: Deps, order: WorkOrder, discussions: list[dict[str, Any
     return await deps.sessions.load(order.session_id)
 
 
-async def _status_first(deps: Deps, order: WorkOrder) -> str | None:
-    """The status note written from the triage before anything else (its URL, "" without one); None when that is
-    the whole answer: no model run, as every failure is someone else's (`triage.model_when: news`)."""
+async def _status_first(deps: Deps, order: WorkOrder, continuations: Continuations) -> bool | None:
+    """The commit status decided afresh and posted, then the status note's update queued, before anything else
+    (whether the MR keeps a status note); None when that is the whole answer: no model run, as every failure is
+    someone else's (`triage.model_when: news`)."""
     if order.kind != "new_session" or deps.triage is None:
-        return ""
+        return False
     decided = await deps.triage.decide(deps.gitlab, order)
-    found, link = await triage_first(deps, order)
     if deps.triage.settings(order) is not None:
-        await deps.triage.publish_status(deps.gitlab, order, decided, link)
+        await deps.triage.publish_status(deps.gitlab, order, decided, "")
+    found, noted = await triage_first(deps, order, continuations)
     if found is None or needs_model(deps, order, found):
-        return link
+        return noted
     log.info("no model run: every failure of pipeline %s is pre-existing, flaky or infrastructure", order.pipeline_id)
     return None
 
@@ -181,10 +186,10 @@ def note_url(deps: Deps, order: WorkOrder, note: PostedNote) -> str:
 
 
 async def _run(deps: Deps, order: WorkOrder, marker: SessionMarker, note: PostedNote,
-               resume: StoredSession | None, link_status: bool = False) -> None:
+               resume: StoredSession | None, status: Continuations | None = None) -> None:
     link = note_url(deps, order, note)
-    if link_status:  # the status note links the analysis thread before the model is asked
-        await triage_first(deps, order, link)
+    if status is not None:  # the status note links the analysis thread before the model is asked
+        await triage_first(deps, order, status, link)
     found = await deps.triage.for_order(order) if deps.triage is not None else None
     if deps.triage is not None and found is not None and (first := deps.triage.earlier_diagnosis(order, found, link)):
         body = note_text.result_body(pointer(found, first), marker, reply_prompt=False)

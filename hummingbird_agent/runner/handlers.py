@@ -15,7 +15,7 @@ from hummingbird_agent.events.protocols import Continuations, Event
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS
 from hummingbird_agent.gitlab.threads import find_session_for_reply, open_agent_threads, refused_recently
-from hummingbird_agent.runner import rules
+from hummingbird_agent.runner import rules, status_note
 from hummingbird_agent.runner.agent_threads import last_analysis, learned_in_thread
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.mr_incident import failing_jobs, still_failing
@@ -53,8 +53,8 @@ async def handle_pipeline(deps: Deps, body: Any, continuations: Continuations) -
     if event.status == "success":
         discussions = await deps.gitlab.discussions(mr.project_id, mr.iid)
         await _auto_resolve(deps, mr.project_id, mr.iid, discussions)
-        await all_green(deps, mr.project_id, mr.project, mr.iid, event.sha or mr.sha or "", event.pipeline_id,
-                        discussions)
+        await all_green(deps, continuations, mr.project_id, mr.project, mr.iid, event.sha or mr.sha or "",
+                        event.pipeline_id, discussions)
         await _learn_on_success(deps, event, mr, discussions, continuations)
     for name, settings in rules.auto_workflows(deps.config, "pipeline", mr.project):
         allowed, why = rules.rules_allow(
@@ -268,7 +268,9 @@ async def handle_event(deps: Deps, event: Event, continuations: Continuations) -
 
     key = (event.source, event.event_type)
     if key == ("agent", "continuation"):
-        await handle_continuation(deps, WorkOrder.from_json(event.body), event.body.get("accepted_at"))
+        await handle_continuation(deps, WorkOrder.from_json(event.body), continuations, event.body.get("accepted_at"))
+    elif key == ("agent", status_note.EVENT_TYPE):
+        await status_note.apply(deps.gitlab, deps.seal, status_note.StatusUpdate.from_json(event.body))
     elif event.source == "gitlab" and event.event_type in GITLAB_HANDLERS:
         await GITLAB_HANDLERS[event.event_type](deps, event.body, continuations)
     else:

@@ -21,6 +21,7 @@ from hummingbird_agent.errors import RetryLater
 from hummingbird_agent.events.protocols import Continuations, Event, Handler
 from hummingbird_agent.events.serve import run_service, run_to_exit
 from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.gitlab.seal import Seal
 from hummingbird_agent.metrics import MeteredModel, MeteredSandbox, Metrics
 from hummingbird_agent.models.factory import build_model
 from hummingbird_agent.runner.bamboo_executor import BambooAccumulateExecutor, BambooDiagnoseExecutor
@@ -109,7 +110,9 @@ async def open_deps(
             engines["bamboo-investigate"] = InvestigateExecutor(partial(build_investigation, loaded, model, stores),
                                                                 metrics)
         executor = EngineExecutor(loaded, engines)
-        yield Deps(loaded=loaded, gitlab=gitlab, sessions=sessions, executor=executor, metrics=metrics,
+        seal = Seal.from_secrets(loaded.secret(cfg.gitlab.marker_secret_env or ""),
+                                 loaded.secret(cfg.gitlab.token_env) or "")
+        yield Deps(loaded=loaded, gitlab=gitlab, sessions=sessions, executor=executor, seal=seal, metrics=metrics,
                    triage=triage)
 
 
@@ -125,7 +128,9 @@ async def serve_async(loaded: LoadedConfig, role: str, redact: Callable[[str], s
     webhook run."""
     cfg = loaded.config
     metrics = metrics if metrics is not None else Metrics()
-    missing = [n for n in (cfg.gitlab.token_env,) if not loaded.secret(n)]
+    # A named marker secret is waited for like the token: replicas signing with different keys would each
+    # disown the other's status note.
+    missing = [n for n in (cfg.gitlab.token_env, cfg.gitlab.marker_secret_env) if n and not loaded.secret(n)]
     missing += [t.connection.key_env for t in all_targets(cfg) if t.connection.missing(loaded.secret)]
     if missing or role in ("router", "ingress"):
         waiting = f"{', '.join(dict.fromkeys(missing))} not set" if missing else None  # once per variable

@@ -1,5 +1,6 @@
-"""The status note in a run: written from the triage before any model call, linked to the analysis thread when
-one starts, "all green" when a pipeline passes; and whether the model is asked at all (`triage.model_when`)."""
+"""The status note in a run: queued from the triage before any model call, linked to the analysis thread when
+one starts, "all green" when a pipeline passes; and whether the model is asked at all (`triage.model_when`). Each
+change goes to the MR's own queue group (runner/status_note.py), which writes it."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import logging
 from typing import Any
 
 from hummingbird_agent.errors import AgentError
+from hummingbird_agent.events.protocols import Continuations
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.statuses import set_status
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.posting import requires_internal
-from hummingbird_agent.runner.status_note import StatusTarget, record
+from hummingbird_agent.runner.status_note import StatusTarget, StatusUpdate, status_notes, submit
 from hummingbird_agent.runner.work_order import WorkOrder
 from hummingbird_agent.triage.model import Triage
 from hummingbird_agent.triage.status_note import failed_entry, green_entry
@@ -34,16 +36,18 @@ def _noted(deps: Deps, order: WorkOrder) -> bool:
     return settings is not None and settings.status_note and order.automatic and order.pipeline_id is not None
 
 
-async def triage_first(deps: Deps, order: WorkOrder, thread_url: str = "") -> tuple[Triage | None, str]:
-    """The order's triage (None without one) and the status note's URL ("" without one), the note written with the
-    verdicts (and `thread_url`, the analysis thread, when the model runs) before any model call."""
+async def triage_first(deps: Deps, order: WorkOrder, continuations: Continuations,
+                       thread_url: str = "") -> tuple[Triage | None, bool]:
+    """The order's triage (None without one) and whether it keeps a status note; the note's update (with
+    `thread_url`, the analysis thread, when the model runs) queued before any model call. The commit status is the
+    order's own (posted when the triage decided it): an update applied later never carries an older decision."""
     found = await deps.triage.for_order(order) if deps.triage is not None else None
-    if found is None or not _noted(deps, order) or order.pipeline_id is None:
-        return found, ""
+    if found is None or deps.triage is None or not _noted(deps, order) or order.pipeline_id is None:
+        return found, False
     entry = failed_entry(found, order.pipeline_id, _pipeline_url(deps, order.project, order.pipeline_id), thread_url)
-    link = await record(deps.gitlab, _target(deps, order.project_id, order.project, order.mr_iid, order.workflow),
-                        entry)
-    return found, link or ""
+    target = _target(deps, order.project_id, order.project, order.mr_iid, order.workflow)
+    await submit(continuations, StatusUpdate(target, entry))
+    return found, True
 
 
 def needs_model(deps: Deps, order: WorkOrder, found: Triage) -> bool:
@@ -55,14 +59,15 @@ def needs_model(deps: Deps, order: WorkOrder, found: Triage) -> bool:
     return not found.all_not_yours
 
 
-async def all_green(deps: Deps, project_id: int, project: str, iid: int, sha: str, pipeline_id: int,
-                    discussions: list[dict[str, Any]]) -> None:
-    """A passing pipeline: the status note, where the MR has one, shows it green (no note is created for it);
-    `discussions`: the MR's, just read by the caller."""
+async def all_green(deps: Deps, continuations: Continuations, project_id: int, project: str, iid: int, sha: str,
+                    pipeline_id: int, discussions: list[dict[str, Any]]) -> None:
+    """A passing pipeline: the status note, where the MR has one (`discussions`, just read by the caller), shows it
+    green; no note is created for it, and no update is queued for an MR without one."""
+    target = _target(deps, project_id, project, iid, None)
+    if not status_notes(discussions, await deps.gitlab.bot_user_id(), target.sealed(deps.seal)):
+        return
     entry = green_entry(sha, pipeline_id, _pipeline_url(deps, project, pipeline_id))
-    if await record(deps.gitlab, _target(deps, project_id, project, iid, None), entry, create=False,
-                    read=discussions):
-        log.info("status note of !%s: pipeline %s passed", iid, pipeline_id)
+    await submit(continuations, StatusUpdate(target, entry, create=False))
 
 
 async def decide_status(deps: Deps, order: WorkOrder) -> None:

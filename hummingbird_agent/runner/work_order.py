@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import asdict, dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, ConfigDict, TypeAdapter, ValidationError
 
@@ -17,6 +17,7 @@ from hummingbird_agent.gitlab.markers import is_session_id
 WorkKind = Literal["new_session", "resume_session", "decide_status"]
 """`decide_status`: a pipeline event that runs no workflow still re-decides the workflow's commit status."""
 Trigger = Literal["pipeline", "merge_request", "command", "reply"]
+T = TypeVar("T")
 # Session ids of new runs derive from the event's identity, so a redelivered or duplicated event maps
 # to the same session (and so the same FIFO group and the same note) instead of a second run.
 _SESSION_NAMESPACE = uuid.UUID("6f0c1c55-3a55-4c59-9f43-0c6a3b1f2e10")
@@ -68,14 +69,20 @@ class WorkOrder:
 
     @staticmethod
     def from_json(body: Any) -> WorkOrder:
-        if not isinstance(body, dict) or not isinstance(body.get("work_order"), dict):
-            raise PermanentError("malformed continuation: no work_order object")
-        try:
-            return _ADAPTER.validate_python(body["work_order"])
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise PermanentError(f"malformed continuation: {where}: {first['msg']}") from None
+        return from_queue(_ADAPTER, body, "work_order", "continuation")
+
+
+def from_queue(adapter: TypeAdapter[T], body: Any, key: str, what: str) -> T:
+    """`body[key]` validated as the queue message `what` carries it; PermanentError (the message is dropped) when
+    malformed."""
+    if not isinstance(body, dict) or not isinstance(body.get(key), dict):
+        raise PermanentError(f"malformed {what}: no {key} object")
+    try:
+        return adapter.validate_python(body[key])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise PermanentError(f"malformed {what}: {where}: {first['msg']}") from None
 
 
 _ADAPTER = TypeAdapter(WorkOrder)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from hummingbird_agent import budgets
+from hummingbird_agent.logs.runner_text import is_runner_line
 from hummingbird_agent.logs.signature import signature
 from hummingbird_agent.triage.excerpt import LogEvidence
 
@@ -26,8 +27,10 @@ def same_failure(mine: LogEvidence, other: LogEvidence, hung: bool = False) -> b
 
 def _ending(tail: str) -> list[str]:
     """The signatures of the lines a log ends with, less the source context compilers and linters quote under a
-    diagnostic (`  12 | code`, `     |     ^^^`): that moves with the file, the diagnostic does not."""
-    lines = [line for line in tail.splitlines() if line.strip() and not _SOURCE_CONTEXT.match(line)]
+    diagnostic (`  12 | code`, `     |     ^^^`): that moves with the file, the diagnostic does not; and less GitLab
+    Runner's own lines (another runner, ref or commit: not what the job did)."""
+    lines = [line for line in tail.splitlines()
+             if line.strip() and not _SOURCE_CONTEXT.match(line) and not is_runner_line(line)]
     return [signature(line) for line in lines[-budgets.TRIAGE_CLOSING_LINES:]]
 
 

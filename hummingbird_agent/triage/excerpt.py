@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hummingbird_agent import budgets
-from hummingbird_agent.logs import excerpt_lines
+from hummingbird_agent.logs import clean_line, excerpt_lines
 from hummingbird_agent.logs.digest import LogDigest
 from hummingbird_agent.logs.fingerprint import Fingerprint, Survey, fingerprint, strong_lines, survey
 from hummingbird_agent.logs.signature import signature
@@ -56,7 +56,9 @@ def evidence_of(failing: Path, passing: Path | None) -> LogEvidence:
     found = fingerprint(alone, whole)
     first = _first_line(alone, found)
     text = tail.text()
-    runner = next((line.strip() for line in reversed(text.splitlines()) if _RUNNER_FAILED.match(line)), "")
+    # The runner colours its line (`\x1b[31;1mERROR: Job failed ...`): matched as a terminal shows it.
+    painted = (clean_line(line) for line in reversed(text.splitlines()))
+    runner = next((line.strip() for line in painted if _RUNNER_FAILED.match(line)), "")
     return LogEvidence(shown, found, text, first_line=first, runner_line=runner, digest=digest.hexdigest(),
                        digest_lines=digest.lines)
 

@@ -1,4 +1,6 @@
-"""The triage in words: the note's headline, table and collapsed excerpts, and the model's bounded copy."""
+"""The triage in words: the note's headline, table and collapsed excerpts, and the model's bounded copy. Every text
+read from a log, a job, a test or the knowledge base reaches the note through `cell` (no `<`, `>`, backticks or
+pipes) or `inert` (gitlab/markers.py): none can open or close a comment, a marker, a code span or a fence."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import re
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.gitlab.markers import inert
 from hummingbird_agent.triage.model import NOT_YOURS, CaseResult, CheckResult, Triage, Verdict
 
 _PHRASES = {Verdict.PRE_EXISTING: "already failing on {branch}", Verdict.FLAKY: "flaky",
@@ -57,9 +60,9 @@ def _running(triage: Triage) -> str:
 
 
 def _evidence(found: CheckResult | CaseResult) -> str:
-    text = found.reason[:200].replace("|", " ").replace("\n", " ")
+    text = inert(found.reason[:200].replace("|", " ").replace("\n", " "))
     linked = f"[{text}]({found.evidence_url})" if found.evidence_url else text
-    return linked + (f"; {found.history.replace('|', ' ')}" if found.history else "")
+    return linked + (f"; {inert(found.history.replace('|', ' ').replace(chr(10), ' '))}" if found.history else "")
 
 
 def _case_rows(check: CheckResult) -> list[str]:
@@ -89,7 +92,9 @@ def table(triage: Triage) -> str:
 def _fence(lines: tuple[str, ...]) -> str:
     longest = max((len(m) for line in lines for m in _BACKTICKS.findall(line)), default=0)
     fence = "`" * max(3, longest + 1)
-    body = "\n".join(line[: budgets.TRIAGE_LINE_MAX_CHARS] for line in lines)
+    # The fence is longer than any backtick run in the lines, so no line closes it; `inert` keeps the raw text
+    # (which the service parses, fences or not) free of comments.
+    body = "\n".join(inert(line[: budgets.TRIAGE_LINE_MAX_CHARS]) for line in lines)
     return f"{fence}text\n{body}\n{fence}"
 
 

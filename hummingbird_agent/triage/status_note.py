@@ -1,21 +1,27 @@
 """The MR's status note in words: one note per MR, edited in place as its pipelines finish — the newest
 pipeline's verdicts first, earlier commits' collapsed below. The note is its own memory: each section carries a
 marker with its commit, pipeline and state, so any replica, after any restart, rebuilds the note from GitLab alone.
-Pure functions; the runner reads and writes the note."""
+Every marker carries the service's MAC (gitlab/seal.py, scoped to the MR): a note is the status note, and a section
+one of its entries, only when the MAC verifies. Pure functions; the runner reads and writes the note."""
 
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.gitlab.markers import parse_markers
+from hummingbird_agent.gitlab.seal import Seal
 from hummingbird_agent.triage.model import Triage
 from hummingbird_agent.triage.render import details, headline, table
 
 STATUS_TAG = "hummingbird-status"
-_HEAD = f"<!-- {STATUS_TAG} -->"
 _TITLE = "**Hummingbird CI status** (edited as this MR's pipelines finish)"
+# The head as notes written before markers were signed began; such a note is adopted, its sections are not.
+_LEGACY_HEAD = f"<!-- {STATUS_TAG} -->\n{_TITLE}"
+_HEAD = re.compile(r"<!-- hummingbird-status (?P<meta>\{[^\n]*?\}) -->\n")
 _ENTRY = re.compile(r"<!-- hummingbird-status-entry (?P<meta>\{[^\n]*?\}) -->\n(?P<body>.*?)\n"
                     r"<!-- hummingbird-status-end -->", re.S)
 _EVIDENCE = "<!-- hummingbird-status-evidence -->"
@@ -35,8 +41,17 @@ class StatusEntry:
     evidence: str = ""
 
 
-def is_status_note(body: str) -> bool:
-    return body.startswith(_HEAD)
+def is_status_note(body: str, seal: Seal) -> bool:
+    """Whether `body` is this MR's status note by its skeleton: it begins with the head marker the service signed
+    for this MR (what an answer or a log says further down never counts)."""
+    head = _HEAD.match(body)
+    return head is not None and seal.verify(_meta(head["meta"]).get("mac"), STATUS_TAG)
+
+
+def is_legacy_status_note(body: str) -> bool:
+    """A status note written before markers were signed: its exact head and title, and no session marker (an
+    analysis note is never one). Adopted as the status note; none of its sections is trusted."""
+    return body.startswith(_LEGACY_HEAD) and not parse_markers(body)
 
 
 def failed_entry(found: Triage, pipeline_id: int, pipeline_url: str, thread_url: str = "") -> StatusEntry:
@@ -75,36 +90,49 @@ def merged(entries: list[StatusEntry], new: StatusEntry) -> list[StatusEntry] | 
     return ordered[: budgets.STATUS_NOTE_MAX_COMMITS]
 
 
-def parse(body: str) -> list[StatusEntry]:
-    """The entries a status note shows (the bot's own note: its author is checked by the caller)."""
+def parse(body: str, seal: Seal) -> list[StatusEntry]:
+    """The entries the MR's status note shows: none unless the note is the service's (`is_status_note`; its
+    author is checked by the caller), and only sections whose marker carries the service's MAC."""
+    if not is_status_note(body, seal):
+        return []
     out: list[StatusEntry] = []
     for found in _ENTRY.finditer(body):
+        meta = _meta(found["meta"])
         try:
-            meta = json.loads(found["meta"])
             sha, pipeline, state = str(meta["sha"]), int(meta["pipeline"]), str(meta["state"])
         except (ValueError, KeyError, TypeError):
             continue
-        if not _SHA.fullmatch(sha) or state not in _STATES:
+        if not _SHA.fullmatch(sha) or state not in _STATES or not seal.verify(meta.get("mac"), sha, pipeline, state):
             continue
         summary, _, evidence = found["body"].partition(f"\n{_EVIDENCE}\n")
         out.append(StatusEntry(sha, pipeline, state, summary, evidence))
     return out
 
 
-def render(entries: list[StatusEntry]) -> str:
-    """The note: the newest entry whole, earlier ones' summaries collapsed."""
+def _meta(text: str) -> dict[str, Any]:
+    try:
+        meta = json.loads(text)
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def render(entries: list[StatusEntry], seal: Seal) -> str:
+    """The note: the signed head, the newest entry whole, earlier ones' summaries collapsed."""
+    head = f"<!-- {STATUS_TAG} {json.dumps({'mac': seal.mac(STATUS_TAG)}, separators=(',', ':'))} -->\n{_TITLE}"
     if not entries:
-        return f"{_HEAD}\n{_TITLE}"
+        return head
     newest, earlier = entries[0], entries[1:]
-    parts = [f"{_HEAD}\n{_TITLE}", _section(newest, with_evidence=True)]
+    parts = [head, _section(newest, seal, with_evidence=True)]
     if earlier:
-        inner = "\n\n".join(_section(e, with_evidence=False) for e in earlier)
+        inner = "\n\n".join(_section(e, seal, with_evidence=False) for e in earlier)
         parts.append(f"<details><summary>Earlier pipelines ({len(earlier)})</summary>\n\n{inner}\n\n</details>")
     return "\n\n".join(parts)
 
 
-def _section(entry: StatusEntry, with_evidence: bool) -> str:
-    meta = json.dumps({"sha": entry.sha, "pipeline": entry.pipeline_id, "state": entry.state},
+def _section(entry: StatusEntry, seal: Seal, with_evidence: bool) -> str:
+    mac = seal.mac(entry.sha, entry.pipeline_id, entry.state)
+    meta = json.dumps({"sha": entry.sha, "pipeline": entry.pipeline_id, "state": entry.state, "mac": mac},
                       separators=(",", ":"))
     evidence = f"\n{_EVIDENCE}\n{entry.evidence}" if with_evidence and entry.evidence else ""
     return f"<!-- hummingbird-status-entry {meta} -->\n{entry.summary}{evidence}\n<!-- hummingbird-status-end -->"

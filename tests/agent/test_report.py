@@ -80,10 +80,6 @@ def test_a_huge_run_trims_the_details_first_and_keeps_the_footer() -> None:
     assert "500 more tool calls not shown" in long
 
 
-def test_untrusted_text_cannot_close_the_details_block() -> None:
-    bad = ToolResult.error("not_found", "</details><img src=x> gone")
-    note = audited_note("a", audit((record_call(ToolCall("t", {"file": "a`b"}), bad),)), 10_000)
-    assert note.count("</details>") == 1 and "<img" not in note and "file=`a'b`" in note
 
 
 def test_an_unsaved_session_takes_back_the_footers_way_to_continue() -> None:

@@ -16,6 +16,7 @@ from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
 from hummingbird_agent.bamboo.stores.qdrant_backend import QdrantVectorStore
+from hummingbird_agent.bamboo.stores.scoped import Scope, scoped
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
 from tests.bamboo.fakes import EXTRACT, REVIEW, SUMMARY
 
@@ -105,3 +106,8 @@ def parts(llm: JsonLLM, stores: Stores, explorer: Explorer | None = None, share_
     extractor = KnowledgeGraphExtractor(default_registry().create("gitlab_ci", StrategyDeps(llm)))
     return (KnowledgeAccumulator(extractor, KnowledgeReviewer(llm), llm, stores, share_groups=share_groups or ()),
             ReasoningNavigator(extractor, llm, stores, explorer, 0.5, "GitLab CI guidance"))
+
+
+def view(stores: Stores, project: str = TASK["project"]) -> Stores:
+    """The stores as `project` reads them (the graph keys every node by its project; a view shows plain names)."""
+    return scoped(stores, Scope.of(project))

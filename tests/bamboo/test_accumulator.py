@@ -20,6 +20,7 @@ from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.models import ScriptedModel, ScriptedTurn
 from hummingbird_agent.sandbox import PodmanSandbox
 from tests.bamboo.fakes import EXTRACT, REVIEW, SUMMARY, causal_answer, count, users
+from tests.bamboo.kb import view
 from tests.bamboo.sandboxes import box, kept_open
 from tests.bamboo.test_enricher import builtin
 from tests.servers import GeminiServer
@@ -87,7 +88,7 @@ async def test_approval_stores_graph_and_vectors(gemini_server: GeminiServer, ll
     assert not dry.stored and (await stores.graph.counts()).incidents == 0 and await stores.vectors.count() == 0
     result = await accumulator.process(INCIDENT)
     assert result.approved and result.attempts == 1 and result.stored
-    assert [c.name for c in await stores.graph.nodes("Cause")] == ["npm mirror outage"]
+    assert [c.name for c in await view(stores).graph.nodes("Cause")] == ["npm mirror outage"]
     summary = await stores.vectors.by_incident(result.knowledge.incident_id, "Summary")
     assert [h.payload["content"] for h in summary] == ["Mirror down."]
     assert await stores.vectors.count("Symptom") == 1

@@ -27,6 +27,7 @@ from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps
 from hummingbird_agent.sandbox import PodmanSandbox
 from hummingbird_agent.tools import ToolDef
 from tests.bamboo.fakes import EXTRACT, REVIEW, causal_answer, count
+from tests.bamboo.kb import view
 from tests.bamboo.sandboxes import box, kept_open
 from tests.servers import GeminiServer
 
@@ -100,10 +101,11 @@ async def test_approved_enriched_run_stores_the_code_as_a_procedure_and_remember
     gemini_server.respond_with(approving_after_enrichment)
     result = await accumulator(llm, stores, enricher(box, llm), selector).process(INCIDENT)
     assert result.approved and result.attempts == 2 and count(gemini_server, WRITE_CODE) == 1
-    stored = {p.name: p for p in await stores.graph.nodes("Procedure")}
+    mine = view(stores).graph  # the incident's project's nodes
+    stored = {p.name: p for p in await mine.nodes("Procedure")}
     proc = stored["proc__get_job_log__registry_status"]
     assert proc.props["code"] == CODE and proc.props["tools"] == ["get_job_log", "registry_status"]
-    index = await GraphIndex.load(stores.graph)
+    index = await GraphIndex.load(mine)
     assert "proc__get_job_log__registry_status" in {p.name for p in index.procedures["npm mirror outage"]}
 
     hits = await selector.vectors.search((await selector.embedder.embed(["x"]))[0], f"{TRIGGERS}@ns1", 5)
@@ -120,7 +122,7 @@ async def test_a_rejected_run_stores_no_procedure_and_remembers_nothing(
     gemini_server.respond_with(never_approving)
     result = await accumulator(llm, stores, enricher(box, llm), selector).process(INCIDENT)
     assert not result.approved and result.stored and count(gemini_server, WRITE_CODE) == 1
-    assert not any(p.name.startswith("proc__") for p in await stores.graph.nodes("Procedure"))
+    assert not any(p.name.startswith("proc__") for p in await view(stores).graph.nodes("Procedure"))
     assert await selector.vectors.count() == 0
 
 

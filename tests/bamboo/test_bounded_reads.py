@@ -11,9 +11,11 @@ import pytest
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.incident_graph import Edge, KnowledgeGraph, NodeType, RelType, make_node
 from hummingbird_agent.bamboo.retrieval.evidence import GraphIndex
+from hummingbird_agent.bamboo.stores.base import GraphStore
 from hummingbird_agent.bamboo.stores.graph import CypherGraphStore
 from hummingbird_agent.bamboo.stores.ladybug_backend import LadybugSession
 from hummingbird_agent.bamboo.stores.neo4j_backend import Neo4jSession
+from hummingbird_agent.bamboo.stores.scoped import Scope, ScopedGraph
 from tests.bamboo.fakes import LadybugDriver
 
 SAMPLE = budgets.BAMBOO_CAUSE_SAMPLE_INCIDENTS
@@ -37,14 +39,18 @@ SCORES = {f"g{3 * SAMPLE - 5}": (0.9, "x"), f"o{SAMPLE + 1}": (0.7, "y"), "s1": 
 LOGS = {f"g{3 * SAMPLE - 2}": 0.8, f"o{SAMPLE}": 0.5}
 
 
+# The projects above (and g/app) as one share group: the graph keys nodes by project, a view reads them as one.
+GROUP = Scope.of("a", [["a", "b", "c", "g/app"]])
+
+
 @pytest.fixture(params=["ladybug", "neo4j"])
-async def store(request: pytest.FixtureRequest) -> AsyncIterator[CypherGraphStore]:
+async def store(request: pytest.FixtureRequest) -> AsyncIterator[GraphStore]:
     session: LadybugSession | Neo4jSession = (LadybugSession(":memory:") if request.param == "ladybug" else
                                               Neo4jSession(None, None, "kb", driver=LadybugDriver(":memory:")))
     graph_store = CypherGraphStore(session)
     await graph_store.open()
     await graph_store.replace_incidents(STORED)
-    yield graph_store
+    yield ScopedGraph(graph_store, GROUP)
     await graph_store.aclose()
 
 
@@ -53,7 +59,7 @@ def ranking(index: GraphIndex) -> list[tuple[object, ...]]:
             for c in index.rank(CLUES, (), SCORES, logs=LOGS)]
 
 
-async def test_a_bounded_read_ranks_as_a_read_of_the_whole_graph(store: CypherGraphStore) -> None:
+async def test_a_bounded_read_ranks_as_a_read_of_the_whole_graph(store: GraphStore) -> None:
     bounded = await (await GraphIndex.reached(store, CLUES)).including(store, SCORES, logs=LOGS)
     whole = await GraphIndex.load(store)
     assert ranking(bounded) == ranking(whole)
@@ -67,7 +73,7 @@ async def test_a_bounded_read_ranks_as_a_read_of_the_whole_graph(store: CypherGr
     assert all(len(c.incidents) <= SAMPLE + len(SCORES) + len(LOGS) for c in bounded.causes.values())
 
 
-async def test_the_graph_returns_a_sample_of_each_causes_support(store: CypherGraphStore) -> None:
+async def test_the_graph_returns_a_sample_of_each_causes_support(store: GraphStore) -> None:
     [hit] = [h for h in await store.clue_causes({"Task_Feature": ["project=a"]})]
     assert (hit.cause.name, hit.cause.frequency, hit.cause.incidents) == (
         "big", 3 * SAMPLE, tuple(f"g{i}" for i in range(SAMPLE)))
@@ -89,12 +95,12 @@ async def test_incident_records_written_before_they_named_their_causes_are_compl
     await store.aclose()
     store = CypherGraphStore(LadybugSession(path))
     await store.open()
-    assert [c.name for c in (await store.causes_of_incidents(["g0"]))["g0"]] == ["big"]
+    assert [c.name for c in (await store.causes_of_incidents(["g0"]))["g0"]] == ["a\x1fbig"]  # keyed by its project
     await store.aclose()
 
 
 async def test_a_projects_failure_lines_are_its_first_distinct_ones_whatever_their_number(
-        store: CypherGraphStore) -> None:
+        store: GraphStore) -> None:
     f = make_node(NodeType.TASK_FEATURE, "project=g/app", attribute="project", value="g/app")
     lines = {"e: <N> failed": "e: 3 failed", "a: timeout": "a: timeout after 5s", "c: again": "a: timeout after 5s",
              "b: no line": "", "d: disk": "No space left on device"}

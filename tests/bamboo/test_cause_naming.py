@@ -17,7 +17,7 @@ from hummingbird_agent.bamboo.learn.extractor import KnowledgeGraphExtractor
 from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import IncidentInput, StrategyDeps, default_registry
 from hummingbird_agent.runner.bamboo_executor import diagnosis_note
-from tests.bamboo.kb import INCIDENT_A, INCIDENT_B, LIKE_NEITHER
+from tests.bamboo.kb import INCIDENT_A, INCIDENT_B, LIKE_NEITHER, view
 from tests.servers import GeminiServer
 from tests.servers.gemini import text_turn
 
@@ -60,7 +60,7 @@ def learning(cause: str) -> tuple[Any, ...]:
 
 
 async def cause_rows(stores: Stores) -> dict[str, int]:
-    return {r.name: r.frequency for r in await stores.graph.nodes("Cause")}
+    return {r.name: r.frequency for r in await view(stores).graph.nodes("Cause")}
 
 
 async def test_paraphrases_of_one_cause_become_one_node_and_a_different_number_stays_apart(

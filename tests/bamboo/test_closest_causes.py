@@ -14,8 +14,10 @@ from hummingbird_agent.bamboo.incident_graph import (
     make_node,
 )
 from hummingbird_agent.bamboo.learn.accumulator import key_insights, store_knowledge
-from hummingbird_agent.bamboo.learn.causes import closest_causes
+from hummingbird_agent.bamboo.learn.causes import ExistingCause, closest_causes
+from hummingbird_agent.bamboo.stores.base import Stores
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
+from tests.bamboo.kb import view
 from tests.bamboo.test_commands import stores
 
 CAUSES = ["npm mirror outage", "flaky dns", "runner out of disk", "expired token", "python 3.13 dropped distutils"]
@@ -46,16 +48,24 @@ def failure(n: int) -> IncidentInput:
                          task_logs={"build": log} if n % 7 else {})
 
 
+async def read(s: Stores, project: str, incidents: list[IncidentInput]) -> list[tuple[ExistingCause, ...]]:
+    """As learning reads them: through the view of the incidents' project (the graph keys nodes by project)."""
+    return await closest_causes(view(s, project), incidents)
+
+
 async def test_a_batch_read_together_gives_each_incident_what_it_gets_alone(tmp_path: Path) -> None:
     s = stores(tmp_path)
     await s.graph.open()
     await s.vectors.open()
+    together: list[tuple[ExistingCause, ...]] = []
+    alone: list[tuple[ExistingCause, ...]] = []
     try:
-        assert await closest_causes(s, [failure(0), failure(1)]) == [(), ()]  # nothing learned yet
+        assert await read(s, PROJECTS[1], [failure(0), failure(3)]) == [(), ()]  # nothing learned yet
         await store_knowledge(s, [learned(n) for n in range(40)])
-        batch = [failure(n) for n in range(30)]
-        together = await closest_causes(s, batch)
-        alone = [(await closest_causes(s, [incident]))[0] for incident in batch]
+        for project in PROJECTS:
+            batch = [failure(n) for n in range(30) if failure(n).task_data["project"] == project]
+            together += await read(s, project, batch)
+            alone += [(await read(s, project, [incident]))[0] for incident in batch]
     finally:
         await s.vectors.aclose()
         await s.graph.aclose()

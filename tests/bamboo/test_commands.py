@@ -25,6 +25,7 @@ from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_regis
 from hummingbird_agent.cli import main
 from hummingbird_agent.cli.knowledge import stats
 from tests.bamboo.fakes import EXTRACT, REVIEW, causal_answer
+from tests.bamboo.kb import view
 from tests.servers import GeminiServer
 
 CAUSES = ["npm mirror outage", "flaky dns", "runner out of disk", "expired token"]
@@ -63,13 +64,16 @@ def accumulator(llm: JsonLLM, s: Stores | None) -> KnowledgeAccumulator:
     return KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, s)
 
 
-async def state(tmp: Path) -> dict[str, object]:
+async def state(tmp: Path, project: str = "g/app") -> dict[str, object]:
+    """What is stored, as `project` reads it (nodes are keyed by project); "": the stores themselves, where an
+    incident without a project keeps plain names."""
     s = stores(tmp)
     await s.graph.open()
     await s.vectors.open()
+    mine = view(s, project) if project else s
     snap = {"counts": await s.graph.counts(), "points": await s.vectors.count(),
-            "causes": await s.graph.nodes("Cause"), "indicate": await s.graph.edges("indicate"),
-            "features": await s.graph.nodes("Task_Feature")}
+            "causes": await mine.graph.nodes("Cause"), "indicate": await mine.graph.edges("indicate"),
+            "features": await mine.graph.nodes("Task_Feature")}
     await s.vectors.aclose()
     await s.graph.aclose()
     return snap
@@ -151,7 +155,7 @@ async def test_stats_lists_counts_and_top_causes(model: JsonLLM, tmp_path: Path)
     assert await stats(stores(tmp_path), out) == 0
     text = out.getvalue()
     assert "incidents: 6" in text and "Cause 4" in text and "indicate 4" in text
-    assert "1. flaky dns (incidents 2" in text and "2. npm mirror outage (incidents 2" in text
+    assert "1. flaky dns (g/app) (incidents 2" in text and "2. npm mirror outage (g/app) (incidents 2" in text
     assert "resolutions: fix for npm mirror outage" in text
     total, sections = re.search(r"vector points: (\d+) \((.*)\)", text).groups()
     per_section = dict(part.rsplit(" ", 1) for part in sections.split(", "))
@@ -170,7 +174,7 @@ def test_cli_populate_with_a_scripted_model_then_stats(tmp_path: Path, capsys: p
     assert main(["bamboo", "populate", str(tmp_path / "in.jsonl"), "--config", config, "--max-retries", "0"]) == 0
     assert "stored: 1" in capsys.readouterr().out
     assert main(["bamboo", "stats", "--config", config]) == 0
-    assert "1. flaky dns (incidents 1" in capsys.readouterr().out
+    assert "1. flaky dns (g/app) (incidents 1" in capsys.readouterr().out
     assert main(["bamboo", "analyze", "x.json", "--config", config]) == 2
     assert "x.json: cannot read" in capsys.readouterr().err
     assert main(["bamboo", "populate", str(tmp_path / "missing.jsonl"), "--config", config]) == 2

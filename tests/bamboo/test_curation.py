@@ -25,7 +25,7 @@ from hummingbird_agent.cli import main
 from hummingbird_agent.errors import PermanentError
 from tests.bamboo.cli_kb import GEMINI_KEY_ENV, learned_config
 from tests.bamboo.fakes import LadybugDriver
-from tests.bamboo.kb import CAUSE_A, CAUSE_B, INCIDENT_A, INCIDENT_B, LIKE_A, parts, rules
+from tests.bamboo.kb import CAUSE_A, CAUSE_B, INCIDENT_A, INCIDENT_B, LIKE_A, parts, rules, view
 from tests.servers import GeminiServer
 
 GRAPH_TYPES = [t for t in NodeType if t is not NodeType.TASK_CONTEXT]
@@ -53,11 +53,11 @@ async def supports(stores: Stores) -> tuple[set[str], set[str]]:
     element is left without support."""
     graph: set[str] = set()
     for t in GRAPH_TYPES:
-        for node in await stores.graph.nodes(t.value):
+        for node in await view(stores).graph.nodes(t.value):
             assert node.incidents and node.frequency == len(node.incidents), node
             graph |= set(node.incidents)
     for r in RelType:
-        for edge in await stores.graph.edges(r.value):
+        for edge in await view(stores).graph.edges(r.value):
             assert edge.incidents and edge.frequency == len(edge.incidents), edge
             graph |= set(edge.incidents)
     points = set()
@@ -78,12 +78,12 @@ async def test_removing_incidents_leaves_no_orphan_and_the_diagnosis_forgets_the
 
     shown = await curation.remove_incident(stores, "a1")
     assert (NodeType.CAUSE.value, CAUSE_A) in shown.nodes and sum(shown.points.values()) > 0
-    [cause] = [c for c in await stores.graph.nodes("Cause") if c.name == CAUSE_A]
+    [cause] = [c for c in await view(stores).graph.nodes("Cause") if c.name == CAUSE_A]
     assert (cause.incidents, cause.frequency) == (("a2",), 1)  # shared: kept, its support and count updated
     assert await supports(stores) == ({"a2", "b"}, {"a2", "b"})
 
     await curation.remove_incident(stores, "a2")
-    assert [c.name for c in await stores.graph.nodes("Cause")] == [CAUSE_B]
+    assert [c.name for c in await view(stores).graph.nodes("Cause")] == [CAUSE_B]
     assert await supports(stores) == ({"b"}, {"b"})
     assert await stores.vectors.count() == points_b  # every point of A's copies is gone
     assert (await stores.graph.counts()).incidents == 1

@@ -1,7 +1,8 @@
 """Approvals bound to what was reviewed (the scripted model, the real sandbox, the embedded stores, a
 state-changing tool that records its calls): `approve <id>` runs only the proposal with that id, once; a bare
-`approve`, an approval of a replaced proposal or a late copy of one runs nothing; with the other-approver rule
-the human who wrote the code cannot approve it."""
+`approve`, an approval of a replaced proposal or a late copy of one runs nothing; `reject <id>` likewise drops
+only the proposal it names; with the other-approver rule the human who wrote or asked for the code cannot approve
+it."""
 
 from __future__ import annotations
 
@@ -70,20 +71,44 @@ async def test_an_approval_runs_only_the_proposal_it_names_and_only_once(box: Po
     assert late.reply.startswith("The proposal changed") and restarted == ["r2"]
 
 
-async def test_the_author_of_the_code_cannot_approve_it_when_another_approver_is_required(
+async def test_who_wrote_or_asked_for_the_code_cannot_approve_it_when_another_approver_is_required(
         box: PodmanSandbox, stores: Stores) -> None:
     bot, restarted = engine(box, stores, other_approver=True)
     planned = await bot.turn(InvestigationState("a2", "why did r1 fail?", {}), "restart r1", ALICE)
-    assert planned.state.pending is not None and planned.state.pending.author is None
-    own = await bot.turn(planned.state, fence("r3"), ALICE)
+    asked = planned.state.pending
+    assert asked is not None and asked.author == ALICE  # the planner wrote it at Alice's request
+    mine = await bot.turn(planned.state, f"approve {asked.id}", ALICE)
+    assert mine.reply.startswith("You wrote or asked for this code") and restarted == []
+    own = await bot.turn(mine.state, fence("r3"), ALICE)
     proposal = own.state.pending
     assert proposal is not None and proposal.author == ALICE
     refused = await bot.turn(own.state, f"approve {proposal.id}", ALICE)
-    assert refused.reply.startswith("You wrote this code") and restarted == [] and refused.state.pending == proposal
+    assert refused.reply.startswith("You wrote or asked for this code") and restarted == []
+    assert refused.state.pending == proposal
     ran = await bot.turn(refused.state, f"approve {proposal.id}", BOB)
     assert "Approved and ran" in ran.reply and restarted == ["r3"]
-    planned_again = await bot.turn(ran.state, "restart r1 again", ALICE)  # the planner's code: anyone approves
-    pending = planned_again.state.pending
-    assert pending is not None
-    assert "Approved and ran" in (await bot.turn(planned_again.state, f"approve {pending.id}", ALICE)).reply
+    bobs = await bot.turn(ran.state, "restart r1 again", BOB)  # the planner's code at Bob's request: Alice may
+    pending = bobs.state.pending
+    assert pending is not None and pending.author == BOB
+    assert "Approved and ran" in (await bot.turn(bobs.state, f"approve {pending.id}", ALICE)).reply
     assert restarted == ["r3", "r1"]
+
+
+async def test_a_reject_drops_only_the_proposal_it_names(box: PodmanSandbox, stores: Stores) -> None:
+    bot, restarted = engine(box, stores)
+    shown = await bot.turn(InvestigationState("a3", "why did r1 fail?", {}), "restart r1", ALICE)
+    first = shown.state.pending
+    assert first is not None and len(first.id) == 16  # 64 bits
+    assert f"`reject {first.id}` to drop it" in shown.reply
+    newer = await bot.turn(shown.state, fence("r2"), BOB)
+    second = newer.state.pending
+    assert second is not None
+    for text in (f"reject {first.id}", "reject"):  # a stale reject of the first showing, and a bare one
+        kept = await bot.turn(newer.state, text, ALICE)
+        assert kept.state.pending == second
+        assert "\n" not in kept.reply and second.id in kept.reply
+    assert (await bot.turn(newer.state, "reject", ALICE)).reply.startswith(
+        f"Name the proposal you reject: reply `reject {second.id}`")
+    dropped = await bot.turn(newer.state, f"reject {second.id}", ALICE)
+    assert dropped.reply.startswith("Rejected; nothing ran") and dropped.state.pending is None
+    assert restarted == [] and dropped.state.runs == ()

@@ -2,7 +2,8 @@
 proposes code calling a read-only and a state-changing tool of a stdio MCP server; it waits for `approve`
 (the prompt shows the proposal's id), an approval of the replaced proposal runs nothing, and it runs (the
 server records the restart) once the corrected block is approved, and finalize + confirm store the
-procedure, cause and resolution."""
+procedure, cause and resolution. The preview merges into what the investigation's project stored, never into
+another project's cause or procedure of the same name."""
 
 from __future__ import annotations
 
@@ -19,9 +20,13 @@ from pathlib import Path
 
 import pytest
 
+from hummingbird_agent.bamboo import incident_graph as kg
 from hummingbird_agent.bamboo.factory import build_stores
+from hummingbird_agent.bamboo.learn.accumulator import store_knowledge
+from hummingbird_agent.bamboo.mcp.procedures import procedure_node
 from hummingbird_agent.bamboo.stores.base import opened
 from hummingbird_agent.config.loading import load_config
+from tests.bamboo.kb import view
 from tests.bamboo.mcp_server import __file__ as SERVER_FILE
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(240)]
@@ -83,7 +88,7 @@ class Terminal:
 
 def proposal_id(text: str) -> str:
     """The id of the one proposal shown in `text` (a terminal's output or an MR note)."""
-    found = re.findall(r"\*\*Proposed code\*\* `([0-9a-f]{8})`", text)
+    found = re.findall(r"\*\*Proposed code\*\* `([0-9a-f]{16})`", text)
     assert len(found) == 1, text
     return str(found[0])
 
@@ -91,15 +96,36 @@ def proposal_id(text: str) -> str:
 async def stored(config: Path) -> tuple[list[str], list[str], int]:
     stores = build_stores(load_config(config, environ={}))
     async with opened(stores):
-        procedures = await stores.graph.names("Procedure")
-        causes = await stores.graph.names("Cause")
-        incidents = (await stores.graph.counts()).incidents
+        mine = view(stores, "g/app").graph
+        procedures = await mine.names("Procedure")
+        causes = await mine.names("Cause")
+        incidents = len(await mine.incident_ids())
     return procedures, causes, incidents
+
+
+def learned(project: str, cause: str, code: str | None = None) -> kg.ExtractedKnowledge:
+    node = kg.make_node(kg.NodeType.CAUSE, cause, f"{project}'s words")
+    feature = kg.make_node(kg.NodeType.TASK_FEATURE, f"project={project}", attribute="project", value=project)
+    nodes, edges = [node, feature], [kg.Edge(feature.key, kg.RelType.CONTRIBUTE_TO, node.key)]
+    if code and (procedure := procedure_node(code, f"{project}'s steps")):
+        nodes.append(procedure)
+        edges.append(kg.Edge(node.key, kg.RelType.INVESTIGATED_BY, procedure.key))
+    return kg.ExtractedKnowledge(f"{project}#1", kg.KnowledgeGraph(tuple(nodes), tuple(edges)), cause, ())
+
+
+async def seed(config: Path) -> None:
+    """g/app learned the cause this investigation will name; another project learned a cause and a procedure of
+    the names it will store too."""
+    stores = build_stores(load_config(config, environ={}))
+    async with opened(stores):
+        await store_knowledge(stores, [learned("g/app", "runner r1 disk full"),
+                                       learned("other/team", "runner r1 disk full", CODE)])
 
 
 def test_investigate_at_a_terminal_waits_for_approval_and_stores_once(tmp_path: Path) -> None:
     config = write_config(tmp_path, [{"text": json.dumps({"orchestration_code": CODE, "capability_gaps": [
         {"investigation": "runner host kernel logs", "suggested_tool_capability": "journalctl reader"}]})}])
+    asyncio.run(seed(config))
     term = Terminal(["bamboo", "investigate", "--config", str(config), "--incident", "incident.json",
                      "why did runner r1 fail the build?"], tmp_path)
     proposal = term.expect("]> ")
@@ -123,14 +149,14 @@ def test_investigate_at_a_terminal_waits_for_approval_and_stores_once(tmp_path: 
     assert (tmp_path / "restarted.txt").read_text() == "r9\n"
     term.send("finalize cause: runner r1 disk full resolution: restart the runner")
     preview = term.expect("investigate> ")
-    assert "Cause `runner r1 disk full` (new)" in preview
-    assert "Procedure `proc__get_runner_info__restart_runner` (new)" in preview
+    assert "Cause `runner r1 disk full` (merges with the stored one)" in preview  # g/app's own
+    assert "Procedure `proc__get_runner_info__restart_runner` (new)" in preview  # the other project's is not
     term.send("confirm")
     assert "**Stored** incident `investigate:" in term.expect("The investigation is closed.")
     assert term.close() == 0
     procedures, causes, incidents = asyncio.run(stored(config))
     assert procedures == ["proc__get_runner_info__restart_runner"] and causes == ["runner r1 disk full"]
-    assert incidents == 1
+    assert incidents == 2  # g/app's first and the investigation
 
 
 @pytest.mark.parametrize(("extra", "message"), [(["--incident", "incident.json", "--project", "g/app"],

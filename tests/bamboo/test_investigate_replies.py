@@ -24,6 +24,11 @@ def test_an_approval_may_name_a_proposal_id(text: str) -> None:
     assert parse(text) == Said("approve", "a1b2c3d4")
 
 
+@pytest.mark.parametrize("text", ["reject a1b2c3d4e5f60718", "Reject `A1B2C3D4E5F60718`", "reject a1b2c3d4e5f60718."])
+def test_a_reject_may_name_a_proposal_id(text: str) -> None:
+    assert parse(text) == Said("reject", "a1b2c3d4e5f60718")
+
+
 def test_finalize_takes_a_cause_and_an_optional_resolution() -> None:
     said = parse("finalize cause: runner disk full resolution: prune images")
     assert said.finalize == Finalize("runner disk full", "prune images")
@@ -50,5 +55,5 @@ def test_a_session_saved_before_proposal_ids_loads_and_its_proposal_gets_one() -
     saved = {"kind": "investigation", "session_id": "s", "question": "why?", "task": {}, "turns": 2,
              "pending": {"code": "return 1", "tools": [], "modifies": [], "prompt": "why?", "started": False}}
     pending = InvestigationState.from_json(saved).pending
-    assert pending is not None and pending.author is None and len(pending.id) == 8
+    assert pending is not None and pending.author is None and len(pending.id) == 16
     assert pending.id != Proposal("return 1", (), (), "why?", turn=3).id  # proposed again: a new id

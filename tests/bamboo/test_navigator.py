@@ -25,6 +25,7 @@ from tests.bamboo.kb import (
     open_stores,
     parts,
     rules,
+    view,
 )
 from tests.servers import GeminiServer
 
@@ -68,7 +69,8 @@ async def test_the_diagnosis_reads_only_what_its_clues_reach_and_ranks_as_over_t
     for incident in (INCIDENT_A, INCIDENT_B):
         await accumulator.process(incident)
     evidence, index = await navigator.gather(LIKE_A)
-    whole = await GraphIndex.load(stores.graph)
+    mine = view(stores).graph  # what the diagnosis of LIKE_A's project reads, whole
+    whole = await GraphIndex.load(mine)
     scores = {p.incident_id: (p.score, p.matched) for p in evidence.similar}
 
     def ranked(candidates: tuple[CandidateCause, ...]) -> list[tuple[object, ...]]:
@@ -80,7 +82,7 @@ async def test_the_diagnosis_reads_only_what_its_clues_reach_and_ranks_as_over_t
         evidence.candidates)
     assert whole.novel_leads(evidence.clues["symptom"]) == evidence.novel_leads
     assert index.known_causes == len(whole.causes)
-    nothing = await (await GraphIndex.reached(stores.graph, {"symptom": ("never seen",)})).including(stores.graph, {})
+    nothing = await (await GraphIndex.reached(mine, {"symptom": ("never seen",)})).including(mine, {})
     assert not nothing.causes and nothing.known_causes == len(whole.causes)
 
 

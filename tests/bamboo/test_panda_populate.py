@@ -49,7 +49,7 @@ async def test_populate_panda_sample_stores_stated_causes_and_field_features(
     accumulator = KnowledgeAccumulator(KnowledgeGraphExtractor(strategy), KnowledgeReviewer(llm), llm, s)
     assert await populate(accumulator, s, str(SAMPLE), False, 0, out=out, progress=io.StringIO()) == 0
     assert "stored: 3" in out.getvalue()
-    snap = await state(tmp_path)
+    snap = await state(tmp_path, "")  # PanDA tasks have no GitLab project: nobody's, plain names
     causes = {c.name: c.incidents for c in snap["causes"]}  # type: ignore[attr-defined]
     assert causes == {cause_name(cause): (incident,) for incident, cause in CAUSES.items()}  # stored canonical
     features = {f.name for f in snap["features"]}  # type: ignore[attr-defined]

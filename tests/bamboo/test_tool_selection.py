@@ -24,6 +24,7 @@ from tests.servers.qdrant import QdrantServer
 
 SYSTEM = "You write Python orchestration code. " * 20
 USER = "## Gaps\n- the failing job's npm registry timeout\n## Tools\n"
+PROJECT = "g/app"  # whose past investigations the selector ranks by
 AREAS = ["kubernetes pod", "s3 bucket", "dns zone", "grafana dashboard", "jira ticket", "ldap group",
          "vault secret", "helm release", "kafka topic", "postgres table"]
 
@@ -46,7 +47,7 @@ def catalogue(n: int = 300) -> list[McpTool]:
 async def selector() -> AsyncIterator[ToolSelector]:
     store = QdrantVectorStore("tools", 256, path=":memory:")
     await store.open()
-    yield ToolSelector(store, HashingEmbedder(256), namespace="ns1")
+    yield ToolSelector(store, HashingEmbedder(256), namespace="ns1", projects=frozenset({PROJECT}))
     await store.aclose()
 
 
@@ -65,8 +66,9 @@ def test_render_skips_blocks_that_do_not_fit_but_keeps_the_first() -> None:
 async def test_300_tools_stay_within_budget_and_the_past_investigations_tool_gets_a_full_schema(
         selector: ToolSelector) -> None:
     tools = catalogue()
-    await selector.remember("incident-1", "npm ERR! code ETIMEDOUT reaching the npm registry", ["tool_217"])
-    await selector.remember("incident-2", "disk full on the runner", ["tool_005"])
+    await selector.remember("incident-1", "npm ERR! code ETIMEDOUT reaching the npm registry", ["tool_217"],
+                            project=PROJECT)
+    await selector.remember("incident-2", "disk full on the runner", ["tool_005"], project=PROJECT)
     window = 8000
     budget = tool_budget(window, SYSTEM + USER)
     block, omitted = await render_tool_block(tools, "npm registry ETIMEDOUT timeout", budget, selector)
@@ -87,8 +89,8 @@ async def test_cap_applies_even_when_everything_fits(selector: ToolSelector) -> 
 
 
 async def test_namespaces_do_not_mix(selector: ToolSelector) -> None:
-    await selector.remember("k", "npm registry timeout", ["tool_217"])
-    other = ToolSelector(selector.vectors, selector.embedder, namespace="ns2")
+    await selector.remember("k", "npm registry timeout", ["tool_217"], project=PROJECT)
+    other = ToolSelector(selector.vectors, selector.embedder, namespace="ns2", projects=frozenset({PROJECT}))
     ranked = await other.rank("npm registry timeout", catalogue(300))
     assert ranked[0] != "tool_217" and "tool_217" in await selector.rank("npm registry timeout", catalogue(300))
 

@@ -17,7 +17,7 @@ from hummingbird_agent.bamboo.learn.prompt_echo import PromptPhrases, prompt_phr
 from hummingbird_agent.bamboo.learn.reviewer import KnowledgeReviewer
 from hummingbird_agent.bamboo.strategies.base import StrategyDeps, default_registry
 from hummingbird_agent.bamboo.strategies.causal import cut_at_sentence
-from tests.bamboo.kb import INCIDENT_A, INCIDENT_B
+from tests.bamboo.kb import INCIDENT_A, INCIDENT_B, view
 from tests.servers import GeminiServer
 from tests.servers.gemini import text_turn
 
@@ -56,7 +56,7 @@ async def test_names_copied_from_the_prompt_are_refused_and_extracted_again(
     retry = feedback(gemini_server.generate_calls[1])
     assert "Cause name '3-8 word task-agnostic phrase' is text of the prompt" in retry
     assert "Component name 'software component' is text of the prompt" in retry
-    assert [c.name for c in await stores.graph.nodes("Cause")] == ["npm registry mirror unreachable"]
+    assert [c.name for c in await view(stores).graph.nodes("Cause")] == ["npm registry mirror unreachable"]
 
 
 async def test_a_name_the_prompt_supplied_is_never_stored_even_when_the_model_insists(
@@ -70,8 +70,8 @@ async def test_a_name_the_prompt_supplied_is_never_stored_even_when_the_model_in
         assert not [n for n in result.knowledge.graph.nodes if n.type.value != "Symptom"
                     and n.type.value != "Task_Feature"]
     for kind in ("Cause", "Resolution", "Procedure", "Component"):
-        assert await stores.graph.nodes(kind) == [], kind
-    assert len(await stores.graph.nodes("Symptom")) >= 2 and (await stores.graph.counts()).incidents == 2
+        assert await view(stores).graph.nodes(kind) == [], kind
+    assert len(await view(stores).graph.nodes("Symptom")) >= 2 and (await stores.graph.counts()).incidents == 2
     assert "software component" not in gemini_server.generate_calls[-1].body["contents"][-1]["parts"][0]["text"]
 
 

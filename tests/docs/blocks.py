@@ -10,7 +10,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 REGENERATE = "python -m tests.docs.regenerate"
 
-_TESTED = re.compile(r"<!-- tested -->\n```sh\n(?P<commands>.*?)```\n\n```text\n(?P<output>.*?)```", re.DOTALL)
+# The output block's fence is longer than any fence its text holds (a printed note has its own ``` blocks).
+_TESTED = re.compile(r"<!-- tested -->\n```sh\n(?P<commands>.*?)```\n\n"
+                     r"(?P<fence>`{3,})text\n(?P<output>.*?)^(?P=fence)$", re.DOTALL | re.MULTILINE)
 
 
 def markers(name: str) -> tuple[str, str]:

@@ -1,6 +1,7 @@
-"""The getting-started page's tested commands, run as a reader runs them on a fresh clone: `bash` in the clone's
-directory with the `.venv` interpreter first on PATH (the page assumes `. .venv/bin/activate`) and none of the
-service's secrets set. The clone's own directory is shown on the page as /path/to/hummingbird-agent."""
+"""The tested commands of the getting-started and first-analysed-MR pages, run as a reader runs them on a fresh
+clone: `bash` in the clone's directory with the `.venv` interpreter first on PATH (the pages assume
+`. .venv/bin/activate`) and none of the service's secrets set. The clone's own directory is shown on the page as
+/path/to/hummingbird-agent."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from tests.docs.blocks import REPO
 
-PAGE = REPO / "docs" / "getting-started.md"
+PAGES = (REPO / "docs" / "getting-started.md", REPO / "docs" / "first-analysed-mr.md")
 SHOWN_ROOT = "/path/to/hummingbird-agent"
 
 

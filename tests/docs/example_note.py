@@ -13,6 +13,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from hummingbird_agent.cli import main
@@ -24,9 +25,11 @@ from tests.servers.model_common import model_section
 from tests.triage.conftest import failing_log
 from tests.triage.world import Attempt, CiWorld, sha_of
 
-PAGES = (REPO / "README.md", REPO / "docs" / "index.md")
+README = REPO / "README.md"
+HOME = REPO / "docs" / "index.md"
 NAME = "example-note"
 SHOWN_GITLAB = "https://gitlab.example.com"
+SHOWN_SESSION = "00000000-0000-0000-0000-000000000000"
 LOGS = REPO / "tests" / "fixtures" / "logs"
 NEW_JOB = 1005  # the MR pipeline's `integration` job, as the world numbers the jobs it seeds
 OLD = "AssertionError: parse('1.2') returned None"
@@ -76,9 +79,20 @@ def _environment(values: dict[str, str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def render_note() -> str:
-    """The note `run --post` posts, masked."""
-    with GitLabServer() as gl, GeminiServer() as model, tempfile.TemporaryDirectory() as tmp:
+@dataclass(frozen=True)
+class World:
+    """The seeded fake GitLab and scripted model, a config file naming them, and the secrets a run reads."""
+
+    gitlab: GitLabServer
+    config: Path
+    secrets: dict[str, str]
+    pipeline: int
+
+
+@contextlib.contextmanager
+def world(directory: Path) -> Iterator[World]:
+    """The example's servers, seeded and scripted, with their config written into `directory`."""
+    with GitLabServer() as gl, GeminiServer() as model:
         pipeline, sha = _seed(gl)
         config = {"gitlab": {"url": gl.url, "token_env": "HB_BOT_TOKEN"},
                   "model": model_section("gemini", model, "GEMINI_API_KEY"),
@@ -86,32 +100,60 @@ def render_note() -> str:
                       "description": "analyse", "prompt": str(REPO / "workflows/analyze-failures.md"),
                       "require_data": True, "projects": {PROJECT: {}}, "triage": {"enabled": True},
                       "data_sources": {"gitlab": {"token_env": "GITLAB_READ_TOKEN"}}}}}
-        path = Path(tmp, "config.yaml")
+        path = directory / "config.yaml"
         path.write_text(json.dumps(config), encoding="utf-8")
         # The model reads the new failure's log before it writes (the triage gave it the job's id).
         # Fixed token counts: the fake would count the request's bytes, which hold the server's port.
         model.script(function_call_turn("gitlab_get_job_log", {"project": PROJECT, "job_id": NEW_JOB},
                                         usage_metadata=usage(5200, 40)),
                      text_turn(explanation(sha[:8]), usage_metadata=usage(5600, 160)))
-        printed = io.StringIO()
         secrets = {"GEMINI_API_KEY": model.api_key or "", "GITLAB_READ_TOKEN": gl.read_token,
                    "HB_BOT_TOKEN": gl.bot_token}
-        with _environment(secrets), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+        yield World(gl, path, secrets, pipeline)
+
+
+def render_note() -> str:
+    """The note `run --post` posts, masked."""
+    with tempfile.TemporaryDirectory() as tmp, world(Path(tmp)) as w:
+        printed = io.StringIO()
+        with _environment(w.secrets), contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
             code = main(["run", "analyze-failures", "--project", PROJECT, "--mr", str(IID), "--pipeline",
-                         str(pipeline), "--config", str(path), "--post", "--save-session", str(Path(tmp, "s"))])
+                         str(w.pipeline), "--config", str(w.config), "--post", "--save-session", str(Path(tmp, "s"))])
         assert code == 0, printed.getvalue()
-        [discussion] = gl.discussions[(PROJECT_ID, IID)]
-        return mask(discussion["notes"][0]["body"], gl.url)
+        [discussion] = w.gitlab.discussions[(PROJECT_ID, IID)]
+        return mask(discussion["notes"][0]["body"], w.gitlab.url)
 
 
 def mask(note: str, gitlab_url: str) -> str:
     [marker] = parse_markers(note)
     note = "\n".join(line for line in note.splitlines() if "<!-- hummingbird-session" not in line)
-    note = note.replace(marker.id, "00000000-0000-0000-0000-000000000000")
-    note = note.replace(gitlab_url, SHOWN_GITLAB)
-    return re.sub(r" · \d+ s · ", " · 0 s · ", note).strip("\n")
+    return mask_run(note.replace(marker.id, SHOWN_SESSION), gitlab_url).strip("\n")
+
+
+def mask_run(text: str, gitlab_url: str) -> str:
+    """What differs between runs, fixed: the fake GitLab's address and the footer's wall time."""
+    return re.sub(r" · \d+ s · ", " · 0 s · ", text.replace(gitlab_url, SHOWN_GITLAB))
 
 
 def fenced(note: str) -> str:
-    """The note as the page shows it: its Markdown source in a fence longer than the note's own fences."""
+    """The note's Markdown source in a fence longer than the note's own fences."""
     return f"````markdown\n{note}\n````"
+
+
+def on_home_page(note: str) -> str:
+    """The note as an MR author sees it, framed (MkDocs reads Markdown inside an HTML block marked `markdown`, as
+    GitLab does inside `<details>`), then its source folded below."""
+    rendered = note.replace("<details>", "<details markdown>")
+    return "\n".join([
+        '<div class="gitlab-note" markdown>', "", rendered, "", "</div>", "",
+        "<details markdown>", "<summary>The note's Markdown source</summary>", "", fenced(note), "", "</details>",
+    ])
+
+
+def shown(page: Path, note: str) -> str:
+    """What `page` shows between its markers: the README is rendered by the forge as the note is by GitLab, so it
+    holds the note itself; the site's home page holds it framed, with its source folded."""
+    return note if page == README else on_home_page(note)
+
+
+PAGES = (README, HOME)

@@ -1,6 +1,6 @@
 """`python -m tests.docs.regenerate`: rewrite the generated examples of the pages from what the code prints now:
 the example note in README.md and docs/index.md, and the output under each tested command of
-docs/getting-started.md. Prints each page it changed."""
+the pages tests/docs/commands.py names. Prints each page it changed."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ def _write(page: Path, new: str) -> None:
 
 
 def main() -> None:
-    note = example_note.fenced(example_note.render_note())
+    note = example_note.render_note()
     for page in example_note.PAGES:
-        _write(page, with_block(page.read_text(encoding="utf-8"), example_note.NAME, note))
-    text = commands.PAGE.read_text(encoding="utf-8")
-    _write(commands.PAGE, with_outputs(text, [commands.run(b.commands) for b in tested_blocks(text)]))
+        _write(page, with_block(page.read_text(encoding="utf-8"), example_note.NAME, example_note.shown(page, note)))
+    for page in commands.PAGES:
+        text = page.read_text(encoding="utf-8")
+        _write(page, with_outputs(text, [commands.run(b.commands) for b in tested_blocks(text)]))
 
 
 if __name__ == "__main__":

@@ -11,10 +11,11 @@ from tests.docs.blocks import REGENERATE
 
 
 def test_the_example_note_is_the_one_the_service_renders() -> None:
-    note = example_note.fenced(example_note.render_note())
+    note = example_note.render_note()
     for page in example_note.PAGES:
         shown = blocks.block(page.read_text(encoding="utf-8"), example_note.NAME)
-        assert shown == note, f"{page.name}: the example note differs from the rendered one; run: {REGENERATE}"
+        expected = example_note.shown(page, note)
+        assert shown == expected, f"{page.name}: the example note differs from the rendered one; run: {REGENERATE}"
 
 
 def test_the_note_shows_the_verdicts_before_the_explanation_and_no_run_dependent_values() -> None:
@@ -24,12 +25,12 @@ def test_the_note_shows_the_verdicts_before_the_explanation_and_no_run_dependent
     assert "127.0.0.1" not in note and "00000000-0000-0000-0000-000000000000" in note
 
 
-BLOCKS = blocks.tested_blocks(commands.PAGE.read_text(encoding="utf-8"))
+BLOCKS = [b for page in commands.PAGES for b in blocks.tested_blocks(page.read_text(encoding="utf-8"))]
 
 
-def test_the_page_has_its_tested_commands() -> None:
+def test_the_pages_have_their_tested_commands() -> None:
     written = "".join(b.commands for b in BLOCKS)
-    for command in ("--help", "check-config", "excerpt", "bamboo analyze"):
+    for command in ("--help", "check-config", "excerpt", "bamboo analyze", "tests.docs.demo", "run analyze-failures"):
         assert command in written, command
 
 

@@ -24,7 +24,8 @@ def build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
 
 def copy_site(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
-    shutil.copytree(REPO / "docs", root / "docs")
+    for directory in ("docs", "docs-theme"):
+        shutil.copytree(REPO / directory, root / directory)
     shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
     return root
 

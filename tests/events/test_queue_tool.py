@@ -16,7 +16,7 @@ import yaml
 
 from hummingbird_agent.cli import main
 from hummingbird_agent.events import EmbeddedStore, OutgoingMessage, decode_sns_message, encode_envelope
-from hummingbird_agent.events.admin import redrive_dedup_id
+from hummingbird_agent.events.admin import redrive_dedup_id, summarize
 from hummingbird_agent.events.protocols import Queue, ReceivedMessage
 from hummingbird_agent.events.sqs import SqsClient
 from tests.events.support import AWS_FIXTURES, SqsSetup
@@ -244,3 +244,9 @@ def test_missing_sqs_queue_is_one_line(
     code = main(["queue", "peek", "work", "--config", str(config)])
     err = capsys.readouterr().err
     assert code == 2 and err == f"error: SQS queue {url} does not exist\n"
+
+
+def test_a_peeked_status_note_update_names_its_mr_and_group() -> None:
+    body = encode_envelope("agent", "status_note", {"status_update": {"target": {"project_id": 1, "iid": 7}}})
+    peeked = summarize("work", "m1", body, "status-note:1:7", 1)
+    assert (peeked.source, peeked.kind, peeked.mr, peeked.group) == ("agent", "status_note", 7, "status-note:1:7")

@@ -29,10 +29,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 @contextlib.asynccontextmanager
 async def service(tmp_path: Path, gitlab: GitLabServer, env: dict[str, str],
-                  caplog: pytest.LogCaptureFixture) -> AsyncIterator[ClientSession]:
+                  caplog: pytest.LogCaptureFixture, **gitlab_extra: str) -> AsyncIterator[ClientSession]:
     queues = {"embedded_path": "queue.sqlite", "max_receives": 1, "visibility_timeout_s": 1,
               "heartbeat_interval_s": 0.3, "wait_time_s": 1}
-    doc = {"gitlab": {"url": gitlab.url, "token_env": "HB_BOT_TOKEN"}, "queues": queues,
+    doc = {"gitlab": {"url": gitlab.url, "token_env": "HB_BOT_TOKEN", **gitlab_extra}, "queues": queues,
            "webhook": {"port": 0},
            # A workflow makes the model key one of the worker's secrets (no trigger: nothing runs a model).
            "workflows": {name: {"description": name, "prompt": str(REPO / "workflows" / "review-mr.md")}
@@ -86,3 +86,15 @@ async def test_events_wait_for_the_secrets_without_being_received(
         await wait_for(lambda: "event finished" in caplog.text, 60, "the waiting event handled")
     assert work_rows(db) == {}
     assert caplog.text.count("event finished") == 1
+
+
+async def test_a_named_marker_secret_is_waited_for_like_the_bot_token(
+    tmp_path: Path, gitlab_server: GitLabServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Replicas signing with different keys would each disown the other's status note: no key, no worker."""
+    caplog.set_level(logging.INFO)
+    secrets = {"HB_BOT_TOKEN": "bot-token", "GEMINI_API_KEY": "k"}
+    async with service(tmp_path, gitlab_server, secrets, caplog, marker_secret_env="HB_MARKERS") as http:
+        async with http.get("/readyz") as resp:
+            assert "HB_MARKERS" in (await resp.json())["worker"]
+    assert "worker not receiving: HB_MARKERS not set" in caplog.text

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from hummingbird_agent import budgets
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.markers import SessionMarker, parse_markers
 
@@ -23,12 +22,6 @@ def test_failure_body_keeps_the_marker() -> None:
     body = note_text.failure_body(MARKER)
     assert body.startswith("Hummingbird analysis failed.") and parse_markers(body) == [MARKER]
 
-
-def test_oversized_result_is_truncated_visibly_and_keeps_marker() -> None:
-    body = note_text.result_body("x" * (budgets.NOTE_MAX_CHARS + 5000), MARKER, reply_prompt=True)
-    assert len(body) <= budgets.NOTE_MAX_CHARS
-    assert "[truncated" in body
-    assert parse_markers(body) == [MARKER]
 
 
 def test_help_and_error_replies() -> None:

@@ -7,7 +7,6 @@ from typing import Any
 from hummingbird_agent.gitlab.markers import SessionMarker, format_marker
 from hummingbird_agent.gitlab.note_text import access_denied_body
 from hummingbird_agent.gitlab.threads import (
-    find_session_for_reply,
     find_session_note,
     open_agent_threads,
     refused_recently,
@@ -48,11 +47,6 @@ def test_scan_counts_only_bot_threads_of_the_workflow() -> None:
     assert scan_agent_threads(DISCUSSIONS, BOT, "other", "sha1").thread_count == 0
 
 
-def test_reply_lookup_ignores_forged_markers() -> None:
-    assert find_session_for_reply(DISCUSSIONS[0], BOT) == SessionMarker(S1, "analyze-failures", "sha1")
-    assert find_session_for_reply(DISCUSSIONS[3], BOT) is None
-    thread = disc("d5", note(USER, "question " + marker(S3), 20), note(BOT, "answer " + marker(S1), 21))
-    assert find_session_for_reply(thread, BOT) == SessionMarker(S1)
 
 
 def test_find_session_note_and_open_threads() -> None:

@@ -122,10 +122,10 @@ class Service:
     def final_notes(self) -> list[dict[str, Any]]:
         """The bot's analysis notes (neither placeholders nor the MR's status note)."""
         return [n for n in self.bot_notes()
-                if not n["body"].startswith(("Running the workflow", "<!-- hummingbird-status -->"))]
+                if not n["body"].startswith(("Running the workflow", "<!-- hummingbird-status "))]
 
     def status_notes(self) -> list[dict[str, Any]]:
-        return [n for n in self.bot_notes() if n["body"].startswith("<!-- hummingbird-status -->")]
+        return [n for n in self.bot_notes() if n["body"].startswith("<!-- hummingbird-status ")]
 
     def markers(self) -> list[SessionMarker]:
         return [m for body in self.bodies() for m in parse_markers(body)]

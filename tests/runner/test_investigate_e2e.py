@@ -2,9 +2,10 @@
 stdio MCP server with a read-only and a state-changing tool): read-only code runs at once; state-changing code
 waits, is refused for a non-member's `approve` and for one naming no proposal, survives a restart of the
 service, runs after a Developer+ `approve <id>` (once: a late copy after the same code is proposed again runs
-nothing), and never runs when rejected or reached under another name; with another approver required, the
-author of corrected code cannot approve it; finalize + confirm store the procedures, cause and resolution
-once; the next exploration offers the `proc__` tool and ranks the approved tool first for a similar prompt."""
+nothing), and never runs when rejected (`reject <id>`: a bare or stale reject drops nothing) or reached under
+another name; with another approver required, who wrote or asked for the code cannot approve it; finalize +
+confirm store the procedures, cause and resolution once; the next exploration offers the `proc__` tool and ranks
+the approved tool first for a similar prompt."""
 
 from __future__ import annotations
 
@@ -121,7 +122,11 @@ async def test_an_investigation_in_the_mr_thread(tmp_path: Path, gitlab_server: 
             again = proposal_id(await say(service, thread, "restart once more"))  # the same code: a new id
             late = await say(service, thread, f"approve {shown}")  # a late copy of the first approval
             assert again != shown and late.startswith("The proposal changed") and restarts(tmp_path) == ["r1"]
-            assert "Rejected; nothing ran" in await say(service, thread, "reject")
+            stale = await say(service, thread, f"reject {shown}")  # a late reject of the first showing
+            assert stale.startswith("The proposal changed") and f"`{again}`" in stale.splitlines()[0]
+            bare_reject = await say(service, thread, "reject")
+            assert bare_reject.startswith(f"Name the proposal you reject: reply `reject {again}`")
+            assert "Rejected; nothing ran" in await say(service, thread, f"reject {again}")
             assert (await say(service, thread, "approve")).startswith("Nothing is waiting for approval")
             assert restarts(tmp_path) == ["r1"]  # neither the alias nor the rejected proposal ran
             preview = await say(service, thread, "finalize cause: runner r1 disk full resolution: prune images")
@@ -149,7 +154,8 @@ async def test_an_investigation_in_the_mr_thread(tmp_path: Path, gitlab_server: 
 async def test_approvals_name_the_proposal_and_need_another_approver(tmp_path: Path, gitlab_server: GitLabServer,
                                                                     moto_server: MotoServer) -> None:
     """Two Developers in the thread with `investigate_require_other_approver`: an approval of the proposal
-    replaced since runs nothing; the author of the corrected code cannot approve it; the other one can."""
+    replaced since runs nothing; who asked for the planner's code, or wrote the corrected code, cannot approve it;
+    the other one can."""
     seed_gitlab(gitlab_server)
     gitlab_server.add_member(PROJECT_ID, SECOND, DEVELOPER)
     configured = configure(tmp_path)
@@ -165,12 +171,14 @@ async def test_approvals_name_the_proposal_and_need_another_approver(tmp_path: P
             await service.wait_for(lambda: bool(service.final_notes()), "the first turn")
             thread = service.discussions()[-1]["id"]
             read = proposal_id(await say(service, thread, "restart it"))
+            asked = await say(service, thread, f"approve {read}", MEMBER)  # the planner's code, at MEMBER's request
+            assert asked.startswith("You wrote or asked for this code") and restarts(tmp_path) == []
             corrected = await say(service, thread, f"```python\n{RESTART.replace('r1', 'r2')}\n```", SECOND)
             current = proposal_id(corrected)
             stale = await say(service, thread, f"approve {read}", MEMBER)
             assert stale.startswith("The proposal changed") and f"`{current}`" in stale
             own = await say(service, thread, f"approve {current}", SECOND)
-            assert own.startswith("You wrote this code") and restarts(tmp_path) == []
+            assert own.startswith("You wrote or asked for this code") and restarts(tmp_path) == []
             ran = await say(service, thread, f"approve {current}", MEMBER)
             assert "Approved and ran" in ran and restarts(tmp_path) == ["r2"]
     assert not model.errors, model.errors
@@ -187,7 +195,7 @@ async def next_exploration(service: Service) -> None:
     kit = build_investigation(service.loaded, ScriptedModel([]), stores, "investigate")
     async with opened(stores):
         assert (await stores.graph.counts()).incidents == 1
-        await kit.explorer.remember("accumulated", f"{QUESTION}\n{QUESTION}", ["env_value"], 1.0)
+        await kit.explorer.remember("accumulated", f"{QUESTION}\n{QUESTION}", ["env_value"], 1.0, PROJECT)
         async with kit.explorer.session(IncidentInput("", {"project": PROJECT})) as enricher:
             names = [t.name for t in enricher.catalogue()]
             assert "proc__get_runner_info__knowledge_similar_incidents" in names

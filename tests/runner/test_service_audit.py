@@ -89,33 +89,3 @@ async def test_stopped_runs_say_why_with_a_correlation_id(tmp_path: Path, gitlab
         assert budget.count("`sandbox_exec`") == 6 and "6/6 iterations" in budget
         assert "6. `sandbox_exec` command=`echo 5` → error `tools_disabled`" in budget
         assert_no_secrets(service)
-
-
-# A webhook secret the SNS path never checks, with the characters JSON and repr escape.
-QUOTED = 'hook"se\\cret\'-42'
-
-
-def written_forms(secret: str) -> list[str]:
-    return [secret, json.dumps(secret)[1:-1], repr(secret)[1:-1], json.dumps(json.dumps(secret))[1:-1]]
-
-
-async def test_a_secret_with_quotes_and_backslashes_is_in_no_note_log_transcript_or_session(
-    tmp_path: Path, gitlab_server: GitLabServer, gemini_server: GeminiServer, moto_server: MotoServer
-) -> None:
-    seed_gitlab(gitlab_server)
-    async with start_service(tmp_path, gitlab_server, gemini_server, moto_server,
-                             secrets={"GITLAB_WEBHOOK_SECRET": QUOTED}) as service:
-        # The model repeats the secret in a tool call (a shell comment) and in its answer.
-        expect_turns(service.model, function_call_turn("sandbox_exec", {"command": f"true # {QUOTED}"}),
-                     text_turn(f"{ANALYSIS}\nThe hook secret is {QUOTED}."))
-        service.publish(pipeline_event())
-        await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis note")
-        [marker] = service.markers()
-        await service.wait_for(lambda: f"sessions/{marker.id}/context.json" in service.s3_objects(), "session saved")
-        objects = {key: body.decode() for key, body in service.s3_objects().items() if not key.endswith(".gz")}
-        texts = {"note": service.bodies()[0], "log": service.log_path.read_text(), **objects}
-        for where, text in texts.items():
-            assert not [form for form in written_forms(QUOTED) if form in text], where
-        assert "The hook secret is [redacted]." in texts["note"]
-        assert "[redacted]" in texts[f"sessions/{marker.id}/transcript.md"]
-        assert "[redacted]" in json.dumps(json.loads(texts[f"sessions/{marker.id}/context.json"]))

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from hummingbird_agent import budgets
 from hummingbird_agent.errors import PermanentError
 from hummingbird_agent.runner.work_order import WorkOrder
 from tests.runner.harness import (
@@ -22,7 +21,7 @@ from tests.runner.harness import (
     start_service,
 )
 from tests.servers import GeminiServer, GitLabServer, MotoServer
-from tests.servers.gemini import function_call_turn, text_turn
+from tests.servers.gemini import text_turn
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(240)]
 
@@ -85,20 +84,6 @@ async def test_session_save_failure_still_posts_the_note(tmp_path: Path, fakes: 
         await service.wait_for(lambda: "not saved" in service.log_path.read_text(), "the save failure log")
         assert service.final_notes()[0]["body"].startswith("## Analysis\nDone.")
 
-
-async def test_oversized_result_is_truncated_not_rejected(tmp_path: Path, fakes: Any) -> None:
-    async with running(tmp_path, fakes) as service:
-        # A huge run: many tool calls and an answer over the note limit. The details go first, the answer is
-        # cut last, the footer and the marker stay whole.
-        expect_turns(service.model, function_call_turn("sandbox_exec", {"command": "echo 1"}),
-                     text_turn("## Analysis\n" + "x" * (budgets.NOTE_MAX_CHARS + 10_000)))
-        service.publish(pipeline_event())
-        await service.wait_for(lambda: len(service.final_notes()) == 1, "the analysis", timeout_s=90)
-        body = service.final_notes()[0]["body"]
-        assert "[truncated" in body and len(body) <= budgets.NOTE_MAX_CHARS
-        assert "1 more tool calls not shown" in body and "`sandbox_exec`" not in body
-        assert "2/6 iterations" in body and "`/hummingbird help`</sub>" in body
-        assert service.markers()[0].wf == "analyze-failures"
 
 
 @pytest.mark.parametrize("session_id", ["../../etc/passwd", "0b6c3d1e-2f4a-4b5c-8d6e-7f8091a2b3c4/..", ""])

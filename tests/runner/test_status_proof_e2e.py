@@ -12,6 +12,8 @@ from tests.runner.conftest import TRIAGE_STATUS
 from tests.runner.harness import IID, MEMBER, PROJECT_ID, SHA, Service, expect_turns, pipeline_event, states_posted
 from tests.servers.gemini import text_turn
 from tests.triage.conftest import failing_log
+from tests.triage.gitlab_log import BRANCH, MAIN, job_log
+from tests.triage.real_tools import recorded
 from tests.triage.world import Attempt, CiWorld, sha_of
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(300)]
@@ -142,3 +144,18 @@ async def test_a_passing_pipeline_decides_the_status_too(service: Service) -> No
                    ref="feature", source="merge_request_event", pipeline_id=PIPELINE + 1)
     await _event(service, status="success", pipeline_id=PIPELINE + 1)
     assert _status(service) == "success"
+
+
+async def test_a_lint_job_printing_what_the_base_prints_is_pre_existing_and_green(service: Service) -> None:
+    """Path 10: identical short mypy output on the MR and the base, each in its runner's sections (another runner,
+    ref and commit): pre-existing, no model run, the status passes."""
+    output = recorded()["mypy", "base"]
+    world = CiWorld(service.gitlab)
+    world.pipeline(BASE, [Attempt("lint", trace=job_log("mypy --strict app.py", output, MAIN))])
+    world.mr(IID, base_sha=BASE, sha=SHA, author_id=MEMBER)
+    world.pipeline(SHA, [Attempt("lint", trace=job_log("mypy --strict app.py", output, BRANCH))],
+                   ref="feature", source="merge_request_event", pipeline_id=PIPELINE)
+    await _event(service)
+    assert _status(service) == "success" and not service.model.generate_calls
+    [note] = service.status_notes()
+    assert "🟠 pre-existing" in note["body"]

@@ -76,8 +76,7 @@ async def test_every_verdict_is_in_the_note_before_the_models_explanation(servic
     [status] = service.gitlab.posted_statuses  # pending while the triage read, then its verdict (one status)
     assert (status["name"], status["status"], status["sha"]) == (STATUS, "failed", SHA)
     assert states_posted(service) == ["pending", "failed"]
-    [status_note] = service.status_notes()
-    assert status["target_url"].endswith(f"/merge_requests/{IID}#note_{status_note['id']}")
+    assert status["target_url"].endswith(f"/-/pipelines/{PIPELINE}")  # the status is the order's, posted at once
 
 
 async def test_the_note_keeps_the_triage_when_the_model_fails(service: Service) -> None:
@@ -104,7 +103,7 @@ async def test_a_pipeline_whose_failures_are_all_not_its_own_gets_a_passing_stat
     assert "**Triage:** 1 failed check, none looks caused by this MR" in note["body"]
     assert not service.final_notes() and not service.model.generate_calls
     assert [(s["name"], s["status"]) for s in service.gitlab.posted_statuses] == [(STATUS, "success")]
-    assert service.gitlab.posted_statuses[0]["target_url"].endswith(f"#note_{note['id']}")
+    assert service.gitlab.posted_statuses[0]["target_url"].endswith(f"/-/pipelines/{PIPELINE}")
 
 
 async def test_a_log_the_read_token_may_not_read_keeps_the_status_failed(service: Service) -> None:

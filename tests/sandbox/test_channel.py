@@ -1,12 +1,15 @@
 """The channel to a box's command server, and how it fails: the box dying mid-command, a command flooding
-its output, a malformed message either way. Each is one clear line, never a hang, and the next box works."""
+its output, a malformed message either way. Each is one clear line, never a hang, and the next box works. No
+command reaches the server's descriptors to forge another command's result."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 import socket
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -131,3 +134,58 @@ async def test_a_malformed_message_from_the_box_fails_its_commands_in_one_line(g
         await link.close()
         box_end.close()
     await assert_a_new_box_works()
+
+
+# A command that looks for the command server (an argv ending in sandbox-init) and, through /proc/<pid>/fd, reads
+# and writes each of its descriptors it can open, writing frames that report "all tests passed" and exit 0 for
+# every command id a box hands out first. It prints how many descriptors it reached.
+FORGER = r"""
+import os, struct
+def server(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return any(a.endswith(b"sandbox-init") for a in f.read().split(b"\0"))
+    except OSError:
+        return False
+def forge(fd):
+    for ident in range(1, 64):
+        out, code = b"all tests passed\n", b'{"code": 0}'
+        for kind, payload in ((18, out), (16, code)):
+            try:
+                os.write(fd, struct.pack("!BII", kind, ident, len(payload)) + payload)
+            except OSError:
+                pass
+reached, servers = [], [p for p in os.listdir("/proc") if p.isdigit() and server(p)]
+for pid in servers:
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        fds = [str(n) for n in range(32)]
+    for name in fds:
+        for mode in (os.O_WRONLY, os.O_RDONLY):
+            try:
+                fd = os.open(f"/proc/{pid}/fd/{name}", mode | os.O_NONBLOCK)
+            except OSError:
+                continue
+            reached.append(f"{pid}/{name}")
+            forge(fd) if mode == os.O_WRONLY else None
+            os.close(fd)
+print("servers", len(servers), "reached", len(reached), *reached)
+"""
+
+
+async def assert_no_command_forges_another(box: Any) -> None:
+    """A command running beside another tries the server's descriptors: it reaches none, and the other command's
+    exit code and output are its own."""
+    victim = asyncio.ensure_future(box.exec("sleep 2; echo real output; exit 7", 60))
+    await asyncio.sleep(0.5)
+    forger = await box.exec(f"python3 -c {shlex.quote(FORGER)}", 30)
+    result = await victim
+    assert forger.exit_code == 0, forger
+    servers, reached = forger.stdout.split()[1], forger.stdout.split()[3]
+    assert servers != b"0" and reached == b"0", forger.stdout
+    assert (result.exit_code, result.stdout) == (7, b"real output\n")
+
+
+async def test_no_command_reaches_the_servers_descriptors(sbx: PodmanSandbox) -> None:
+    await assert_no_command_forges_another(sbx)

@@ -19,6 +19,7 @@ from hummingbird_agent.config.loading import SandboxConfig
 from hummingbird_agent.errors import SandboxError
 from hummingbird_agent.sandbox import KubePodSandbox, SandboxFactory, _wire, duplex_exec
 from hummingbird_agent.sandbox.podman import check_podman, run_argv
+from tests.sandbox.test_channel import assert_no_command_forges_another
 from tests.sandbox.test_k8s import Cluster
 from tests.sandbox.test_k8s import cluster as cluster_fixture
 
@@ -165,3 +166,10 @@ async def test_input_a_command_leaves_unread_is_bounded_and_the_box_goes_on(clus
         assert f"input left unread beyond {cap} bytes".encode() in result.stderr
         assert await sh(box, "echo alive") == "alive\n"
         assert "sleep" not in await sh(box, "ps -eo args")
+
+
+async def test_no_command_reaches_the_pods_server_to_forge_another_commands_result(cluster: Cluster) -> None:
+    """The pod's `sandbox-init --serve` runs as the commands' uid and relays every frame on its stdout: it is not
+    dumpable, so a command cannot open /proc/<server>/fd/1 and write another command's exit code."""
+    async with kube_box(cluster) as (box, _):
+        await assert_no_command_forges_another(box)

@@ -84,18 +84,29 @@ class ReasoningNavigator:
     """Diagnoses incidents against the stores; `explorer` runs the investigation hooks (none by default)."""
 
     def __init__(self, extractor: KnowledgeGraphExtractor, llm: JsonLLM, stores: Stores,
-                 explorer: Explorer | None = None, threshold: float = 0.5, guidance: str = "") -> None:
+                 explorer: Explorer | None = None, threshold: float = 0.5, guidance: str = "",
+                 share_groups: Sequence[Sequence[str]] = ()) -> None:
         self._extractor, self._llm, self._stores = extractor, llm, stores
         self._explorer = explorer or NoExplorer()
-        self._threshold, self._guidance = threshold, guidance
+        self._threshold, self._guidance, self._groups = threshold, guidance, share_groups
+        self._scope: Scope | None = None
 
     def scoped(self, scope: Scope) -> ReasoningNavigator:
         """This navigator over the stores as `scope` (a run's project and its share groups) may read them."""
-        return ReasoningNavigator(self._extractor, self._llm, scoped(self._stores, scope), self._explorer,
-                                  self._threshold, self._guidance)
+        view = ReasoningNavigator(self._extractor, self._llm, scoped(self._stores, scope), self._explorer,
+                                  self._threshold, self._guidance, self._groups)
+        view._scope = scope
+        return view
+
+    def _of(self, incident: IncidentInput) -> ReasoningNavigator | None:
+        """Unscoped, a diagnosis reads as the incident's project may (None: already scoped)."""
+        project = str(incident.task_data.get("project") or "")
+        return None if self._scope is not None else self.scoped(Scope.of(project, self._groups))
 
     async def gather(self, incident: IncidentInput, notes: list[str] | None = None) -> tuple[Evidence, GraphIndex]:
         """Clues, candidates, novel leads and similar incidents: no LLM beyond the clue extraction."""
+        if (view := self._of(incident)) is not None:
+            return await view.gather(incident, notes)
         notes = notes if notes is not None else []
         project = str(incident.task_data.get("project") or "")
         local = with_examples(incident, await self._failure_lines(f"project={project}") if project else [])
@@ -117,6 +128,8 @@ class ReasoningNavigator:
         return evidence, index
 
     async def analyze(self, incident: IncidentInput) -> AnalysisResult:
+        if (view := self._of(incident)) is not None:
+            return await view.analyze(incident)
         notes: list[str] = []
         evidence, index = await self.gather(incident, notes)
         task = self._extractor.strategy.task_summary(incident)

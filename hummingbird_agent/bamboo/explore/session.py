@@ -109,11 +109,12 @@ class ConfiguredEnricher:
         async with self.session(incident) as enricher:
             return await enricher.explore(incident, issues, mode)
 
-    async def remember(self, key: str, query: str, tools: Sequence[str], weight: float = 1.0) -> None:
+    async def remember(self, key: str, query: str, tools: Sequence[str], weight: float = 1.0,
+                       project: str = "") -> None:
         if not await self._acquire():
             return
         try:
-            await self.selector.remember(key, query, tools, weight)
+            await self.selector.remember(key, query, tools, weight, project)
         finally:
             await self._release()
 
@@ -125,24 +126,29 @@ class ConfiguredEnricher:
             sandboxes = SandboxFactory(self._loaded.config.sandbox)
             await sandboxes.start()
             stack.push_async_callback(sandboxes.close)
+            project = str(incident.task_data.get("project") or "") if incident is not None else ""
+            scope = self.scope(project)
             selector = None
             if await self._acquire():
                 stack.push_async_callback(self._release)
-                selector = self.selector
-            project = str(incident.task_data.get("project") or "") if incident is not None else ""
+                selector = self.selector.scoped(scope.projects)
             builtin = BuiltinMcpClient(read_only_tools(self._loaded, self._workflow, self._stores, sandboxes.new(),
                                                        project))
             extra = self._strategy_clients(incident) if self._strategy_clients and incident else ()
             client = build_mcp_client([builtin, *extra], self._mcp_path, self._loaded.env)
             stack.push_async_callback(client.close)
             await client.connect()
-            procedures = await self._procedures(Scope.of(project, self._loaded.config.bamboo.share_groups))
+            procedures = await self._procedures(scope)
             enricher = ContextEnricher(self._llm, client, sandboxes.new, selector, procedures,
                                        self._summary, await self.tool_bounds())
             await enricher.start()
             stack.push_async_callback(enricher.aclose)
             self._seen = enricher.available_tools()
             yield enricher
+
+    def scope(self, project: str) -> Scope:
+        """What a run for `project` reads: itself and its share groups (bamboo.share_groups)."""
+        return Scope.of(project, self._loaded.config.bamboo.share_groups)
 
     async def tool_bounds(self) -> ToolBounds:
         """The tool-block bounds: bamboo.llm_context_window when set, else the window the model's server reports

@@ -10,7 +10,7 @@ import json
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.embeddings import Embedder
@@ -93,7 +93,9 @@ def trigger_id(namespace: str, key: str) -> str:
 
 @dataclass(slots=True)
 class ToolSelector:
-    """Two-source tool retrieval over a vector store, namespaced (hash of MCP config and provider)."""
+    """Two-source tool retrieval over a vector store, namespaced (hash of MCP config and provider). What past
+    investigations used is each one's project's: `projects` (a session's scope, `scoped`) are whose count; the
+    tool catalogue, the configuration's, is everyone's."""
 
     vectors: VectorStore
     embedder: Embedder
@@ -101,18 +103,24 @@ class ToolSelector:
     max_full: int = budgets.TOOL_MAX_FULL_SCHEMAS
     candidate_k: int = budgets.TOOL_RETRIEVAL_CANDIDATE_K
     reserved: int = budgets.TOOL_RESERVED_EXPLORE
+    projects: frozenset[str] = frozenset()
     _catalogue: str = field(default="", repr=False)
 
     def _section(self, kind: str) -> str:
         return f"{kind}@{self.namespace}"
 
-    async def remember(self, key: str, query: str, tools: Sequence[str], weight: float = 1.0) -> None:
-        """Index one approved investigation (its symptom text -> the tools it used); re-indexing a key
-        replaces it. Weight > 1 for investigations that ended with a known cause."""
+    def scoped(self, projects: frozenset[str]) -> ToolSelector:
+        """This selector ranking by the investigations of `projects` only (none: no project's)."""
+        return replace(self, projects=projects)
+
+    async def remember(self, key: str, query: str, tools: Sequence[str], weight: float = 1.0,
+                       project: str = "") -> None:
+        """Index one approved investigation of `project` (its symptom text -> the tools it used); re-indexing a
+        key replaces it. Weight > 1 for investigations that ended with a known cause."""
         vector = (await self.embedder.embed([query]))[0]
         point = VectorPoint(derive_id(self.namespace, TRIGGERS, key), tuple(vector),
                             {"section": self._section(TRIGGERS), "name": key, "tools": sorted(set(tools)),
-                             "weight": weight})
+                             "weight": weight, "project": project})
         await self.vectors.replace_incident(trigger_id(self.namespace, key), [point])
 
     async def _sync_catalogue(self, tools: Sequence[McpTool]) -> None:
@@ -133,7 +141,7 @@ class ToolSelector:
         vector = (await self.embedder.embed([query]))[0]
         matching = [str(h.payload.get("name")) for h in
                     await self.vectors.search(vector, self._section(CATALOGUE), self.candidate_k)]
-        hits = await self.vectors.search(vector, self._section(TRIGGERS), self.candidate_k)
+        hits = await self.vectors.search(vector, self._section(TRIGGERS), self.candidate_k, among=self.projects)
         hits.sort(key=lambda h: h.score * float(h.payload.get("weight") or 1.0), reverse=True)
         past = [str(name) for h in hits for name in h.payload.get("tools") or []]
         live = {t.name for t in tools}

@@ -2,7 +2,8 @@
 
 Each turn answers from what is known (narration) or proposes code. Read-only code runs at once (unless
 configured otherwise); code naming a state-changing tool runs only on `approve <id>` naming that proposal
-(and, when configured, said by someone other than the human who wrote the code). Whatever the code does,
+(and, when configured, said by someone other than the human who wrote or asked for the code); `reject <id>`
+drops only the proposal it names. Whatever the code does,
 every call is checked at the proxy against the tools allowed for that run: the read-only ones, plus the
 state-changing tools the approved code names. The caller checks who may speak (Developer+ in a thread).
 """
@@ -99,7 +100,8 @@ class Investigator:
             text = "No available tool fits this question." + (" (asked again with the tools first left out)"
                                                               if plan.escalated else "")
             return TurnResult(state, "\n".join([text, *gaps]), Tally("declined"))
-        result = await self._propose(state, plan.code, said.text or state.question)
+        # The requester brought this code as surely as if they had typed it: the other-approver rule applies.
+        result = await self._propose(state, plan.code, said.text or state.question, said.by)
         return replace(result, reply="\n".join([result.reply, *gaps]))
 
     async def _corrected(self, state: InvestigationState, said: Said) -> TurnResult:
@@ -144,6 +146,9 @@ class Investigator:
     async def _reject(self, state: InvestigationState, said: Said) -> TurnResult:
         if state.pending is None:
             return TurnResult(state, "Nothing is waiting for review.", Tally("noop"))
+        refusal = replies.binding_refusal(state.pending, said)
+        if refusal:
+            return TurnResult(state, refusal, Tally("reject_refused"))
         return TurnResult(replace(state, pending=None), "Rejected; nothing ran. " + replies.COMMANDS_HELP,
                           Tally("rejected"))
 

@@ -17,17 +17,17 @@ _FINALIZE = re.compile(r"^\s*finali[sz]e\b\s*(?:cause:\s*(?P<cause>.*?))?\s*(?:\
                        re.S | re.I)
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*\n(?P<code>.*?)```", re.S)
 WORDS = ("approve", "reject", "confirm", "abandon")
-_APPROVE_ID = re.compile(r"^approve[.!]?\s+`?(?P<id>[0-9a-f]{4,64})`?[.!]?$", re.I)
-HOW_TO_ANSWER = ("Reply `approve {id}` to run it, `reject` to drop it, or reply with corrected code in a ```python "
-                 "block.")
+_NAMED_ID = re.compile(r"^(?P<word>approve|reject)[.!]?\s+`?(?P<id>[0-9a-f]{4,64})`?[.!]?$", re.I)
+HOW_TO_ANSWER = ("Reply `approve {id}` to run it, `reject {id}` to drop it, or reply with corrected code in a "
+                 "```python block.")
 COMMANDS_HELP = ("Ask a question, or reply `finalize cause: <cause> [resolution: <resolution>]` to store what was "
                  "found, or `abandon`.")
 
 
 @dataclass(frozen=True, slots=True)
 class Said:
-    """One parsed utterance: `word` is approve/reject/confirm/abandon/finalize/code/question; an approve's
-    `text` is the proposal id it names (empty: none)."""
+    """One parsed utterance: `word` is approve/reject/confirm/abandon/finalize/code/question; an approve's or
+    reject's `text` is the proposal id it names (empty: none)."""
 
     word: str
     text: str = ""
@@ -41,9 +41,9 @@ def parse(text: str) -> Said:
     first = body.split(maxsplit=1)[0].lower().strip(".!") if body else ""
     if first in WORDS and len(body.split()) == 1:
         return Said(first)
-    named = _APPROVE_ID.match(body)
+    named = _NAMED_ID.match(body)
     if named:
-        return Said("approve", named.group("id").lower())
+        return Said(named.group("word").lower(), named.group("id").lower())
     found = _FINALIZE.match(body)
     if first.startswith("finali") and found:
         cause, res = (found.group("cause") or "").strip(), (found.group("res") or "").strip()
@@ -71,18 +71,27 @@ def proposal_text(proposal: Proposal, ran: str) -> str:
     return "\n".join(lines)
 
 
-def approval_refusal(pending: Proposal, said: Said, other_approver: bool) -> str:
-    """Why this approval runs nothing ("" when it may run): it names no id, another proposal's, or (when the
-    project needs another approver) its sayer wrote the code."""
+def binding_refusal(pending: Proposal, said: Said) -> str:
+    """Why this `approve` / `reject` does nothing ("" when it names the proposal waiting): it names no id, or
+    another proposal's. One line, naming the id waiting."""
+    word, effect = said.word, "nothing ran" if said.word == "approve" else "nothing was dropped"
     if not said.text:
-        return (f"Name the proposal you approve: reply `approve {pending.id}`; nothing ran. A bare `approve` "
-                "cannot say which code was read.")
+        return (f"Name the proposal you {word}: reply `{word} {pending.id}`; {effect}. A bare `{word}` cannot say "
+                "which code was read.")
     if said.text != pending.id:
-        return (f"The proposal changed: `{said.text}` is not the one waiting, which is `{pending.id}`; nothing "
-                f"ran. Read it above, then reply `approve {pending.id}`.")
+        return (f"The proposal changed: `{said.text}` is not the one waiting, which is `{pending.id}`; {effect}. "
+                f"Read it above, then reply `{word} {pending.id}`.")
+    return ""
+
+
+def approval_refusal(pending: Proposal, said: Said, other_approver: bool) -> str:
+    """Why this approval runs nothing ("" when it may run): it is not bound to the proposal waiting, or (when the
+    project needs another approver) its sayer wrote or asked for the code."""
+    if refusal := binding_refusal(pending, said):
+        return refusal
     if other_approver and pending.author is not None and pending.author == said.by:
-        return ("You wrote this code, and this project needs another Developer+ to approve it; nothing ran. "
-                f"Someone else may reply `approve {pending.id}`.")
+        return ("You wrote or asked for this code, and this project needs another Developer+ to approve it; "
+                f"nothing ran. Someone else may reply `approve {pending.id}`.")
     return ""
 
 

@@ -12,6 +12,7 @@ from hummingbird_agent.bamboo.investigate.engine import Checkpoint, Investigator
 from hummingbird_agent.bamboo.investigate.planner import Planner
 from hummingbird_agent.bamboo.json_llm import JsonLLM
 from hummingbird_agent.bamboo.stores.base import Stores
+from hummingbird_agent.bamboo.stores.scoped import scoped
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 
 
@@ -27,5 +28,7 @@ class InvestigationKit:
     async def investigator(self, task: Mapping[str, Any], checkpoint: Checkpoint) -> AsyncIterator[Investigator]:
         async with self.explorer.session(IncidentInput("", dict(task))) as enricher:
             planner = Planner(self.llm, enricher.selector, enricher.bounds, self.guidance)
-            yield Investigator(planner, enricher, self.stores, self.explorer, checkpoint, self.auto_run_read_only,
+            # The turn reads (the finalize preview) as the investigation's project may; writes go through as they are.
+            stores = scoped(self.stores, self.explorer.scope(str(task.get("project") or "")))
+            yield Investigator(planner, enricher, stores, self.explorer, checkpoint, self.auto_run_read_only,
                                other_approver=self.other_approver)

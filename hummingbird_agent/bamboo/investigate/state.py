@@ -29,13 +29,13 @@ class Proposal:
     turn: int = 0
     """The turn that proposed it (0 in sessions saved before proposals had ids)."""
     author: int | None = None
-    """GitLab user id of the thread reply whose corrected code this is; None: the planner wrote it, or the
-    terminal's operator (no user id there)."""
+    """GitLab user id of who brought this code: the reply whose question the planner answered with it, or whose
+    corrected block it is; None at the terminal (one operator, no user id)."""
 
     @property
     def id(self) -> str:
-        """What `approve <id>` names: the same code proposed again has a new id, so an approval binds to what
-        was shown, and a late copy of an earlier approval matches nothing."""
+        """What `approve <id>` and `reject <id>` name: the same code proposed again has a new id, so an answer
+        binds to what was shown, and a late copy of an earlier one matches nothing."""
         digest = hashlib.sha256(f"{self.turn}\n{self.code}".encode()).hexdigest()
         return digest[:budgets.INVESTIGATE_PROPOSAL_ID_HEX]
 

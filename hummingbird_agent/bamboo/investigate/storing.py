@@ -43,12 +43,17 @@ def session_graph(state: InvestigationState) -> KnowledgeGraph:
         if node is not None and node.key not in {n.key for n in nodes}:
             nodes.append(node)
             edges.append(Edge(cause.key, RelType.INVESTIGATED_BY, node.key))
-    if project := str(state.task.get("project") or ""):
-        # The project the investigation ran for owns what it learned (the run's task, never the model's words).
-        feature = make_node(NodeType.TASK_FEATURE, f"{PROJECT_FEATURE}{project}", attribute="project", value=project)
+    if feature := _project_feature(state):
         nodes.append(feature)
         edges.append(Edge(feature.key, RelType.CONTRIBUTE_TO, cause.key))
     return KnowledgeGraph(tuple(nodes), tuple(edges))
+
+
+def _project_feature(state: InvestigationState) -> Node | None:
+    """The project the investigation ran for owns what it learned (the run's task, never the model's words)."""
+    project = str(state.task.get("project") or "")
+    return make_node(NodeType.TASK_FEATURE, f"{PROJECT_FEATURE}{project}", attribute="project", value=project) \
+        if project else None
 
 
 def tentative_graph(state: InvestigationState) -> KnowledgeGraph:
@@ -61,7 +66,8 @@ def tentative_graph(state: InvestigationState) -> KnowledgeGraph:
             name = f"{node.name}:tentative:{state.session_id[:8]}"
             nodes[name] = make_node(NodeType.PROCEDURE, name, f"Abandoned investigation step for: {run.prompt}"[:300],
                                     code=run.code, tools=list(node.prop("tools") or ()), status="tentative")
-    return KnowledgeGraph(tuple(nodes.values()))
+    feature = _project_feature(state) if nodes else None
+    return KnowledgeGraph((*nodes.values(), *([feature] if feature else [])))
 
 
 async def keep_tentative(stores: Stores, state: InvestigationState) -> int:
@@ -69,11 +75,12 @@ async def keep_tentative(stores: Stores, state: InvestigationState) -> int:
     graph = tentative_graph(state)
     if graph.nodes:
         await stores.graph.replace_incident(state.incident_id, graph)
-    return len(graph.nodes)
+    return len(graph.of_type(NodeType.PROCEDURE))
 
 
 async def plan(stores: Stores, graph: KnowledgeGraph) -> list[tuple[str, str, bool]]:
-    """(type, name, already stored) of each node: what `confirm` adds and what it merges into."""
+    """(type, name, already stored) of each node: what `confirm` adds and what it merges into (`stores`: the view
+    of the investigation's project, whose nodes alone it can merge into)."""
     known: dict[NodeType, set[str]] = {}
     for node_type in {n.type for n in graph.nodes}:
         known[node_type] = set(await stores.graph.names(node_type.value))
@@ -102,7 +109,8 @@ async def index_examples(memory: ToolMemory | None, state: InvestigationState, r
         if memory is None or not run.tools:
             continue
         try:
-            await memory.remember(example_key(state, index), f"{state.question}\n{run.prompt}", run.tools, weight)
+            await memory.remember(example_key(state, index), f"{state.question}\n{run.prompt}", run.tools, weight,
+                                  str(state.task.get("project") or ""))
             done += 1
         except AgentError as exc:
             log.warning("investigate %s: run %d not indexed for tool selection: %s", state.session_id, index, exc)

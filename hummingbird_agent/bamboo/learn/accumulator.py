@@ -66,7 +66,10 @@ class Enricher(Protocol):
 class ToolMemory(Protocol):
     """Where approved investigations are remembered for tool selection (ToolSelector's first source)."""
 
-    async def remember(self, key: str, query: str, tools: Sequence[str], weight: float = 1.0) -> None: ...
+    async def remember(self, key: str, query: str, tools: Sequence[str], weight: float = 1.0,
+                       project: str = "") -> None:
+        """`project`: whose investigation it was; only its scope's selections rank by it ("": none's)."""
+        ...
 
 
 class NoEnricher:
@@ -214,7 +217,7 @@ class KnowledgeAccumulator:
         if self._memory is None or not tools or not symptoms:
             return
         try:
-            await self._memory.remember(knowledge.incident_id, "\n".join(symptoms), tools)
+            await self._memory.remember(knowledge.incident_id, "\n".join(symptoms), tools, project=graph.project)
         except AgentError as exc:
             log.warning("incident %s: tools used not remembered for tool selection: %s", knowledge.incident_id, exc)
 

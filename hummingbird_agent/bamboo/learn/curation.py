@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hummingbird_agent.bamboo.incident_graph import NodeType
+from hummingbird_agent.bamboo.stores import owners
 from hummingbird_agent.bamboo.stores.base import Stores, VectorStore
 from hummingbird_agent.errors import PermanentError, TransientError
 
@@ -43,7 +44,7 @@ async def list_incidents(stores: Stores) -> list[IncidentSummary]:
     for start in range(0, len(ids), _LIST_PAGE):
         page = ids[start:start + _LIST_PAGE]
         causes = await stores.graph.causes_of_incidents(page)
-        out += [IncidentSummary(gid, tuple(c.name for c in causes.get(gid, []))) for gid in page]
+        out += [IncidentSummary(gid, tuple(owners.plain(c.name) for c in causes.get(gid, []))) for gid in page]
     return out
 
 
@@ -53,7 +54,7 @@ async def show_incident(stores: Stores, incident_id: str) -> IncidentDetail:
     hits = await stores.vectors.by_incident(incident_id)
     if contribution is None and not hits:
         raise PermanentError(f"no learned incident {incident_id!r} (`bamboo incidents list` shows them)")
-    return _detail(incident_id, contribution or {"nodes": [], "edges": []},
+    return _detail(incident_id, owners.unkeyed(contribution or {"nodes": [], "edges": []}),
                    Counter(str(h.payload.get("section", "")) for h in hits))
 
 

@@ -95,6 +95,14 @@ def project_incidents(projects: list[str]) -> Statement:
             "ORDER BY gid", {"projects": projects})
 
 
+def unkeyed_incidents(keyed_prefix: str, limit: int) -> Statement:
+    """Incident records whose contribution was stored before nodes were keyed by project (owners.py); none
+    once the store has keyed them at open."""
+    return (f"MATCH (i:{INCIDENT_LABEL}) WHERE NOT i.contribution STARTS WITH $prefix "
+            "RETURN i.name AS gid, i.contribution AS contribution ORDER BY gid LIMIT $limit",
+            {"prefix": keyed_prefix, "limit": limit})
+
+
 def count_unowned() -> Statement:
     return f"MATCH (i:{INCIDENT_LABEL}) WHERE i.project = '' RETURN count(i) AS c", {}
 

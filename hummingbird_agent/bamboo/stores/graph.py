@@ -8,17 +8,20 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, TypeVar
 
 from hummingbird_agent import budgets
 from hummingbird_agent.bamboo.incident_graph import KnowledgeGraph, NodeType, RelType
-from hummingbird_agent.bamboo.stores import cypher, records
+from hummingbird_agent.bamboo.stores import cypher, owners, records
 from hummingbird_agent.bamboo.stores.base import CauseRow, ClueCause, EdgeRow, GraphCounts, NodeRow
 from hummingbird_agent.bamboo.stores.records import CypherTx
 
 T = TypeVar("T")
 SAMPLE = budgets.BAMBOO_CAUSE_SAMPLE_INCIDENTS
+REKEY_BATCH = budgets.BAMBOO_REKEY_BATCH
+log = logging.getLogger(__name__)
 
 
 class CypherSession(Protocol):
@@ -33,8 +36,9 @@ class CypherSession(Protocol):
     async def read(self, query: str, params: dict[str, object]) -> list[dict[str, Any]]: ...
 
 
-def contribution(graph: KnowledgeGraph) -> dict[str, list[dict[str, Any]]]:
-    """The rows an incident contributes, sorted so equal graphs give equal digests."""
+def contribution(graph: KnowledgeGraph) -> dict[str, Any]:
+    """The rows an incident contributes, keyed by its project (owners.py), sorted so equal graphs give equal
+    digests."""
     stored = graph.stored_part()
     nodes = [{"type": n.type.value, "name": n.name, "description": n.description,
               "confidence": n.confidence, "props": n.props_json()} for n in stored.nodes]
@@ -42,7 +46,7 @@ def contribution(graph: KnowledgeGraph) -> dict[str, list[dict[str, Any]]]:
               "tgt": e.target[1], "confidence": e.confidence, "props": e.props_json()} for e in stored.edges]
     nodes.sort(key=lambda r: (r["type"], r["name"]))
     edges.sort(key=lambda r: (r["group"], r["src"], r["tgt"]))
-    return {"nodes": nodes, "edges": edges}
+    return owners.keyed({"nodes": nodes, "edges": edges}, graph.project)
 
 
 def _digest(contrib: dict[str, Any]) -> str:
@@ -160,6 +164,24 @@ class CypherGraphStore:
             await records.backfill(tx)
 
         await self._session.write(backfill)
+        await self._rekey()
+
+    async def _rekey(self) -> None:
+        """Key by project the nodes of incidents learned before nodes were keyed (a no-op afterwards): each such
+        incident is withdrawn and merged again under its project's keys, a batch a transaction."""
+        done = 0
+        while rows := await self._session.read(*cypher.unkeyed_incidents(owners.KEYED_PREFIX, REKEY_BATCH)):
+            olds = [(str(r["gid"]), json.loads(r["contribution"])) for r in rows]
+            prepared = [(gid, new, _digest(new)) for gid, new in
+                        ((gid, owners.keyed(old, records.project(old))) for gid, old in olds)]
+
+            async def work(tx: CypherTx, batch: list[tuple[str, dict[str, Any], str]] = prepared) -> list[bool]:
+                return await _replace_all(tx, batch)
+
+            await self._session.write(work)
+            done += len(prepared)
+        if done:
+            log.warning("%d incident(s) learned before knowledge was kept by project were keyed by their project", done)
 
     async def aclose(self) -> None:
         await self._session.aclose()

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from hummingbird_agent.bamboo.incident_graph import NodeType, incident_project
-from hummingbird_agent.bamboo.stores import cypher
+from hummingbird_agent.bamboo.stores import cypher, owners
 
 log = logging.getLogger(__name__)
 
@@ -23,11 +23,14 @@ class CypherTx(Protocol):
 
 
 def cause_names(contrib: dict[str, Any]) -> list[str]:
+    """The stored (keyed) names of the incident's causes."""
     return sorted({n["name"] for n in contrib["nodes"] if n["type"] == NodeType.CAUSE.value})
 
 
 def project(contrib: dict[str, Any]) -> str:
-    return incident_project((n["type"], n["name"]) for n in contrib["nodes"])
+    if owners.OWNER in contrib:
+        return str(contrib[owners.OWNER])
+    return incident_project((n["type"], owners.plain(n["name"])) for n in contrib["nodes"])
 
 
 async def _backfill_projects(tx: CypherTx) -> None:
