@@ -1,6 +1,6 @@
 """Attack families on what a log says (bench/triage.py): (a) a new failure planted anywhere in a log that fails as
 the base's did, in each runner's format; (b) a test report whose failed cases all fail on the base while the log prints
-a new failure; (k) short lint and type-check logs, identical on the base but for the runner's sections."""
+a new failure; (k) short logs of real tools, the base's own but for the runner's sections, or with one problem more."""
 
 from __future__ import annotations
 
@@ -15,21 +15,9 @@ REAL_TOOLS = Path(__file__).resolve().parents[1] / "tests" / "triage" / "real_to
 # Formats of a test runner (with a junit report beside them): the new failure of family (b).
 TEST_FORMATS = ("pytest", "unittest", "go", "cargo", "ctest", "jest", "vitest", "mocha", "surefire", "gradle",
                 "phpunit", "rspec", "tap", "fail-bracket")
-# A linter the real-tools record lacks: eslint's stylish output on a base file and on the MR's, one problem more.
-ESLINT_BASE = """$ npx eslint src
-/builds/app/src/cart.js
-  3:7   error  'total' is assigned a value but never used  no-unused-vars
-  12:5  error  Unexpected console statement                 no-console
-
-✖ 2 problems (2 errors, 0 warnings)"""
-ESLINT_ADDED = ESLINT_BASE.replace(
-    "  12:5  error  Unexpected console statement                 no-console",
-    "  12:5  error  Unexpected console statement                 no-console\n"
-    "  19:9  error  'discount' is not defined                    no-undef").replace("✖ 2 problems (2 errors",
-                                                                                    "✖ 3 problems (3 errors")
 # The job each recorded tool runs in.
-JOB_OF = {"ruff": "lint", "ruff-concise": "lint", "mypy": "typecheck", "pytest": "unit", "gcc": "compile",
-          "g++": "compile", "shellcheck": "shellcheck", "eslint": "eslint"}
+JOB_OF = {"ruff": "lint", "ruff-concise": "lint", "eslint": "lint", "mypy": "typecheck", "tsc": "typecheck",
+          "gcc": "compile", "g++": "compile", "rustc": "compile", "javac": "compile", "go-build": "compile"}
 # Passing cases every report also lists (a small suite).
 PASSING_CASES = 12
 
@@ -69,26 +57,28 @@ def report_not_log(pool: LogPool) -> list[Attack]:
     return out
 
 
-def recorded_tools() -> dict[str, tuple[str, str]]:
-    """tool -> (output on the base input, output on the MR's input with one problem more), as recorded."""
-    text = REAL_TOOLS.read_text()
-    parts = re.split(r"^### (\S+) \((base|added)\)\n", text, flags=re.M)
+def recorded_tools() -> dict[str, tuple[str, str, str]]:
+    """tool -> its output on the base input, on the same input moved down by lines the MR added above it, and on
+    the MR's input with one problem more, as recorded."""
+    parts = re.split(r"^### (\S+) \((base|moved|added)\)\n", REAL_TOOLS.read_text(), flags=re.M)
     found: dict[str, dict[str, str]] = {}
     for name, variant, body in zip(parts[1::3], parts[2::3], parts[3::3], strict=True):
         found.setdefault(name, {})[variant] = body.rstrip("\n")
-    found["eslint"] = {"base": ESLINT_BASE, "added": ESLINT_ADDED}
-    return {name: (v["base"], v["added"]) for name, v in found.items() if {"base", "added"} <= v.keys()}
+    return {name: (v["base"], v["moved"], v["added"]) for name, v in found.items()
+            if {"base", "moved", "added"} <= v.keys()}
 
 
 def short_logs(pool: LogPool, repeats: int = 2) -> list[Attack]:
-    """(k) A lint, type-check or compile job whose whole output is the base's, byte for byte, but for the runner's
+    """(k) A job of a recorded tool (linter, type checker, compiler, test runner) whose whole output is the base's,
+    byte for byte, or the base's with every problem moved down by lines the MR added above, but for the runner's
     sections (pre-existing); and the same job printing one problem more than the base (new)."""
     out = []
-    for t, (tool, (base, added)) in enumerate(sorted(recorded_tools().items())):
+    for t, (tool, (base, moved, added)) in enumerate(sorted(recorded_tools().items())):
         job = JOB_OF.get(tool, tool)
         for r in range(repeats):
             k = t * repeats + r
-            for kind, mine, truth in (("identical", base, "pre-existing"), ("one more", added, "new")):
+            for kind, mine, truth in (("identical", base, "pre-existing"), ("moved", moved, "pre-existing"),
+                                      ("one more", added, "new")):
                 out.append(Attack("k", f"{tool} {kind}", pool.project("k", f"{tool}-{kind}", k), {job: truth},
                                   mr=(failed(job, mine + "\n"),), base=(failed(job, base + "\n"),),
                                   logs=(f"real_tools:{tool}",)))

@@ -57,12 +57,12 @@ new; (i) trace_size_exceeded, job_execution_timeout, stuck_or_timeout_failure, r
 changes .gitlab-ci.yml, and an out-of-memory kill: new when the base passes, infrastructure when the base failed the
 same way; (j) a case that failed and passed on one target-branch commit with another message, a job that failed
 otherwise and passed on a retry there, a passing same-named job of an unrelated (scheduled) pipeline of the commit:
-new; (k) lint, type-check and compile outputs recorded from the real tools (tests/triage/real_tools_output.txt;
-eslint's written after its format) identical to the base's but for the runner's sections (pre-existing) or with one
-problem more (new). Beside each family, `name_only` and `masked_log_equality` (bench/attack_baselines.py) judge the
-checks its truth names, from the same job lists and the scripts' output. The families were written at the same time as
-the triage's commit ledger, from the same list of paths to a false green (docs/triage.md has the figures before and
-after it): they are not held out from it.
+new; (k) short outputs of the 23 tools recorded in tests/triage/real_tools_output.txt (linters, type checkers,
+compilers, test runners), two projects each: the base's output byte for byte, or moved down by lines the MR added
+above, but for the runner's sections (pre-existing), or one problem more (new). Beside each family, `name_only` and
+`masked_log_equality` (bench/attack_baselines.py) judge the checks its truth names, from the same job lists and the
+scripts' output. The families were written at the same time as the triage's commit ledger, from the same list of paths
+to a false green (docs/triage.md has the figures before and after it): they are not held out from it.
 """
 
 from __future__ import annotations

@@ -28,7 +28,8 @@ FAMILIES: dict[str, tuple[str, Callable[[LogPool], list[Attack]]]] = {
     "h": ("fixed on the base, broken again by the MR", fixed_then_broken),
     "i": ("platform failure reasons the MR can cause", platform_reasons),
     "j": ("flaky claims from other failures or unrelated jobs", flaky_claims),
-    "k": ("short lint and type-check logs, identical but for the runner's sections", short_logs),
+    "k": ("short logs of real tools, identical or moved but for the runner's sections, or one problem more",
+          short_logs),
 }
 _NOT_YOURS = {v.value for v in NOT_YOURS}
 

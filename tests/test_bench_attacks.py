@@ -117,7 +117,7 @@ def test_a_retry_after_the_verdict_and_a_child_pipeline_are_seeded_as_runner_log
 
 
 def test_the_baselines_judge_each_attack_from_its_lists_and_script_output(pool: LogPool) -> None:
-    for attack in build(pool, ["k"]):
+    for attack in (a for a in build(pool, ["k"]) if not a.kind.endswith("moved")):
         (truth,) = said_by(masked_log_equality, attack).values()
         assert truth == next(iter(attack.truth.values())), "equal scripts: pre-existing; one problem more: new"
         assert set(said_by(name_only, attack).values()) == {"pre-existing"}, "the job failed on the base"
