@@ -18,8 +18,8 @@ cause the knowledge base learned (two earlier logs of that category, learned thr
 scripted naming model of bench/bamboo_naming.py and the hashing embedder) is known; a failure the base passes is new;
 a job the base never ran is unclassified; a hang without context and a script that prints only `exited with 1`, on the
 MR and the base, are unclassified. Every triage runs with its own empty cache (cold), then again with budgets lowered
-(`LOWERED`) so that the cut paths run. A whole run takes 4.5 to 8 minutes on a shared 2-core machine loaded by other
-work (load 6 to 10): 2.5 to 4.4 for these worlds, 1.8 to 3.3 for the attack families below.
+(`LOWERED`) so that the cut paths run. A whole run takes 4.3 to 8 minutes on a shared 2-core machine loaded by other
+work (load 3 to 10): 2.4 to 4.4 for these worlds, 1.8 to 3.3 for the attack families below.
 
 What was tuned on this data: the fingerprint's guards (generic lines, failure counts, single-word lines, the search of
 the other run's whole log) were added after earlier runs of this bench on these same logs showed false pre-existing
