@@ -132,3 +132,37 @@ def baseline(rows: list[Graded], results: list[tuple[MR, Triage]], strategy: Any
     keys = ("not_yours_precision", "not_yours_verdicts", "log_not_yours_precision", "log_not_yours_recall",
             "log_not_yours_n")
     return {**{k: figs[k] for k in keys}, "false_green": len(green), "folds": by_folds(said), "by_pair": by_pair(said)}
+
+
+def cost(results: list[tuple[MR, Triage]]) -> dict[str, Any]:
+    per_calls = [found.calls / max(len(mr.scenarios), 1) for mr, found in results]
+    per_bytes = [found.log_bytes / max(len(mr.scenarios), 1) for mr, found in results]
+    failures = sum(len(mr.scenarios) for mr, _ in results)
+    return {"calls_per_failure_mean": round(sum(f.calls for _, f in results) / failures, 2),
+            "calls_per_failure_max": round(max(per_calls), 2),
+            "log_bytes_per_failure_mean": round(sum(f.log_bytes for _, f in results) / failures),
+            "log_bytes_per_failure_max": round(max(per_bytes))}
+
+
+def verdicts(results: list[tuple[Any, Triage]]) -> dict[str, Any]:
+    """Every check's verdict (and each of its cases') by repository, MR and job, and apart their history lines: what
+    `--dump` writes, so that two versions of the triage can be compared job by job."""
+    said: dict[str, str] = {}
+    history: dict[str, str] = {}
+    seen: Counter[str] = Counter()
+    for mr, found in results:
+        seen[mr.repo] += 1
+        for check in found.checks:
+            key = f"{mr.repo} !{seen[mr.repo]} {check.name}"
+            said[key], history[key] = check.verdict.value, check.history
+            for case in check.cases:
+                said[f"{key} {case.title}"], history[f"{key} {case.title}"] = case.verdict.value, case.history
+    return {"verdicts": said, "history": history, "calls": [found.calls for _, found in results]}
+
+
+def kind_groups(rows: list[Graded]) -> dict[str, list[Graded]]:
+    out: dict[str, list[Graded]] = {}
+    for row in rows:
+        kind = row[0].kind.split(" failure_reason")[0] if row[0].kind.startswith("failure_reason") else row[0].kind
+        out.setdefault("failure_reason" if kind.startswith("failure_reason") else kind, []).append(row)
+    return out

@@ -219,14 +219,17 @@ class RepoBuilder:
                                   logs=(str(old["log_id"]), str(extra["log_id"]))))
 
     def _mixed(self) -> MR:
-        """Flaky, platform-failed and log-less jobs of one MR (an erased log is not read, so unclassified)."""
+        """Flaky, platform-failed and log-less jobs of one MR (an erased log is not read, so unclassified); the
+        platform failure failed so on the base too (a runner failure the base did not have could be the MR's)."""
         flaky, infra, erased = self.pick(), self.pick(), self.pick()
         retry = self.index % 2 == 0
         reason = INFRA_REASONS[self.index % len(INFRA_REASONS)]
         return MR(self.repo, "logchunks", [
             self.scenario("passing retry" if retry else "passes on the same commit", "e2e", flaky, "flaky",
                           retry_passes=retry, same_sha_passes=not retry),
-            self.scenario(f"failure_reason {reason}", "package", infra, "infrastructure", failure_reason=reason),
+            self.scenario(f"failure_reason {reason}", "package", infra, "infrastructure", failure_reason=reason,
+                          base=Run(volatile_changed(self.logs[infra["log_id"]]), failure_reason=reason),
+                          base_job="package"),
             Scenario("erased log", self.repo, "logchunks", "docs", "unclassified", None,
                      logs=(str(erased["log_id"]),)),
         ])
