@@ -50,6 +50,7 @@ _RUNNER_LINES = (
     r"Restoring cache|Saving cache for (?:successful|failed) job",
     r"Checking cache for \S+\.\.\.|Successfully extracted cache|Created cache|Archive is up to date!",
     r"(?:WARNING: )?Failed to (?:extract|create) cache",
+    r"WARNING: file does not exist",  # a cache that was never saved (commands/helpers/cache_extractor.go)
     r"Creating cache \S+\.\.\.",
     r"Not (?:downloading|uploading) cache \S+ due to policy",
     r"(?:Downloading cache|Uploading cache\.zip)(?:\.zip)? (?:from|to) \S+",

@@ -38,6 +38,7 @@ RUNNER = [
     "Checking out 2683d164 as detached HEAD (ref is master)...",
     "Checking out 46f993a0 as project...",
     "Skipping Git submodules setup",
+    "WARNING: file does not exist                       ",  # a cache miss, before "Failed to extract cache"
     'Executing "step_script" stage of the job script',
     "Running after_script",
     "Running after script...",
