@@ -118,9 +118,9 @@ TRIAGE_OUTAGE_MAX_ENTRIES = 2048
 TRIAGE_COMPARE_LOGS_PER_CHECK = 3
 
 # --- the MR's status note ------------------------------------------------------------------------------
-# Pipelines (one per commit, the latest) the status note shows: the newest whole, the rest collapsed. Ten sections of
-# a 60-row table stay far below NOTE_MAX_CHARS.
-STATUS_NOTE_MAX_COMMITS = 10
+# Pipelines (one per commit, the latest) the status note shows: the newest whole, the rest collapsed. Thirty sections
+# of a 60-row table (~20 KB each) stay below NOTE_MAX_CHARS; an MR pushed more often loses its oldest sections.
+STATUS_NOTE_MAX_COMMITS = 30
 # Rounds of one status-note update (read, then create or merge and write, then read back). Writers of one MR are
 # serialised by its queue group, so a round repeats only after a create (read back for the id) or when duplicates
 # left by an earlier version are merged; 4 leaves room for both.
