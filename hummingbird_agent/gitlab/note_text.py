@@ -30,6 +30,11 @@ def mr_url(gitlab_url: str, project: str, iid: int | str) -> str:
     return f"{gitlab_url.rstrip('/')}/{project}/-/merge_requests/{iid}"
 
 
+def pipeline_url(gitlab_url: str, project: str, pipeline_id: int | str) -> str:
+    """The web page of a pipeline."""
+    return f"{gitlab_url.rstrip('/')}/{project}/-/pipelines/{pipeline_id}"
+
+
 def placeholder_body(marker: SessionMarker, workflow: str) -> str:
     return f"{PLACEHOLDER_TEXT} (`{workflow}`)\n\n{format_marker(marker)}"
 

@@ -30,11 +30,10 @@ from hummingbird_agent.runner.webhooks import (
     parse_pipeline,
 )
 from hummingbird_agent.runner.work_order import Trigger, WorkKind, WorkOrder, derive_session_id
+from hummingbird_agent.triage.reader import FINISHED
 
 log = logging.getLogger(__name__)
 MR_ACTIONS = {"open", "reopen", "update"}
-# Pipeline states after which it no longer changes by itself (a retry starts it again, with an event of its own).
-FINISHED = frozenset({"success", "failed", "canceled", "skipped"})
 
 
 async def _enqueue(continuations: Continuations, order: WorkOrder) -> None:

@@ -30,7 +30,7 @@ def _target(deps: Deps, project_id: int, project: str, iid: int, workflow: str |
 
 
 def _pipeline_url(deps: Deps, project: str, pipeline_id: int) -> str:
-    return f"{deps.config.gitlab.url.rstrip('/')}/{project}/-/pipelines/{pipeline_id}"
+    return note_text.pipeline_url(deps.config.gitlab.url, project, pipeline_id)
 
 
 def _noted(deps: Deps, order: WorkOrder) -> bool:
@@ -45,7 +45,9 @@ async def triage_first(deps: Deps, order: WorkOrder, continuations: Continuation
     `thread_url`, the analysis thread, when the model runs) queued before any model call. The commit status is the
     order's own (posted when the triage decided it): an update applied later never carries an older decision."""
     found = await deps.triage.for_order(order) if deps.triage is not None else None
-    found = await _with_issues(deps, order, found)
+    if not thread_url and found is not None and deps.triage is not None:
+        # Once an order: the second update (the analysis thread's link) reuses the issues the first one found.
+        found = deps.triage.amend(order, await _with_issues(deps, order, found))
     if found is None or deps.triage is None or not _noted(deps, order) or order.pipeline_id is None:
         return found, False
     entry = failed_entry(found, order.pipeline_id, _pipeline_url(deps, order.project, order.pipeline_id), thread_url)

@@ -16,6 +16,7 @@ from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.config.triage import TriageConfig
 from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.errors import AgentError
+from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.gitlab.statuses import set_status
 from hummingbird_agent.metrics import Metrics
@@ -85,6 +86,11 @@ class TriageService:
             if found is None or await self._still(order, found):
                 return self._keep(order, found, stable=True)
         return self._keep(order, found, stable=False)
+
+    def amend(self, order: WorkOrder, found: Triage | None) -> Triage | None:
+        """This order's triage replaced by `found` (the same verdicts with more said on them), as stable as before."""
+        stable = self._memo.get(order.session_id, (found, True))[1]
+        return self._keep(order, found, stable)
 
     async def _fresh(self, order: WorkOrder) -> Triage | None:
         found = await self.compute(order.workflow, order.project, order.mr_iid, order.sha or "", order.pipeline_id)
@@ -179,10 +185,10 @@ class TriageService:
             log.warning("commit status %s not set: %s", settings.commit_status, exc)
 
     def _pipeline_url(self, order: WorkOrder) -> str:
-        base = f"{self._loaded.config.gitlab.url.rstrip('/')}/{order.project}"
+        url = self._loaded.config.gitlab.url
         if order.pipeline_id:
-            return f"{base}/-/pipelines/{order.pipeline_id}"
-        return f"{base}/-/merge_requests/{order.mr_iid}"
+            return note_text.pipeline_url(url, order.project, order.pipeline_id)
+        return note_text.mr_url(url, order.project, order.mr_iid)
 
 
 def summary(found: Triage) -> str:
