@@ -15,7 +15,7 @@ from hummingbird_agent.cli import build_parser
 from hummingbird_agent.config.reference import rows
 from tests.docs.blocks import REPO
 
-PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+PAGES = [REPO / "README.md", REPO / "CHANGELOG.md", *sorted((REPO / "docs").glob("*.md"))]
 SECTIONS = "gitlab|model|queues|webhook|sessions|sandbox|bamboo|triage|workflows"
 KEY = re.compile(rf"`((?:{SECTIONS})\.[A-Za-z_.<>*]+)`")
 # `key` (default 30), `key` (60 s), `CONSTANT` (8 MiB), `CONSTANT` = 100: a number, maybe a unit

@@ -16,8 +16,9 @@ from tests.docs.blocks import REPO
 README_LIMIT = 250
 
 
-def build(root: Path, site: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+def build(root: Path, site: Path, repo_url: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "REPO_URL"} | {"NO_MKDOCS_2_WARNING": "1"}
+    env |= {"REPO_URL": repo_url} if repo_url else {}
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
                           cwd=root, env=env, capture_output=True, text=True, timeout=180, check=False)
 
@@ -26,7 +27,8 @@ def copy_site(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     for directory in ("docs", "docs-theme"):
         shutil.copytree(REPO / directory, root / directory)
-    shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+    for name in ("mkdocs.yml", "CHANGELOG.md"):
+        shutil.copy(REPO / name, root / name)
     return root
 
 
@@ -34,6 +36,16 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     done = build(copy_site(tmp_path), tmp_path / "site")
     assert done.returncode == 0, done.stdout + done.stderr
     assert (tmp_path / "site" / "configuration" / "index.html").exists()
+    newest = re.search(r"^## (.+)$", (REPO / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
+    assert newest and newest.group(1) in (tmp_path / "site" / "changelog" / "index.html").read_text(encoding="utf-8")
+    assert "md-source" not in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")  # no guessed repository
+
+
+def test_the_repository_link_is_the_one_given_at_build_time(tmp_path: Path) -> None:
+    url = "https://gitlab.example.com/platform/hummingbird-agent"
+    done = build(copy_site(tmp_path), tmp_path / "site", repo_url=url)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f'href="{url}" title="Go to repository"' in (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
 
 
 def test_a_broken_link_or_anchor_fails_the_build(tmp_path: Path) -> None:
