@@ -36,6 +36,15 @@ class CommitCalls:
 
         return await self._call(f"GET /projects/{project_id}/repository/commits/{sha[:12]}/statuses", fetch)
 
+    async def open_merge_requests_of(self: _Client, project_id: int | str, sha: str) -> list[dict[str, Any]]:
+        """The project's open MRs that contain the commit (its head or any of their commits), all pages."""
+        def fetch(gl: gitlab.Gitlab) -> list[dict[str, Any]]:
+            commit = gl.projects.get(project_id, lazy=True).commits.get(sha, lazy=True)
+            found = commit.merge_requests(state="opened", get_all=True, per_page=100, **_ONCE)
+            return [dict(m) for m in found if isinstance(m, dict)]
+
+        return await self._call(f"GET /projects/{project_id}/repository/commits/{sha[:12]}/merge_requests", fetch)
+
     async def post_commit_status(self: _Client, project_id: int | str, sha: str, fields: Mapping[str, str]) -> None:
         """POST /statuses/:sha once (it creates a status; see gitlab/statuses.py for the repeat rule)."""
         def post(gl: gitlab.Gitlab) -> None:

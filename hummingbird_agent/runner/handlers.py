@@ -6,7 +6,6 @@ Handlers never run a workflow themselves; they finish in seconds so their messag
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 from hummingbird_agent import budgets
@@ -19,8 +18,9 @@ from hummingbird_agent.runner import rules, status_note
 from hummingbird_agent.runner.agent_threads import last_analysis, learned_in_thread
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.mr_incident import failing_jobs, still_failing
+from hummingbird_agent.runner.pipeline_status import commit_pipeline, enqueue, status_only
 from hummingbird_agent.runner.posting import post_simple_reply
-from hummingbird_agent.runner.status_step import all_green, mark_pending
+from hummingbird_agent.runner.status_step import all_green
 from hummingbird_agent.runner.webhooks import (
     MergeRequestRef,
     NoteEvent,
@@ -30,23 +30,15 @@ from hummingbird_agent.runner.webhooks import (
     parse_pipeline,
 )
 from hummingbird_agent.runner.work_order import Trigger, WorkKind, WorkOrder, derive_session_id
-from hummingbird_agent.triage.reader import FINISHED
 
 log = logging.getLogger(__name__)
 MR_ACTIONS = {"open", "reopen", "update"}
 
 
-async def _enqueue(continuations: Continuations, order: WorkOrder) -> None:
-    # accepted_at (wall clock): the placeholder's latency is measured from here, across workers.
-    await continuations.enqueue(order.session_id, {**order.to_json(), "accepted_at": time.time()})
-    log.info("enqueued %s %s for %s!%s", order.kind, order.workflow, order.project, order.mr_iid,
-             extra={"session_id": order.session_id, "workflow": order.workflow})
-
-
 async def handle_pipeline(deps: Deps, body: Any, continuations: Continuations) -> None:
     event = parse_pipeline(body)
     if event.source != "merge_request_event" or event.mr is None:
-        log.debug("pipeline %s skipped: source %s", event.pipeline_id, event.source)
+        await commit_pipeline(deps, event, continuations)
         return
     mr = event.mr
     if event.status == "success":
@@ -61,32 +53,14 @@ async def handle_pipeline(deps: Deps, body: Any, continuations: Continuations) -
         )
         if not allowed:
             log.info("pipeline %s: %s skipped (%s)", event.pipeline_id, name, why)
-            await _status_only(deps, event, name, continuations)
+            await status_only(deps, event, mr.iid, event.sha or mr.sha or "", name, continuations)
             continue
         session_id = derive_session_id("pipeline", mr.project_id, event.pipeline_id, name)
-        await _enqueue(continuations, WorkOrder(
+        await enqueue(continuations, WorkOrder(
             kind="new_session", session_id=session_id, workflow=name, trigger="pipeline",
             project_id=mr.project_id, project=mr.project, mr_iid=mr.iid, sha=event.sha or mr.sha,
             pipeline_id=event.pipeline_id,
         ))
-
-
-async def _status_only(deps: Deps, event: PipelineEvent, workflow: str, continuations: Continuations) -> None:
-    """A pipeline event the workflow does not run on still moves its commit status: pending while the pipeline runs,
-    decided afresh (in the MR's own message group, one decision at a time) once it has finished."""
-    mr = event.mr
-    triage = deps.config.workflows[workflow].triage
-    if mr is None or not (triage.enabled and triage.commit_status):
-        return
-    sha = event.sha or mr.sha or ""
-    if event.status not in FINISHED:
-        await mark_pending(deps, mr.project_id, mr.project, sha, event.pipeline_id, workflow)
-        return
-    await _enqueue(continuations, WorkOrder(
-        kind="decide_status", session_id=derive_session_id("status", mr.project_id, mr.iid, workflow),
-        workflow=workflow, trigger="pipeline", project_id=mr.project_id, project=mr.project, mr_iid=mr.iid, sha=sha,
-        pipeline_id=event.pipeline_id,
-    ))
 
 
 async def _auto_resolve(deps: Deps, project_id: int, iid: int, discussions: list[dict[str, Any]]) -> None:
@@ -114,7 +88,7 @@ async def _learn_on_success(deps: Deps, event: PipelineEvent, mr: MergeRequestRe
     if not await _failure_fixed(deps, mr.project_id, analysis.sha, event.sha or mr.sha, event.pipeline_id):
         return
     session_id = derive_session_id("learn", mr.project_id, event.pipeline_id, enabled[0])
-    await _enqueue(continuations, WorkOrder(
+    await enqueue(continuations, WorkOrder(
         kind="new_session", session_id=session_id, workflow=enabled[0], trigger="pipeline",
         project_id=mr.project_id, project=mr.project, mr_iid=mr.iid, sha=event.sha or mr.sha,
         pipeline_id=event.pipeline_id, discussion_id=analysis.discussion_id, discussion_internal=analysis.internal,
@@ -152,7 +126,7 @@ async def handle_merge_request(deps: Deps, body: Any, continuations: Continuatio
             log.info("merge request !%s: %s skipped (%s)", mr.iid, name, why)
             continue
         session_id = derive_session_id("merge_request", mr.project_id, mr.iid, mr.sha, name)
-        await _enqueue(continuations, WorkOrder(
+        await enqueue(continuations, WorkOrder(
             kind="new_session", session_id=session_id, workflow=name, trigger="merge_request",
             project_id=mr.project_id, project=mr.project, mr_iid=mr.iid, sha=mr.sha,
         ))
@@ -205,7 +179,7 @@ async def _handle_command(deps: Deps, event: NoteEvent, mr: MergeRequestRef, com
     if workflow is None:
         return
     session_id = derive_session_id("command", mr.project_id, event.note_id)
-    await _enqueue(continuations, _order_for_note(
+    await enqueue(continuations, _order_for_note(
         event, mr, ("new_session", "command"), workflow, command.text, session_id))
 
 
@@ -247,7 +221,7 @@ async def _handle_reply(deps: Deps, event: NoteEvent, mr: MergeRequestRef, discu
         return
     # Legacy markers carry no workflow; the session itself remembers it, this is only the FIFO label.
     workflow = marker.wf if marker.wf in deps.config.workflows else next(iter(deps.config.workflows))
-    await _enqueue(continuations, _order_for_note(
+    await enqueue(continuations, _order_for_note(
         event, mr, ("resume_session", "reply"), workflow, event.body, marker.id))
 
 

@@ -96,6 +96,9 @@ class MergeRequestRef:
 @dataclass(frozen=True, slots=True)
 class PipelineEvent:
     mr: MergeRequestRef | None
+    """The MR of a merge request pipeline; None for any other pipeline (a branch's, a tag's, a schedule's)."""
+    project_id: int
+    project: str
     pipeline_id: int
     status: str
     source: str
@@ -150,7 +153,8 @@ def parse_pipeline(body: Any) -> PipelineEvent:
     p = _validate(_PipelineBody, body, "pipeline")
     attrs = p.object_attributes
     mr = _mr_ref(p.project, p.merge_request, attrs.sha) if p.merge_request else None
-    return PipelineEvent(mr, attrs.id, attrs.status, attrs.source, attrs.sha, p.user.username)
+    return PipelineEvent(mr, p.project.id, p.project.path_with_namespace, attrs.id, attrs.status, attrs.source,
+                         attrs.sha, p.user.username)
 
 
 def parse_merge_request(body: Any) -> MergeRequestEvent:

@@ -146,11 +146,15 @@ def _project() -> dict[str, Any]:
     return project
 
 
-def pipeline_event(status: str = "failed", pipeline_id: int = 501, sha: str = SHA) -> dict[str, Any]:
+def pipeline_event(status: str = "failed", pipeline_id: int = 501, sha: str = SHA,
+                   source: str = "merge_request_event") -> dict[str, Any]:
+    """A pipeline hook of the MR's pipeline; of any other `source`, GitLab's hook names no MR."""
     body = samples.load("gitlab/webhooks_docs/pipeline_event.json")
     body["project"] = _project()
-    body["object_attributes"].update(id=pipeline_id, status=status, source="merge_request_event", sha=sha)
+    body["object_attributes"].update(id=pipeline_id, status=status, source=source, sha=sha)
     body["merge_request"].update(iid=IID, title="Add frob", target_branch="main")
+    if source != "merge_request_event":
+        body["merge_request"] = None
     body["user"]["username"] = "alice"
     return body
 
