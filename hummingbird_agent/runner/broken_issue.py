@@ -63,6 +63,18 @@ async def track_breaks(gitlab: GitLabClient, project_id: int, mr_iid: int, check
     return tuple(_linked(c, links) for c in checks)
 
 
+async def close_fixed(gitlab: GitLabClient, project_id: int, branch: str, fixed: Fixed) -> None:
+    """A pipeline of `branch` finished: the project's open break issues of that branch whose job passes again are
+    closed (the target branch's own pipelines, which name no MR, are where a fix shows first)."""
+    try:
+        bot = await gitlab.bot_user_id()
+        for issue, meta in await _own(gitlab, project_id, bot):
+            if meta.branch == branch:
+                await _close_if_fixed(gitlab, project_id, issue, meta, fixed)
+    except AgentError as exc:
+        log.warning("issues of broken branches in project %s not closed: %s", project_id, exc)
+
+
 def _linked(check: CheckResult, links: dict[str, str]) -> CheckResult:
     if check.culprit is None or check.culprit.key not in links:
         return check

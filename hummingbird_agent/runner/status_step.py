@@ -13,7 +13,7 @@ from hummingbird_agent.events.protocols import Continuations
 from hummingbird_agent.gitlab import note_text
 from hummingbird_agent.gitlab.statuses import set_status
 from hummingbird_agent.runner import rules
-from hummingbird_agent.runner.broken_issue import track_breaks
+from hummingbird_agent.runner.broken_issue import close_fixed, track_breaks
 from hummingbird_agent.runner.deps import Deps
 from hummingbird_agent.runner.posting import requires_internal
 from hummingbird_agent.runner.status_note import StatusTarget, StatusUpdate, status_notes, submit
@@ -67,16 +67,27 @@ async def _with_issues(deps: Deps, order: WorkOrder, found: Triage | None) -> Tr
     return replace(found, checks=checks)
 
 
-async def untrack(deps: Deps, project_id: int, project: str, iid: int) -> None:
-    """A passing pipeline: the MR is no longer listed as blocked on the project's break issues (the first workflow
-    of the project that keeps them reads whether each break is fixed)."""
+def _issue_keeper(deps: Deps, project: str) -> str | None:
+    """The first workflow of the project that keeps break issues: it reads whether each break is fixed."""
     workflows = deps.config.workflows
-    workflow = next((name for name, _ in rules.auto_workflows(deps.config, "pipeline", project)
-                     if workflows[name].triage.enabled and workflows[name].triage.culprit_issue), None)
-    if workflow is None or deps.triage is None:
+    return next((name for name, _ in rules.auto_workflows(deps.config, "pipeline", project)
+                 if workflows[name].triage.enabled and workflows[name].triage.culprit_issue), None)
+
+
+async def untrack(deps: Deps, project_id: int, project: str, iid: int) -> None:
+    """A passing pipeline: the MR is no longer listed as blocked on the project's break issues."""
+    workflow, service = _issue_keeper(deps, project), deps.triage
+    if workflow is None or service is None:
         return
-    service = deps.triage
     await track_breaks(deps.gitlab, project_id, iid, (), lambda meta: service.fixed(workflow, project, meta))
+
+
+async def branch_finished(deps: Deps, project_id: int, project: str, branch: str) -> None:
+    """A pipeline of a branch finished: the break issues of that branch that it fixed are closed."""
+    workflow, service = _issue_keeper(deps, project), deps.triage
+    if workflow is None or service is None or not branch:
+        return
+    await close_fixed(deps.gitlab, project_id, branch, lambda meta: service.fixed(workflow, project, meta))
 
 
 def needs_model(deps: Deps, order: WorkOrder, found: Triage) -> bool:

@@ -43,6 +43,7 @@ class _PipelineAttrs(_Lenient):
     status: str
     source: str = ""
     sha: str = ""
+    ref: str = ""
 
 
 class _PipelineBody(_Lenient):
@@ -104,6 +105,8 @@ class PipelineEvent:
     source: str
     sha: str
     username: str
+    ref: str = ""
+    """The branch or tag the pipeline ran on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +157,7 @@ def parse_pipeline(body: Any) -> PipelineEvent:
     attrs = p.object_attributes
     mr = _mr_ref(p.project, p.merge_request, attrs.sha) if p.merge_request else None
     return PipelineEvent(mr, p.project.id, p.project.path_with_namespace, attrs.id, attrs.status, attrs.source,
-                         attrs.sha, p.user.username)
+                         attrs.sha, p.user.username, attrs.ref)
 
 
 def parse_merge_request(body: Any) -> MergeRequestEvent:

@@ -147,11 +147,11 @@ def _project() -> dict[str, Any]:
 
 
 def pipeline_event(status: str = "failed", pipeline_id: int = 501, sha: str = SHA,
-                   source: str = "merge_request_event") -> dict[str, Any]:
+                   source: str = "merge_request_event", ref: str = "feature") -> dict[str, Any]:
     """A pipeline hook of the MR's pipeline; of any other `source`, GitLab's hook names no MR."""
     body = samples.load("gitlab/webhooks_docs/pipeline_event.json")
     body["project"] = _project()
-    body["object_attributes"].update(id=pipeline_id, status=status, source=source, sha=sha)
+    body["object_attributes"].update(id=pipeline_id, status=status, source=source, sha=sha, ref=ref)
     body["merge_request"].update(iid=IID, title="Add frob", target_branch="main")
     if source != "merge_request_event":
         body["merge_request"] = None

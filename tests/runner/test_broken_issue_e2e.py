@@ -15,7 +15,7 @@ from tests.runner.harness import IID, MEMBER, SHA, Service, pipeline_event, seed
 from tests.servers import GeminiServer, GitLabServer, MotoServer
 from tests.triage.conftest import failing_log
 from tests.triage.culprit_world import PARSE, PASSING, authors, history
-from tests.triage.world import Attempt, CiWorld
+from tests.triage.world import Attempt, CiWorld, sha_of
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(300)]
 
@@ -34,8 +34,8 @@ async def service(tmp_path: Path, gitlab_server: GitLabServer, moto_server: Moto
     assert not model.errors, model.errors
 
 
-async def test_a_blocked_mr_opens_the_issue_its_note_links_and_leaves_it_when_green(service: Service) -> None:
-    world = CiWorld(service.gitlab)
+async def _blocked(service: Service, world: CiWorld) -> dict[str, Any]:
+    """`main` broken since !108; the MR's pipeline fails the same way: the issue it opened."""
     authors(world)
     merges = history(world, 16, broken_at=9)
     world.mr(IID, base_sha=merges[-1], sha=SHA, author_id=MEMBER)
@@ -44,6 +44,12 @@ async def test_a_blocked_mr_opens_the_issue_its_note_links_and_leaves_it_when_gr
     service.publish(pipeline_event(status="failed", pipeline_id=701, sha=SHA))
     await service.finished()
     (issue,) = service.gitlab.issues.values()
+    return issue
+
+
+async def test_a_blocked_mr_opens_the_issue_its_note_links_and_leaves_it_when_green(service: Service) -> None:
+    world = CiWorld(service.gitlab)
+    issue = await _blocked(service, world)
     assert f"- !{IID}" in issue["description"] and "!108" in issue["title"]
     [note] = service.status_notes()
     assert "broken on `main` since [!108](" in note["body"] and f"[tracked in an issue]({issue['web_url']})" in (
@@ -54,3 +60,18 @@ async def test_a_blocked_mr_opens_the_issue_its_note_links_and_leaves_it_when_gr
     service.publish(pipeline_event(status="success", pipeline_id=702, sha=SHA))
     await service.finished()
     assert f"- !{IID}" not in issue["description"] and issue["state"] == "opened"
+
+
+async def test_the_target_branch_passing_its_job_again_closes_the_issue(service: Service) -> None:
+    """A fix merged into the target branch: that branch's own pipeline (a push pipeline, whose hook names no MR)
+    passes the job again, and the issue is closed with the fixing pipeline, though no MR pipeline ran since."""
+    world = CiWorld(service.gitlab)
+    issue = await _blocked(service, world)
+
+    fix = world.merged(200, [sha_of("fix")], author_id=51)["merge_commit_sha"]
+    fixing = world.pipeline(fix, [Attempt("unit-tests", "success", trace=PASSING)])
+    service.publish(pipeline_event(status="success", pipeline_id=fixing, sha=fix, source="push", ref="main"))
+    await service.finished()
+    assert issue["state"] == "closed"
+    [comment] = [n for (_, iid), notes in service.gitlab.issue_notes.items() if iid == issue["iid"] for n in notes]
+    assert f"/pipelines/{fixing}" in comment["body"] and "!200" in comment["body"]
