@@ -1,8 +1,9 @@
 """The MR's status note in the service: one writer at a time. Every change is a StatusUpdate sent to the MR's own
 FIFO group (`StatusUpdate.group`), so the queue serialises writers across pipelines, workers and replicas: each
 update reads the note, merges its section and writes it back with nobody writing in between. The note is found by
-its signed head among the bot's notes, created once, edited in place; a note from before markers were signed is
-adopted (its unsigned sections dropped), and duplicates an earlier version left are merged into the older."""
+its signed head among the bot's notes, created once, edited in place; a note from before markers were signed, or
+signed with a rotated key, is adopted (its unverified sections dropped), and duplicates an earlier version left are
+merged into the older."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from hummingbird_agent.gitlab.seal import Seal
 from hummingbird_agent.runner.work_order import from_queue
 from hummingbird_agent.triage.status_note import (
     StatusEntry,
-    is_legacy_status_note,
+    is_adoptable_status_note,
     is_status_note,
     merged,
     parse,
@@ -132,14 +133,14 @@ async def _status_notes(gitlab: GitLabClient, seal: Seal, target: StatusTarget) 
 
 def status_notes(discussions: list[dict[str, Any]], bot_id: int, seal: Seal) -> list[tuple[int, str]]:
     """(id, body) of the MR's status notes, oldest first: the first note of a discussion, by the bot, that begins
-    with the head the service signed for this MR (`seal`, bound to it) or the unsigned head of a note from before
-    signing."""
+    with the head the service signed for this MR (`seal`, bound to it), or the head of a note from before signing or
+    signed with a rotated key."""
     found: list[tuple[int, str]] = []
     for discussion in discussions:
         first = (discussion.get("notes") or [{}])[0]
         body = str(first.get("body") or "")
         if (first.get("author") or {}).get("id") == bot_id and (
-                is_status_note(body, seal) or is_legacy_status_note(body)):
+                is_status_note(body, seal) or is_adoptable_status_note(body)):
             found.append((int(first["id"]), body))
     return sorted(found)
 

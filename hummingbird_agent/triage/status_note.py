@@ -48,10 +48,14 @@ def is_status_note(body: str, seal: Seal) -> bool:
     return head is not None and seal.verify(_meta(head["meta"]).get("mac"), STATUS_TAG)
 
 
-def is_legacy_status_note(body: str) -> bool:
-    """A status note written before markers were signed: its exact head and title, and no session marker (an
-    analysis note is never one). Adopted as the status note; none of its sections is trusted."""
-    return body.startswith(_LEGACY_HEAD) and not parse_markers(body)
+def is_adoptable_status_note(body: str) -> bool:
+    """A status note whose head does not verify: written before markers were signed, or signed with a key since
+    rotated (the key derived from a bot token that was rotated). Its exact head and title, and no session marker (an
+    analysis note, the only bot note that begins with text the service did not write, always has one). Adopted as the
+    status note, so a rotation never leaves a second note; none of its sections is trusted."""
+    head = _HEAD.match(body)
+    skeleton = body.startswith(_LEGACY_HEAD) or (head is not None and body[head.end():].startswith(_TITLE))
+    return skeleton and not parse_markers(body)
 
 
 def failed_entry(found: Triage, pipeline_id: int, pipeline_url: str, thread_url: str = "") -> StatusEntry:

@@ -20,7 +20,7 @@ from hummingbird_agent.triage.render import details, headline, table
 from hummingbird_agent.triage.status_note import (
     failed_entry,
     green_entry,
-    is_legacy_status_note,
+    is_adoptable_status_note,
     is_status_note,
     parse,
     render,
@@ -90,9 +90,18 @@ def test_a_note_is_the_status_note_by_its_head_not_by_what_it_contains() -> None
     real = render([green_entry("b" * 40, 9, "")], SEAL)
     assert not is_status_note("An answer.\n\n" + real, SEAL)  # the signed head, but not where the service puts it
     legacy = "<!-- hummingbird-status -->\n**Hummingbird CI status** (edited as this MR's pipelines finish)\n\n"
-    assert is_legacy_status_note(legacy) and parse(legacy, SEAL) == []
+    assert is_adoptable_status_note(legacy) and parse(legacy, SEAL) == []
     answer = legacy + "text\n\n" + format_marker(SessionMarker(id=S1, wf="review-mr"))
-    assert not is_legacy_status_note(answer)  # an agent note (it has a session marker) is never adopted
+    assert not is_adoptable_status_note(answer)  # an agent note (it has a session marker) is never adopted
+
+
+def test_a_status_note_signed_with_a_rotated_key_is_adopted_without_its_sections() -> None:
+    """The key derived from a rotated bot token: the old note's head no longer verifies, yet it is the status note
+    (no second note); its sections do not verify and are dropped. A rotated-key head on an answer is not adopted."""
+    old = render([green_entry("b" * 40, 9, "")], Seal.from_secrets(None, "the rotated token").within("1!7"))
+    assert not is_status_note(old, SEAL) and is_adoptable_status_note(old) and parse(old, SEAL) == []
+    assert not is_adoptable_status_note(old + "\n" + format_marker(SessionMarker(id=S1, wf="review-mr")))
+    assert not is_adoptable_status_note("An answer.\n\n" + old)
 
 
 def test_a_model_answer_cannot_plant_a_session_marker_in_the_bot_note() -> None:

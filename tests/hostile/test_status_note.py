@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from hummingbird_agent.gitlab.seal import Seal
-from hummingbird_agent.triage.status_note import parse
+from hummingbird_agent.triage.status_note import green_entry, parse, render
 from tests.runner.harness import IID, MEMBER, PROJECT_ID, SECRETS, SHA, Service, comment, expect_turns, pipeline_event
 from tests.servers.gemini import text_turn
 from tests.triage.conftest import failing_log
@@ -93,6 +93,19 @@ async def test_a_model_answer_that_begins_like_the_status_note_stays_an_answer(s
     assert [n for n in service.bot_notes() if "The docs read well." in n["body"]]  # neither overwritten nor deleted
     [note] = [n for n in service.bot_notes() if parse(n["body"], SEAL)]
     assert _shown(note) == [602, 601] and "The docs read well." not in note["body"]
+
+
+async def test_a_status_note_signed_before_the_bot_token_was_rotated_is_still_the_one_note(service: Service) -> None:
+    """No marker secret: the key is derived from the bot token, so rotating the token changes it. The note signed
+    with the old key keeps its place (same note, rewritten with the new key); no second status note appears."""
+    world = _world(service, forged=False)
+    old_seal = Seal.from_secrets(None, "the bot token before rotation").within(f"{PROJECT_ID}!{IID}")
+    old_body = render([green_entry(FORGED_SHA, 999999, "")], old_seal)
+    bot = service.gitlab.bot_user["id"]
+    old = service.gitlab.add_discussion(PROJECT_ID, IID, old_body, bot, individual_note=True)["notes"][0]
+    await _pipeline(service, 601, _commit(world, 0, 601))
+    [note] = service.status_notes()
+    assert note["id"] == old["id"] and _shown(note) == [601] and "999999" not in note["body"]
 
 
 async def test_a_status_note_from_before_signing_is_adopted_without_its_sections(service: Service) -> None:
