@@ -109,7 +109,7 @@ async def test_the_status_is_decided_before_the_model_runs(service: Service) -> 
 async def test_an_engine_failure_leaves_the_status_failed(service: Service) -> None:
     _pre_existing(CiWorld(service.gitlab),
                   Attempt("lint", trace=failing_log("test_lint", "AssertionError: W605 fired", run=2)))
-    service.model.fail_next(20, 500)
+    service.model.fail_next(20, 401)  # refused at once: no backoff to wait out
     await _event(service)
     assert _status(service) == "failed" and service.final_notes()[0]["body"].startswith("Hummingbird analysis failed")
 

@@ -81,7 +81,7 @@ async def test_every_verdict_is_in_the_note_before_the_models_explanation(servic
 
 async def test_the_note_keeps_the_triage_when_the_model_fails(service: Service) -> None:
     every_verdict(CiWorld(service.gitlab))
-    service.model.fail_next(20, 500)
+    service.model.fail_next(20, 401)  # refused at once: no backoff to wait out
     service.publish(pipeline_event())
     await service.wait_for(lambda: len(service.final_notes()) == 1, "the failure note")
     body = service.final_notes()[0]["body"]
