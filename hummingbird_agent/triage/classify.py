@@ -118,6 +118,9 @@ class Classifier:
         if isinstance(log, Unread):
             return replace(by_cases, verdict=Verdict.UNCLASSIFIED, evidence_url="",
                            reason=f"{by_cases.reason}; its log was not examined: {log.reason}")
+        if log.cut:
+            return _result(by_cases, Verdict.UNCLASSIFIED, f"{by_cases.reason}; but its log was read only in part: "
+                           "what was not read may hold another failure", log=log)
         rest = unaccounted(log.fingerprint, suite)
         if rest.empty:
             return by_cases

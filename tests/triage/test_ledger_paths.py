@@ -1,0 +1,45 @@
+"""More paths by which `success` (or a not-yours verdict) was once reached without proof: each test is one path,
+found by red-teaming the ledger, and closed."""
+
+from __future__ import annotations
+
+from hummingbird_agent.triage.model import TriageLimits, Verdict
+from tests.triage.conftest import failing_log, run_triage
+from tests.triage.world import Attempt, Case, CiWorld, sha_of
+
+BASE = sha_of("base")
+PARSE = "AssertionError: parse('1.2') returned None"
+MYPY = 'src/app.py:3: error: Incompatible return value type (got "int", expected "str")  [return-value]'
+
+
+def _mr(world: CiWorld, *attempts: Attempt, iid: int = 1) -> tuple[str, int]:
+    mr = world.mr(iid, base_sha=BASE)
+    return mr["sha"], world.pipeline(mr["sha"], attempts, ref="feature", source="merge_request_event")
+
+
+async def test_an_external_failure_older_than_a_job_of_its_name_is_still_a_check(world: CiWorld) -> None:
+    """An external CI posted `unit` failed before the pipeline's own job `unit` passed: the job's status is newer,
+    but it is the job, not the external check; the external failure was dropped as superseded."""
+    world.pipeline(BASE, [Attempt("unit", "success", trace="ok\n")])
+    mr = world.mr(1, base_sha=BASE)
+    world.gl.add_commit_status(1, mr["sha"], "unit", "failed", ref="feature", id=900,
+                               target_url="https://ci.example.com/builds/9")
+    world.pipeline(mr["sha"], [Attempt("unit", "success", trace="ok\n")], ref="feature",
+                   source="merge_request_event")
+    found, _ = await run_triage(world.gl, 1)
+    assert [(c.name, c.verdict) for c in found.checks] == [("unit", Verdict.UNCLASSIFIED)]
+    assert found.status == "failed"
+
+
+async def test_a_report_does_not_clear_a_log_read_only_in_part(world: CiWorld) -> None:
+    """The job's failed test fails so on the base, but only the head of its log fitted the per-log cap: a failure
+    past the cut (a type error after the tests) was never read, so the job is not proven someone else's."""
+    tail = "\n".join(f"log line {n}" for n in range(400))
+    world.pipeline(BASE, [Attempt("unit", trace=failing_log("test_a", PARSE, run=7), cases=(Case("test_a"),))])
+    log = failing_log("test_a", PARSE, run=2).replace("ERROR: Job failed", f"{tail}\n$ mypy src\n{MYPY}\nERROR: Job "
+                                                                          "failed")
+    _mr(world, Attempt("unit", trace=log, cases=(Case("test_a"),)))
+    found, _ = await run_triage(world.gl, 1, limits=TriageLimits(max_one_log_bytes=len(log) // 2))
+    (check,) = found.checks
+    assert check.verdict == Verdict.UNCLASSIFIED and "in part" in check.reason
+    assert found.status == "failed"
