@@ -17,7 +17,7 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.signature import signature
 from hummingbird_agent.triage.cases import CaseKey, Report, Suite, suite_names
-from hummingbird_agent.triage.evidence import Runs, Sources, failed_attempts
+from hummingbird_agent.triage.evidence import Runs, Sources, failed_attempts, same_kind
 from hummingbird_agent.triage.history import case_history
 from hummingbird_agent.triage.model import CaseResult, CheckResult, Verdict
 from hummingbird_agent.triage.reader import TriageReader
@@ -111,8 +111,7 @@ class CaseJudge:
         if suite is None:
             return None
         reruns = Runs([(p, by) for p, by in self._src.same_sha.pipelines if int(p.get("id") or 0) > int(
-            pipeline.get("id") or 0) and p.get("ref") == pipeline.get("ref") and p.get("source") == pipeline.get(
-            "source")])
+            pipeline.get("id") or 0) and same_kind(p, pipeline)])
         same = await self._reports(reruns, name)
         on_base = self._src.base.ran(name)
         target = await self._reports(await self._target(), name)

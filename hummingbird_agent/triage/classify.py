@@ -24,6 +24,7 @@ from hummingbird_agent.triage.evidence import (
     INFRASTRUCTURE_REASONS,
     MR_CAUSABLE_REASONS,
     PLATFORM_REASONS,
+    TRIGGER,
     Runs,
     Sources,
     failed_attempts,
@@ -63,9 +64,9 @@ class Classifier:
     async def job(self, job: FailedJob) -> CheckResult:
         """The job's verdict: flaky on a pass of a re-run, infrastructure on GitLab's word, else from all its
         evidence: its own failed test cases and its own log, each compared with the nearest run of the job."""
+        if job.nested:
+            return await self._nested(job)
         attempts, name = list(job.attempts), job.name
-        if job.nested and self._children is not None:
-            await self._children()
         failed = failed_attempts(attempts)[-1]
         base = CheckResult(job.label, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
                            stage=str(failed.get("stage") or ""), failure_reason=str(failed.get("failure_reason") or ""))
@@ -82,6 +83,16 @@ class Classifier:
         if isinstance(log, Unread):
             return _result(base, Verdict.UNCLASSIFIED, f"not examined: {log.reason}")
         return await self._from_log(base, name, log)
+
+    async def _nested(self, job: FailedJob) -> CheckResult:
+        """A job of a child pipeline, judged against the merge base's child pipelines of the same trigger job only:
+        a parent job or another trigger job's child job of the same name is another job. The target branch's child
+        pipelines are not read, so they prove nothing."""
+        if self._children is not None:
+            await self._children()
+        sources = replace(self._src, base=self._src.base_children.started_by(job.pipeline.get(TRIGGER)))
+        judge = Classifier(self._reader, sources, _no_runs, self._known, self._project, self._branch)
+        return await judge.job(replace(job, nested=False))
 
     def _rerun(self, base: CheckResult, job: FailedJob, failed: Job) -> CheckResult | None:
         """Flaky: the job passed on a retry in its pipeline, or in a re-run of its pipeline on the same commit."""
@@ -197,6 +208,10 @@ class Classifier:
         features = {"job": check.name, "stage": check.stage, "failure_reason": check.failure_reason}
         cause = await self._known.match(self._project, lines[: budgets.BAMBOO_VECTOR_QUERIES], features, log.tail)
         return cause if cause is not None and cause.fit >= budgets.BAMBOO_KNOWN_MIN_FIT else None
+
+
+async def _no_runs() -> Runs:
+    return Runs()
 
 
 def _tick_free(text: str) -> str:

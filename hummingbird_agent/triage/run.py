@@ -55,7 +55,7 @@ async def triage(reader: TriageReader, request: TriageRequest, known: KnownCause
     async def base_children() -> None:
         if not children:
             children.append(True)
-            await read_children(reader, sources.base, project_id)
+            await read_children(reader, sources.base, sources.base_children, project_id)
 
     classifier = Classifier(reader, sources, target_runs, known, request.project, branch, base_children)
     statuses, statuses_problem = await reader.statuses(sha)

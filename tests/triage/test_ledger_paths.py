@@ -43,3 +43,49 @@ async def test_a_report_does_not_clear_a_log_read_only_in_part(world: CiWorld) -
     (check,) = found.checks
     assert check.verdict == Verdict.UNCLASSIFIED and "in part" in check.reason
     assert found.status == "failed"
+
+
+async def test_a_pass_in_a_sibling_child_pipeline_is_no_re_run(world: CiWorld) -> None:
+    """Two trigger jobs start two child pipelines, each with a job `check` of its own: the second's pass is a pass of
+    another job, not a re-run of the first's."""
+    base = world.pipeline(BASE, [Attempt("unit", "success", trace="ok\n")])
+    world.trigger(base, "deploy-a", [Attempt("check", "success", trace="ok\n")])
+    world.trigger(base, "deploy-b", [Attempt("check", "success", trace="ok\n")])
+    _, pipeline = _mr(world, Attempt("unit", "success", trace="ok\n"))
+    world.trigger(pipeline, "deploy-a", [Attempt("check", trace=failing_log("test_deploy", "KeyError: 'x'"))])
+    world.trigger(pipeline, "deploy-b", [Attempt("check", "success", trace="ok\n")])
+    found, _ = await run_triage(world.gl, 1, pipeline_id=pipeline)
+    (check,) = found.checks
+    assert check.name == "check (child pipeline of deploy-a)" and check.verdict == Verdict.NEW
+    assert found.status == "failed"
+
+
+async def test_a_child_pipeline_job_is_compared_with_the_base_child_job_only(world: CiWorld) -> None:
+    """The MR's child pipeline fails `unit` as the base's parent job `unit` fails; the base's child job `unit`, the
+    same job as the MR's, passes: new, not pre-existing."""
+    base = world.pipeline(BASE, [Attempt("unit", trace=failing_log("test_a", PARSE, run=7))])
+    world.trigger(base, "arm", [Attempt("unit", "success", trace="ok\n")])
+    _, pipeline = _mr(world, Attempt("unit", trace=failing_log("test_a", PARSE, run=2)))
+    world.trigger(pipeline, "arm", [Attempt("unit", trace=failing_log("test_a", PARSE, run=3))])
+    found, _ = await run_triage(world.gl, 1, pipeline_id=pipeline)
+    verdicts = {c.name: c.verdict for c in found.checks}
+    assert verdicts == {"unit": Verdict.PRE_EXISTING, "unit (child pipeline of arm)": Verdict.NEW}
+    assert found.status == "failed"
+
+
+async def test_a_parent_job_is_not_compared_with_a_base_child_job_of_its_name(world: CiWorld) -> None:
+    """The base's parent job `unit` passes, its child pipeline's `unit` fails as the MR's parent `unit` does: the
+    MR broke its parent job (a child job, read first, loaded the base's child pipelines)."""
+    base = world.pipeline(BASE, [Attempt("unit", "success", trace="ok\n")])
+    world.trigger(base, "arm", [Attempt("unit", trace=failing_log("test_a", PARSE, run=7)),
+                                Attempt("lint", "success", trace="ok\n")])
+    mr = world.mr(1, base_sha=BASE)
+    branch = world.pipeline(mr["sha"], [Attempt("unit", trace=failing_log("test_a", PARSE, run=2))], ref="feature")
+    pipeline = world.pipeline(mr["sha"], [Attempt("docs", "success", trace="ok\n")], ref="feature",
+                              source="merge_request_event")
+    world.trigger(pipeline, "arm", [Attempt("lint", trace=failing_log("test_lint", "KeyError: 'y'")),
+                                    Attempt("unit", trace=failing_log("test_a", PARSE, run=3))])
+    found, _ = await run_triage(world.gl, 1, pipeline_id=pipeline)
+    verdicts = {c.name: c.verdict for c in found.checks}
+    assert verdicts[f"unit (pipeline {branch})"] == Verdict.NEW
+    assert found.status == "failed"
