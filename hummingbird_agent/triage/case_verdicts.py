@@ -117,6 +117,8 @@ class CaseJudge:
         target = await self._reports(await self._target(), name)
         near = self._src.base if on_base else await self._target()
         reports = await self._reports(near, name) if on_base else target
+        if not on_base and self._src.base_problem:  # the base may have run the job: the target branch is not nearest
+            near, reports = Runs(), [f"the merge base's jobs were not all read ({self._src.base_problem})"]
         cases = [self._case(suite, key, line, name, (same, reports, target), on_base, near)
                  for key, line in suite.failed.items()]
         return job_verdict(head, suite, cases), suite

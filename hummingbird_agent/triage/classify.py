@@ -59,6 +59,8 @@ class Classifier:
         """The runs that decide: the merge base's when it ran the job, else the target branch's recent ones."""
         if self._src.base.ran(name):
             return self._src.base, "on the merge base's pipeline"
+        if self._src.base_problem:  # the base may have run it (and passed): no run is the nearest one known
+            return Runs(), f"on the merge base, whose jobs were not all read ({self._src.base_problem})"
         return await self._target(), f"on recent `{self._branch}` pipelines"
 
     async def job(self, job: FailedJob) -> CheckResult:
@@ -171,8 +173,9 @@ class Classifier:
             return _result(base, Verdict.UNCLASSIFIED, f"failed {where} too, but its log is too generic to tell "
                            "whether it is the same failure", log=log)
         if not runs.ran(name):
-            return _result(base, Verdict.UNCLASSIFIED, f"did not run on the merge base or on recent "
-                           f"`{self._branch}` pipelines", log=log)
+            text = f"not compared {where}" if self._src.base_problem else (
+                f"did not run on the merge base or on recent `{self._branch}` pipelines")
+            return _result(base, Verdict.UNCLASSIFIED, text, log=log)
         ok = runs.first_pass(name)
         text = f"passes {where}" if ok is not None else f"fails differently {where}"
         evidence = ok if ok is not None else runs.attempts(name)[0][1][-1]

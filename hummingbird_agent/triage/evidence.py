@@ -100,6 +100,8 @@ class Sources:
     same_sha: Runs = field(default_factory=Runs)
     """The commit's other pipelines (a retried pipeline, a branch pipeline beside the MR's)."""
     base: Runs = field(default_factory=Runs)
+    base_problem: str = ""
+    """Why a job list of the merge base's pipelines is not whole: a job it does not show may have run there."""
     base_children: Runs = field(default_factory=Runs)
     """The child pipelines of the merge base's pipelines, each marked with its trigger job (`TRIGGER`)."""
     target: Runs = field(default_factory=Runs)

@@ -140,7 +140,9 @@ async def _load_base(reader: TriageReader, base_sha: str, branch: str, sources: 
     if not pipelines:
         reader.gaps.append(f"no pipeline ran on the merge base {base_sha[:12]}")
     for pipeline in sorted(pipelines, key=lambda p: p.get("ref") != branch):
-        sources.base.add(pipeline, (await reader.jobs(pipeline)).jobs)
+        listed = await reader.jobs(pipeline)
+        sources.base.add(pipeline, listed.jobs)
+        sources.base_problem = sources.base_problem or listed.problem
 
 
 async def _load_target(reader: TriageReader, request: TriageRequest, branch: str) -> Runs:

@@ -89,3 +89,34 @@ async def test_a_parent_job_is_not_compared_with_a_base_child_job_of_its_name(wo
     verdicts = {c.name: c.verdict for c in found.checks}
     assert verdicts[f"unit (pipeline {branch})"] == Verdict.NEW
     assert found.status == "failed"
+
+
+async def test_a_base_job_list_not_read_leaves_no_room_for_the_target_branch(world: CiWorld) -> None:
+    """The merge base's pipeline passes `unit`, but its job list was refused: an older `main` failure is not the
+    nearest run of the job, since the base may have run it (and here it passed)."""
+    world.pipeline(sha_of("main", 1), [Attempt("unit", trace=failing_log("test_a", PARSE, run=5))],
+                   updated_at="2026-01-05T01:00:00.000Z")
+    base = world.pipeline(BASE, [Attempt("unit", "success", trace="ok\n")], updated_at="2026-01-05T02:00:00.000Z")
+    _mr(world, Attempt("unit", trace=failing_log("test_a", PARSE, run=2)))
+    world.gl.fail_next(1, 403, path=r"/group/project/jobs$", body={"message": "403 Forbidden"})
+    world.gl.fail_next(1, 403, path=rf"/pipelines/{base}/jobs$", body={"message": "403 Forbidden"})
+    found, _ = await run_triage(world.gl, 1)
+    (check,) = found.checks
+    assert check.verdict == Verdict.UNCLASSIFIED and f"pipeline {base}" in check.reason
+    assert found.status == "failed"
+
+
+async def test_a_base_job_list_not_read_leaves_no_room_for_target_reports(world: CiWorld) -> None:
+    """As above, the job's failed test case judged by its report: an older `main` report failing it the same way is
+    not the nearest run of the case."""
+    world.pipeline(sha_of("main", 1), [Attempt("unit", trace=failing_log("test_a", PARSE, run=5),
+                                               cases=(Case("test_a"),))], updated_at="2026-01-05T01:00:00.000Z")
+    base = world.pipeline(BASE, [Attempt("unit", "success", trace="ok\n", cases=(Case("test_a", "success"),))],
+                          updated_at="2026-01-05T02:00:00.000Z")
+    _mr(world, Attempt("unit", trace=failing_log("test_a", PARSE, run=2), cases=(Case("test_a"),)))
+    world.gl.fail_next(1, 403, path=r"/group/project/jobs$", body={"message": "403 Forbidden"})
+    world.gl.fail_next(1, 403, path=rf"/pipelines/{base}/jobs$", body={"message": "403 Forbidden"})
+    found, _ = await run_triage(world.gl, 1)
+    (check,) = found.checks
+    assert check.verdict == Verdict.UNCLASSIFIED and check.cases[0].reason.startswith("not compared: the merge base")
+    assert found.status == "failed"
