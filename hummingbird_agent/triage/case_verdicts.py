@@ -17,7 +17,7 @@ from typing import Any
 from hummingbird_agent import budgets
 from hummingbird_agent.logs.signature import signature
 from hummingbird_agent.triage.cases import CaseKey, Report, Suite, suite_names
-from hummingbird_agent.triage.evidence import Runs, Sources, failed_attempts
+from hummingbird_agent.triage.evidence import Runs, Sources, failed_attempts, same_kind
 from hummingbird_agent.triage.history import case_history
 from hummingbird_agent.triage.model import CaseResult, CheckResult, Verdict
 from hummingbird_agent.triage.reader import TriageReader
@@ -111,13 +111,14 @@ class CaseJudge:
         if suite is None:
             return None
         reruns = Runs([(p, by) for p, by in self._src.same_sha.pipelines if int(p.get("id") or 0) > int(
-            pipeline.get("id") or 0) and p.get("ref") == pipeline.get("ref") and p.get("source") == pipeline.get(
-            "source")])
+            pipeline.get("id") or 0) and same_kind(p, pipeline)])
         same = await self._reports(reruns, name)
         on_base = self._src.base.ran(name)
         target = await self._reports(await self._target(), name)
         near = self._src.base if on_base else await self._target()
         reports = await self._reports(near, name) if on_base else target
+        if not on_base and self._src.base_problem:  # the base may have run the job: the target branch is not nearest
+            near, reports = Runs(), [f"the merge base's jobs were not all read ({self._src.base_problem})"]
         cases = [self._case(suite, key, line, name, (same, reports, target), on_base, near)
                  for key, line in suite.failed.items()]
         return job_verdict(head, suite, cases), suite

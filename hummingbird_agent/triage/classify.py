@@ -24,6 +24,7 @@ from hummingbird_agent.triage.evidence import (
     INFRASTRUCTURE_REASONS,
     MR_CAUSABLE_REASONS,
     PLATFORM_REASONS,
+    TRIGGER,
     Runs,
     Sources,
     failed_attempts,
@@ -58,14 +59,16 @@ class Classifier:
         """The runs that decide: the merge base's when it ran the job, else the target branch's recent ones."""
         if self._src.base.ran(name):
             return self._src.base, "on the merge base's pipeline"
+        if self._src.base_problem:  # the base may have run it (and passed): no run is the nearest one known
+            return Runs(), f"on the merge base, whose jobs were not all read ({self._src.base_problem})"
         return await self._target(), f"on recent `{self._branch}` pipelines"
 
     async def job(self, job: FailedJob) -> CheckResult:
         """The job's verdict: flaky on a pass of a re-run, infrastructure on GitLab's word, else from all its
         evidence: its own failed test cases and its own log, each compared with the nearest run of the job."""
+        if job.nested:
+            return await self._nested(job)
         attempts, name = list(job.attempts), job.name
-        if job.nested and self._children is not None:
-            await self._children()
         failed = failed_attempts(attempts)[-1]
         base = CheckResult(job.label, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),
                            stage=str(failed.get("stage") or ""), failure_reason=str(failed.get("failure_reason") or ""))
@@ -82,6 +85,16 @@ class Classifier:
         if isinstance(log, Unread):
             return _result(base, Verdict.UNCLASSIFIED, f"not examined: {log.reason}")
         return await self._from_log(base, name, log)
+
+    async def _nested(self, job: FailedJob) -> CheckResult:
+        """A job of a child pipeline, judged against the merge base's child pipelines of the same trigger job only:
+        a parent job or another trigger job's child job of the same name is another job. The target branch's child
+        pipelines are not read, so they prove nothing."""
+        if self._children is not None:
+            await self._children()
+        sources = replace(self._src, base=self._src.base_children.started_by(job.pipeline.get(TRIGGER)))
+        judge = Classifier(self._reader, sources, _no_runs, self._known, self._project, self._branch)
+        return await judge.job(replace(job, nested=False))
 
     def _rerun(self, base: CheckResult, job: FailedJob, failed: Job) -> CheckResult | None:
         """Flaky: the job passed on a retry in its pipeline, or in a re-run of its pipeline on the same commit."""
@@ -118,6 +131,9 @@ class Classifier:
         if isinstance(log, Unread):
             return replace(by_cases, verdict=Verdict.UNCLASSIFIED, evidence_url="",
                            reason=f"{by_cases.reason}; its log was not examined: {log.reason}")
+        if log.cut:
+            return _result(by_cases, Verdict.UNCLASSIFIED, f"{by_cases.reason}; but its log was read only in part: "
+                           "what was not read may hold another failure", log=log)
         rest = unaccounted(log.fingerprint, suite)
         if rest.empty:
             return by_cases
@@ -157,8 +173,9 @@ class Classifier:
             return _result(base, Verdict.UNCLASSIFIED, f"failed {where} too, but its log is too generic to tell "
                            "whether it is the same failure", log=log)
         if not runs.ran(name):
-            return _result(base, Verdict.UNCLASSIFIED, f"did not run on the merge base or on recent "
-                           f"`{self._branch}` pipelines", log=log)
+            text = f"not compared {where}" if self._src.base_problem else (
+                f"did not run on the merge base or on recent `{self._branch}` pipelines")
+            return _result(base, Verdict.UNCLASSIFIED, text, log=log)
         ok = runs.first_pass(name)
         text = f"passes {where}" if ok is not None else f"fails differently {where}"
         evidence = ok if ok is not None else runs.attempts(name)[0][1][-1]
@@ -194,6 +211,10 @@ class Classifier:
         features = {"job": check.name, "stage": check.stage, "failure_reason": check.failure_reason}
         cause = await self._known.match(self._project, lines[: budgets.BAMBOO_VECTOR_QUERIES], features, log.tail)
         return cause if cause is not None and cause.fit >= budgets.BAMBOO_KNOWN_MIN_FIT else None
+
+
+async def _no_runs() -> Runs:
+    return Runs()
 
 
 def _tick_free(text: str) -> str:

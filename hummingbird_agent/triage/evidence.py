@@ -25,6 +25,10 @@ MR_CAUSABLE_REASONS = frozenset({
 INFRASTRUCTURE_REASONS = PLATFORM_REASONS | MR_CAUSABLE_REASONS
 
 
+# The key the triage adds to a child pipeline: the name of the trigger job that started it. Two trigger jobs start
+# two child pipelines whose jobs may share names and still be other jobs.
+TRIGGER = "trigger_job"
+
 # Failure reasons of a script that ran too long: its log shows where it stopped, not why it hung.
 HANGS = frozenset({"job_execution_timeout"})
 
@@ -39,6 +43,12 @@ def by_name(jobs: Iterable[Job]) -> dict[str, list[Job]]:
 
 def failed_attempts(attempts: Sequence[Job]) -> list[Job]:
     return [a for a in attempts if a.get("status") == "failed" and not a.get("allow_failure")]
+
+
+def same_kind(pipeline: Mapping[str, Any], of: Mapping[str, Any]) -> bool:
+    """Whether `pipeline` runs the same jobs as `of`: the same ref and source, and for a child pipeline the same
+    trigger job."""
+    return all(pipeline.get(k) == of.get(k) for k in ("ref", "source", TRIGGER))
 
 
 def passed(attempts: Sequence[Job]) -> Job | None:
@@ -68,8 +78,12 @@ class Runs:
         """A pass of `name` in a later pipeline of the same ref and source as `of` (a re-run of that pipeline on the
         same commit, so the same job definition): a pipeline of another kind may run another job of that name."""
         later = [(p, a) for p, a in self.attempts(name) if int(p.get("id") or 0) > int(of.get("id") or 0)
-                 and p.get("ref") == of.get("ref") and p.get("source") == of.get("source")]
+                 and same_kind(p, of)]
         return next((job for _, attempts in later if (job := passed(attempts))), None)
+
+    def started_by(self, trigger: object) -> Runs:
+        """The child pipelines among these that the trigger job `trigger` started."""
+        return Runs([(p, jobs) for p, jobs in self.pipelines if p.get(TRIGGER) == trigger])
 
     def failures(self, name: str) -> list[Job]:
         """The last failed attempt of `name` in each pipeline where its latest attempt failed, newest first."""
@@ -86,6 +100,10 @@ class Sources:
     same_sha: Runs = field(default_factory=Runs)
     """The commit's other pipelines (a retried pipeline, a branch pipeline beside the MR's)."""
     base: Runs = field(default_factory=Runs)
+    base_problem: str = ""
+    """Why a job list of the merge base's pipelines is not whole: a job it does not show may have run there."""
+    base_children: Runs = field(default_factory=Runs)
+    """The child pipelines of the merge base's pipelines, each marked with its trigger job (`TRIGGER`)."""
     target: Runs = field(default_factory=Runs)
     """Recent pipelines of the target branch within the look-back window."""
     unlisted_problem: str = ""

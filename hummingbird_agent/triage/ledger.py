@@ -74,9 +74,7 @@ class Ledger:
                      unlisted: str = "") -> None:
         """The commit's statuses that are not a job or a bridge the triage listed (`known_ids`), latest per name;
         `unlisted`: why the commit's lists are not whole (a failed status may then be a job not listed)."""
-        for status in _latest(statuses).values():
-            if int(status.get("id") or 0) in known_ids or str(status.get("name")) in ignore:
-                continue
+        for status in _latest(_others(statuses, known_ids, ignore)).values():
             state, name = str(status.get("status") or ""), str(status.get("name"))
             if state == "success" or (state == "failed" and status.get("allow_failure")):
                 self.passed += state == "success"
@@ -112,6 +110,13 @@ def _optional(job: Job, pipeline: Mapping[str, Any]) -> bool:
 def not_run(name: str, state: str, url: str, stage: str) -> CheckResult:
     reason = _NOT_RUN.get(state, f"in state `{state}`, which the triage does not know: it proves nothing")
     return CheckResult(name, Verdict.UNCLASSIFIED, reason, url=url, stage=stage)
+
+
+def _others(statuses: Iterable[Mapping[str, Any]], known_ids: set[int], ignore: frozenset[str],
+            ) -> list[Mapping[str, Any]]:
+    """The statuses that are no listed job, left out before the latest of each name is taken: a job's status newer
+    than an external one of its name must not hide the external one."""
+    return [s for s in statuses if int(s.get("id") or 0) not in known_ids and str(s.get("name")) not in ignore]
 
 
 def _latest(statuses: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:

@@ -55,7 +55,7 @@ async def triage(reader: TriageReader, request: TriageRequest, known: KnownCause
     async def base_children() -> None:
         if not children:
             children.append(True)
-            await read_children(reader, sources.base, project_id)
+            await read_children(reader, sources.base, sources.base_children, project_id)
 
     classifier = Classifier(reader, sources, target_runs, known, request.project, branch, base_children)
     statuses, statuses_problem = await reader.statuses(sha)
@@ -140,7 +140,9 @@ async def _load_base(reader: TriageReader, base_sha: str, branch: str, sources: 
     if not pipelines:
         reader.gaps.append(f"no pipeline ran on the merge base {base_sha[:12]}")
     for pipeline in sorted(pipelines, key=lambda p: p.get("ref") != branch):
-        sources.base.add(pipeline, (await reader.jobs(pipeline)).jobs)
+        listed = await reader.jobs(pipeline)
+        sources.base.add(pipeline, listed.jobs)
+        sources.base_problem = sources.base_problem or listed.problem
 
 
 async def _load_target(reader: TriageReader, request: TriageRequest, branch: str) -> Runs:

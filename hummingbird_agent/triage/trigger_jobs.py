@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hummingbird_agent.triage.evidence import Runs, Sources, by_name
+from hummingbird_agent.triage.evidence import TRIGGER, Runs, Sources, by_name
 from hummingbird_agent.triage.ledger import RUNNING, Ledger
 from hummingbird_agent.triage.model import CheckResult, Verdict
 from hummingbird_agent.triage.reader import FINISHED, TriageReader, Unread
@@ -62,7 +62,8 @@ async def _bridges(reader: TriageReader, pipeline: Mapping[str, Any], sources: S
         if int(downstream.get("project_id") or -1) == project_id and downstream.get("id"):
             if int(downstream["id"]) not in listed:
                 listed.add(int(downstream["id"]))
-                await read_pipeline(reader, downstream, sources, ledger, f"child pipeline of {bridge.get('name')}")
+                child = {**downstream, TRIGGER: str(bridge.get("name"))}
+                await read_pipeline(reader, child, sources, ledger, f"child pipeline of {bridge.get('name')}")
         else:
             _bridge_item(bridge, ledger)
 
@@ -83,9 +84,9 @@ def _bridge_item(bridge: Mapping[str, Any], ledger: Ledger) -> None:
                                            f"pipeline is {where}", url=str(bridge.get("web_url") or "")))
 
 
-async def read_children(reader: TriageReader, runs: Runs, project_id: int) -> None:
-    """The jobs of the child pipelines the pipelines of `runs` (the merge base's) started, added to `runs`: what a
-    failed job of the MR's child pipeline is compared with."""
+async def read_children(reader: TriageReader, runs: Runs, children: Runs, project_id: int) -> None:
+    """The jobs of the child pipelines the pipelines of `runs` (the merge base's) started, added to `children`, each
+    marked with its trigger job: what a failed job of the MR's child pipeline of that trigger job is compared with."""
     for pipeline, _ in list(runs.pipelines):
         found = await reader.bridges(pipeline)
         if isinstance(found, Unread):
@@ -94,4 +95,4 @@ async def read_children(reader: TriageReader, runs: Runs, project_id: int) -> No
         for bridge in found:
             downstream = bridge.get("downstream_pipeline") or {}
             if int(downstream.get("project_id") or -1) == project_id and downstream.get("id"):
-                runs.add(downstream, (await reader.jobs(downstream)).jobs)
+                children.add({**downstream, TRIGGER: str(bridge.get("name"))}, (await reader.jobs(downstream)).jobs)
