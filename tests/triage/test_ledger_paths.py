@@ -5,16 +5,8 @@ from __future__ import annotations
 
 from hummingbird_agent.triage.model import TriageLimits, Verdict
 from tests.triage.conftest import failing_log, run_triage
+from tests.triage.test_ledger import BASE, MYPY, PARSE, _mr
 from tests.triage.world import Attempt, Case, CiWorld, sha_of
-
-BASE = sha_of("base")
-PARSE = "AssertionError: parse('1.2') returned None"
-MYPY = 'src/app.py:3: error: Incompatible return value type (got "int", expected "str")  [return-value]'
-
-
-def _mr(world: CiWorld, *attempts: Attempt, iid: int = 1) -> tuple[str, int]:
-    mr = world.mr(iid, base_sha=BASE)
-    return mr["sha"], world.pipeline(mr["sha"], attempts, ref="feature", source="merge_request_event")
 
 
 async def test_an_external_failure_older_than_a_job_of_its_name_is_still_a_check(world: CiWorld) -> None:
