@@ -12,15 +12,16 @@ from hummingbird_agent.triage.reader import Job
 # GitLab failure reasons that say GitLab itself failed, whatever the MR changed: its scheduler, its API, its data,
 # an archived project, a dependency's artifacts expired, a schedule gone stale, the CI quota, an IP restriction.
 PLATFORM_REASONS = frozenset({
-    "scheduler_failure", "api_failure", "data_integrity_failure", "archived_failure", "missing_dependency_failure",
-    "stale_schedule", "ci_quota_exceeded", "ip_restriction_failure",
+    "scheduler_failure", "api_failure", "data_integrity_failure", "archived_failure", "stale_schedule",
+    "ci_quota_exceeded", "ip_restriction_failure",
 })
 # Reasons GitLab reports for the runner or the job that the MR can cause: a log it floods, a job that hangs or waits
 # for a runner its new tags name, an image or a CI configuration it changes, a feature its CI file uses that the
-# runner lacks, memory it exhausts. Infrastructure only when the merge base's run of the job failed the same way.
+# runner lacks, memory it exhausts, a dependency's artifacts it lets expire (`expire_in`) before the job reads them.
+# Infrastructure only when the merge base's run of the job failed the same way.
 MR_CAUSABLE_REASONS = frozenset({
     "runner_system_failure", "stuck_or_timeout_failure", "trace_size_exceeded", "runner_unsupported",
-    "no_matching_runner", "unmet_prerequisites",
+    "no_matching_runner", "unmet_prerequisites", "missing_dependency_failure",
 })
 INFRASTRUCTURE_REASONS = PLATFORM_REASONS | MR_CAUSABLE_REASONS
 

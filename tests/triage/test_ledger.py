@@ -139,10 +139,13 @@ async def test_a_reason_the_mr_can_cause_is_infrastructure_only_when_the_base_fa
                                   failure_reason="runner_system_failure")])
     _mr(world, Attempt("unit", trace=flood, failure_reason="trace_size_exceeded"),
         Attempt("e2e", trace="ERROR: Job failed (system failure): pod evicted", failure_reason="runner_system_failure"),
-        Attempt("docs", trace="ERROR: Job failed: the scheduler failed", failure_reason="scheduler_failure"))
+        Attempt("docs", trace="ERROR: Job failed: the scheduler failed", failure_reason="scheduler_failure"),
+        Attempt("package", trace="ERROR: Job failed: the artifacts of build expired",
+                failure_reason="missing_dependency_failure"))  # the MR's `expire_in: 1 sec` on build
     found, _ = await run_triage(world.gl, 1)
     verdicts = {c.name: c.verdict for c in found.checks}
-    assert verdicts == {"unit": Verdict.NEW, "e2e": Verdict.INFRASTRUCTURE, "docs": Verdict.INFRASTRUCTURE}
+    assert verdicts == {"unit": Verdict.NEW, "e2e": Verdict.INFRASTRUCTURE, "docs": Verdict.INFRASTRUCTURE,
+                        "package": Verdict.UNCLASSIFIED}  # the base never ran it: not infrastructure, unproven
     assert found.status == "failed"
 
 
