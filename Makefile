@@ -54,8 +54,12 @@ serve: install host
 llamacpp-tier: install
 	VENV=$(VENV) bash scripts/install-llamacpp-tier.sh
 
+# Test workers (pytest-xdist): each takes whole modules (tests/conftest.py groups them; the llama.cpp tier is one
+# group, so one worker loads the model). TEST_WORKERS=0 runs the suite in this process alone.
+TEST_WORKERS ?= 2
+
 test: install host test-tools browser localstack llamacpp-tier lint
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup
 
 test-llamacpp: install host llamacpp-tier
 	$(PY) -m pytest -q -p no:cacheprovider -m llamacpp tests/llamacpp

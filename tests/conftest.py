@@ -20,6 +20,16 @@ from tests.servers.openai import OpenAIServer
 from tests.servers.testing_farm import TestingFarmServer
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Test workers (`make test`, pytest-xdist `--dist loadgroup`) take whole modules, whose module-scoped fixtures
+    (a sandbox, a built image) would otherwise be set up twice at once; the llama.cpp tier is one group, so one
+    worker loads the model. Without workers the marks do nothing."""
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            group = "llamacpp" if item.get_closest_marker("llamacpp") else item.nodeid.split("::")[0]
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(autouse=True)
 def _root_logging() -> Iterator[None]:
     """A handler a test's CLI command put on the root logger goes with the test: it writes to that test's captured

@@ -55,6 +55,11 @@ class PodmanPool:
     def ready(self) -> int:
         return len(self._ready)
 
+    @property
+    def containers(self) -> frozenset[str]:
+        """The containers this pool started and has not removed yet (other pools on the host have their own)."""
+        return frozenset(self._links)
+
     def take(self) -> Warm | None:
         """A ready container, now the caller's alone (None when none is ready); starts or tops up the pool."""
         self._filling = True

@@ -95,4 +95,11 @@ def test_every_make_target_named_exists() -> None:
     targets = set(re.findall(r"^([a-z-]+):", makefile, re.M))
     named = {t for page in PAGES for t in MAKE.findall(_text(page))}
     assert named and named <= targets, named - targets
-    assert "KEEP_PODMAN_CONF" in makefile  # the variable the pages name to keep a host's containers.conf
+
+
+def test_every_make_variable_named_is_one_the_makefile_reads() -> None:
+    """`make test TEST_WORKERS=0`, `make serve KEEP_PODMAN_CONF=1`: each variable has a default and is used."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    named = {v for page in PAGES for v in re.findall(r"`make [a-z-]+ ([A-Z_]+)=", _text(page))}
+    assert {"TEST_WORKERS", "KEEP_PODMAN_CONF"} <= named
+    assert all(re.search(rf"^{v} \?= ", makefile, re.M) and f"$({v})" in makefile for v in named), named
