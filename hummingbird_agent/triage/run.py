@@ -136,7 +136,16 @@ async def _load_base(reader: TriageReader, base_sha: str, branch: str, sources: 
     if not base_sha:
         reader.gaps.append("the merge base of the MR is not known")
         return
-    pipelines = await reader.pipelines(sha=base_sha, limit=budgets.TRIAGE_SHA_PIPELINES)
+    found = await reader.call("gitlab_list_pipelines", sha=base_sha, limit=budgets.TRIAGE_SHA_PIPELINES + 1)
+    if not isinstance(found, list):  # not read: the base may have run any job (the gap is said already)
+        sources.base_problem = f"the pipelines of the merge base {base_sha[:12]} could not be listed"
+        return
+    pipelines = [p for p in found if isinstance(p, Mapping)]
+    if len(pipelines) > budgets.TRIAGE_SHA_PIPELINES:
+        pipelines = pipelines[: budgets.TRIAGE_SHA_PIPELINES]
+        sources.base_problem = (f"the merge base {base_sha[:12]} has more than {budgets.TRIAGE_SHA_PIPELINES} "
+                                "pipelines: only the newest were read")
+        reader.gaps.append(sources.base_problem)
     if not pipelines:
         reader.gaps.append(f"no pipeline ran on the merge base {base_sha[:12]}")
     for pipeline in sorted(pipelines, key=lambda p: p.get("ref") != branch):

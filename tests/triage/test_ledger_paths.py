@@ -3,6 +3,7 @@ found by red-teaming the ledger, and closed."""
 
 from __future__ import annotations
 
+from hummingbird_agent import budgets
 from hummingbird_agent.triage.model import TriageLimits, Verdict
 from tests.triage.conftest import failing_log, run_triage
 from tests.triage.test_ledger import BASE, MYPY, PARSE, _mr
@@ -111,4 +112,19 @@ async def test_a_base_job_list_not_read_leaves_no_room_for_target_reports(world:
     found, _ = await run_triage(world.gl, 1)
     (check,) = found.checks
     assert check.verdict == Verdict.UNCLASSIFIED and check.cases[0].reason.startswith("not compared: the merge base")
+    assert found.status == "failed"
+
+
+async def test_a_merge_base_with_more_pipelines_than_read_leaves_no_room_for_the_target_branch(world: CiWorld) -> None:
+    """The base's oldest pipeline passed `unit`; its newer ones (more than are read) did not run it: the older `main`
+    failure is not the nearest run, since an unread pipeline of the base may have run the job (and here passed)."""
+    world.pipeline(sha_of("main", 1), [Attempt("unit", trace=failing_log("test_a", PARSE, run=5))],
+                   updated_at="2026-01-05T01:00:00.000Z")
+    world.pipeline(BASE, [Attempt("unit", "success", trace="ok\n")], updated_at="2026-01-05T02:00:00.000Z")
+    for n in range(budgets.TRIAGE_SHA_PIPELINES):
+        world.pipeline(BASE, [Attempt("docs", "success", trace="ok\n")], ref=f"topic-{n}")
+    _mr(world, Attempt("unit", trace=failing_log("test_a", PARSE, run=2)))
+    found, _ = await run_triage(world.gl, 1)
+    (check,) = found.checks
+    assert check.verdict == Verdict.UNCLASSIFIED and "more than" in check.reason
     assert found.status == "failed"
