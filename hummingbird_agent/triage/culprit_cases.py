@@ -101,9 +101,10 @@ class _CaseSearch:
 
     async def _answer(self, head: Culprit, window: list[Pipeline], found: list[_Found], problem: str) -> Culprit:
         """The job's break: at or before the earliest first bad run of its cases, after the oldest good run below
-        any of theirs (a case not narrowed below that bad run may have broken first: the range then holds both)."""
+        any of theirs (a case not narrowed below that bad run may have broken first: the range then holds both),
+        or after a run whose report showed the job's suite without a failed test (no case was failing there)."""
         first = min(found, key=lambda f: (f.hi, -f.lo))
-        lo = min(f.lo for f in found)
+        lo = max(min(f.lo for f in found), self._clean_below(window, first))
         stopped = any(f.stopped and f.lo < first.hi for f in found)
         bad = window[first.hi]
         job = self._suspect.job if first.hi == len(window) - 1 else None
@@ -113,6 +114,16 @@ class _CaseSearch:
         if lo < 0:
             return head
         return await range_of(self._reader, self._project, replace(head, last_good=run_ref(window[lo], None)))
+
+    def _clean_below(self, window: list[Pipeline], first: _Found) -> int:
+        """The newest run at or below `first`'s last good one whose report, read whole, lists the job's suite with
+        no failed test: none of its cases failed there, so none broke before it (-1: none read so)."""
+        for i in range(first.lo, -1, -1):
+            report = self._reports.get(int(window[i].get("id") or 0))
+            suite = report.suite(self._suspect.name) if isinstance(report, Report) and not report.cut else None
+            if suite is not None and not suite.error and not suite.failed and not suite.failed_count:
+                return i
+        return -1
 
     async def _report(self, pipeline: Pipeline) -> Report | Unread:
         """The pipeline's test report, read once a search (a report not read is not read again)."""

@@ -62,24 +62,29 @@ def cases_log(failed: Iterable[str], run: int = 1) -> str:
                       "ERROR: Job failed: exit code 1"])
 
 
-def cases_attempt(failed: Iterable[str], job: str = "unit-tests", run: int = 1) -> Attempt:
-    """The job with a junit report of CASES, these failed (a pass when none is)."""
+def cases_attempt(failed: Iterable[str], job: str = "unit-tests", run: int = 1,
+                  cases: Iterable[str] = CASES) -> Attempt:
+    """The job with a junit report of `cases`, these failed (a pass when none is)."""
     failed = tuple(failed)
-    cases = tuple(Case(n, "failed" if n in failed else "success") for n in CASES)
+    report = tuple(Case(n, "failed" if n in failed else "success") for n in cases)
     trace = cases_log(failed, run) if failed else PASSING
-    return Attempt(job, "failed" if failed else "success", trace=trace, cases=cases)
+    return Attempt(job, "failed" if failed else "success", trace=trace, cases=report)
 
 
-def case_history(world: CiWorld, count: int, breaks: dict[str, int], *, first_iid: int = 100) -> list[str]:
+def case_history(world: CiWorld, count: int, breaks: dict[str, int], *, first_iid: int = 100,
+                 added: dict[str, int] | None = None) -> list[str]:
     """`count` merged MRs into the branch as `history` makes them, a pipeline on each merge commit whose job
-    reports CASES, each of `breaks` failing from its (1-based) merge on. Returns the merge commits, oldest first."""
+    reports CASES (each of `added` only from its merge on), each of `breaks` failing from its (1-based) merge on.
+    Returns the merge commits, oldest first."""
     merges = []
     for n in range(1, count + 1):
         iid = first_iid + n - 1
         world.merged(iid, [sha_of(world.path, "c", iid)], author_id=50 + n % 3)
         merges.append(sha_of(world.path, "merge", iid))
         failed = [name for name, at in breaks.items() if n >= at]
-        world.pipeline(merges[-1], [cases_attempt(failed, run=n), Attempt("lint", "success", trace="ok\n")])
+        cases = [name for name in CASES if n >= (added or {}).get(name, 1)]
+        world.pipeline(merges[-1], [cases_attempt(failed, run=n, cases=cases),
+                                    Attempt("lint", "success", trace="ok\n")])
     return merges
 
 

@@ -59,3 +59,15 @@ async def test_an_mr_failing_only_the_later_case_gets_the_later_break_not_a_cach
     assert second.verdict == Verdict.PRE_EXISTING and second.culprit is not None
     assert second.culprit.named is not None and second.culprit.named.mr_iid == 110
     assert second.culprit.case == "tests.test_core.test_b"
+
+
+async def test_a_case_added_already_failing_does_not_hide_the_earlier_break(world: CiWorld) -> None:
+    """test_b is added at the 11th merge, failing: older reports do not list it (unknown, never a pass). The 4th
+    merge's report lists the job's tests with none failed, so no case broke before it: the 5th is named."""
+    authors(world)
+    merges = case_history(world, 16, {"test_a": 5, "test_b": 11}, added={"test_b": 11})
+    cases_mr(world, 1, merges[-1], ["test_a", "test_b"])
+    (check,) = (await run_triage(world.gl, 1))[0].checks
+    culprit = check.culprit
+    assert culprit is not None and culprit.named is not None and culprit.named.mr_iid == 104, culprit
+    assert culprit.case == "tests.test_core.test_a"
