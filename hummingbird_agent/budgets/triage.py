@@ -147,6 +147,11 @@ CULPRIT_MAX_CALLS = 40
 # Searches per triage (one per distinct pre-existing or flaky failure, the first ones in the table): a triage of 60
 # failed jobs must not bisect 60 histories.
 CULPRIT_MAX_SEARCHES = 5
+# Failed test cases of one pre-existing check searched on the branch's test reports (one bisection each, sharing the
+# reports read): the job's break is the earliest of its cases'. Each search is ~log2(100) = 7 report reads, most of
+# them shared, so three fit in CULPRIT_MAX_CALLS beside the range; a check failing more cases is one break seen from
+# its first few (its verdict lists them first), and the rest would only repeat it.
+CULPRIT_MAX_CASES = 3
 # Commits of a range looked up for the merge request that brought each in: a range longer than this is listed
 # only up to it (newest first) and said longer; it is never named as one change.
 CULPRIT_MAX_RANGE_COMMITS = 20

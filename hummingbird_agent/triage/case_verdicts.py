@@ -79,14 +79,19 @@ def own_suite(report: Report, job: str, job_id: int) -> Suite | None:
     return suite
 
 
+def failed_suites(sources: Sources) -> frozenset[str]:
+    """The suites a triage reads of each report: its failed jobs' (the same set, so a report is read once)."""
+    return frozenset(n for name, attempts in sources.analysed.items() if failed_attempts(attempts)
+                     for n in suite_names(name))
+
+
 class CaseJudge:
     """One triage's case verdicts; each pipeline's report is read once (its failed jobs' suites only)."""
 
     def __init__(self, reader: TriageReader, sources: Sources, target: Callable[[], Awaitable[Runs]],
                  branch: str) -> None:
         self._reader, self._src, self._target, self._branch = reader, sources, target, branch
-        self._suites = frozenset(n for name, attempts in sources.analysed.items() if failed_attempts(attempts)
-                                 for n in suite_names(name))
+        self._suites = failed_suites(sources)
         self._read: dict[int, Report | str] = {}
 
     async def _report(self, pipeline: Mapping[str, Any], fresh: bool = False) -> Report | str:

@@ -67,16 +67,51 @@ async def find_culprit(reader: TriageReader, project: str, branch: str, now: str
     """The culprit of the suspect's failure on `branch` (cached per project, branch, failing run and job: every MR
     blocked by one break asks the same question); None when the branch has no earlier pipeline to search."""
     key = ("culprit", project, branch, int(suspect.job.get("id") or 0), suspect.name)
+    return await cached_search(reader, key, now, lambda search: _Search(search, project, branch, suspect).run(now))
+
+
+async def cached_search(reader: TriageReader, key: tuple[Any, ...], now: str,
+                        search: Callable[[TriageReader], Awaitable[Culprit | None]]) -> Culprit | None:
+    """The cached answer for `key`, else `search`'s with a reader of its own budget (`limits.culprit_calls`); an
+    answer with a gap is not kept (a later search may read what this one could not)."""
     if (cached := reader.cache.culprits.get(key)) is not None:
         return replace(cached, now=now, calls=0)
-    search = reader.fork(reader.limits.culprit_calls)
-    found = await _Search(search, project, branch, suspect).run(now)
+    forked = reader.fork(reader.limits.culprit_calls)
+    found = await search(forked)
     if found is None:
         return None
-    found = replace(found, calls=search.calls)
+    found = replace(found, calls=forked.calls)
     if not found.gap:
         reader.cache.culprits.put(key, found)
     return found
+
+
+def spent(reader: TriageReader, probe_calls: int) -> Callable[[], bool]:
+    """Whether another probe of `probe_calls` calls would take what the range needs."""
+    reserve = budgets.CULPRIT_RANGE_CALLS + probe_calls
+    return lambda: reader.calls + reserve > reader.limits.max_calls
+
+
+def unsearched(reader: TriageReader, lo: int, hi: int) -> str:
+    return (f"the search's budget of {reader.limits.max_calls} GitLab calls ran out with {hi - lo - 1} pipelines "
+            "between the two runs unsearched")
+
+
+async def branch_window(reader: TriageReader, branch: str, failing: Pipeline) -> tuple[list[Pipeline], str]:
+    """The target branch's finished pipelines older than the failing run's, oldest first, up to
+    CULPRIT_MAX_PIPELINES, then the failing run's; and why the list is not whole when it is not."""
+    anchor, older, problem = int(failing.get("id") or 0), list[Pipeline](), ""
+    for page in range(1, budgets.CULPRIT_MAX_PAGES + 1):
+        before = len(reader.gaps)
+        listed = await reader.pipelines(ref=branch, limit=100, page=page)
+        if len(reader.gaps) > before:
+            problem = f"the pipelines of `{branch}` were not listed whole: {reader.gaps[-1]}"
+            break
+        older += [p for p in listed if int(p.get("id") or 0) < anchor and p.get("status") in _DONE]
+        if len(older) >= budgets.CULPRIT_MAX_PIPELINES or len(listed) < 100:
+            break
+    older.sort(key=lambda p: int(p.get("id") or 0))
+    return [*older[-budgets.CULPRIT_MAX_PIPELINES:], failing], problem
 
 
 def failure_key(branch: str, name: str, evidence: LogEvidence) -> str:
@@ -104,37 +139,19 @@ class _Search:
         if isinstance(mine, Unread):
             return replace(head, gap=f"the failing run's log was not read: {mine.reason}")
         self._mine, head = mine, replace(head, key=failure_key(self._branch, suspect.name, mine))
-        window, problem = await self._window()
+        window, problem = await branch_window(self._reader, self._branch, suspect.pipeline)
         if len(window) == 1 and not problem:
             return None
-        reserve = budgets.CULPRIT_RANGE_CALLS + 2  # a probe takes a job list and a log at most
-        lo, hi, stopped = await narrow(len(window), lambda i: self._probe(window[i]),
-                                       lambda: self._reader.calls + reserve > self._reader.limits.max_calls)
+        # A probe takes a job list and a log at most.
+        lo, hi, stopped = await narrow(len(window), lambda i: self._probe(window[i]), spent(self._reader, 2))
         bad = window[hi]
         head = replace(head, first_bad=run_ref(bad, self._runs.get(int(bad["id"]), (None, suspect.job))[1]),
                        searched=len(window), probes=len(self._runs))
-        gap = (f"the search's budget of {self._reader.limits.max_calls} GitLab calls ran out with "
-               f"{hi - lo - 1} pipelines between the two runs unsearched" if stopped else problem)
+        gap = unsearched(self._reader, lo, hi) if stopped else problem
         if lo < 0:
             return replace(head, gap=gap)
         good = run_ref(window[lo], self._runs[int(window[lo]["id"])][1])
         return await range_of(self._reader, self._project, replace(head, last_good=good, gap=gap))
-
-    async def _window(self) -> tuple[list[Pipeline], str]:
-        """The target branch's finished pipelines older than the failing run, oldest first, up to
-        CULPRIT_MAX_PIPELINES, then the failing run's; and why the list is not whole when it is not."""
-        anchor, older, problem = int(self._suspect.pipeline.get("id") or 0), list[Pipeline](), ""
-        for page in range(1, budgets.CULPRIT_MAX_PAGES + 1):
-            before = len(self._reader.gaps)
-            listed = await self._reader.pipelines(ref=self._branch, limit=100, page=page)
-            if len(self._reader.gaps) > before:
-                problem = f"the pipelines of `{self._branch}` were not listed whole: {self._reader.gaps[-1]}"
-                break
-            older += [p for p in listed if int(p.get("id") or 0) < anchor and p.get("status") in _DONE]
-            if len(older) >= budgets.CULPRIT_MAX_PIPELINES or len(listed) < 100:
-                break
-        older.sort(key=lambda p: int(p.get("id") or 0))
-        return [*older[-budgets.CULPRIT_MAX_PIPELINES:], self._suspect.pipeline], problem
 
     async def _probe(self, pipeline: Pipeline) -> Outcome:
         outcome, job = await self._outcome(pipeline)

@@ -62,6 +62,8 @@ class Culprit:
     """The failure's identity on its branch (job and fingerprint), for the issue that tracks it."""
     issue_url: str = ""
     """The issue that tracks the break (`triage.culprit_issue`)."""
+    case: str = ""
+    """The failed test case whose break is the earliest, when the search went by test reports, not logs."""
 
     @property
     def named(self) -> Change | None:

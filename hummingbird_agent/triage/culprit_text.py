@@ -64,15 +64,16 @@ def _cell(culprit: Culprit) -> str:
     if culprit.flaky:
         return (f"flaky on {branch} too: failed this way and passed on `{culprit.first_bad.sha[:8]}` "
                 f"({_run('failing run', culprit.first_bad)})")
+    by = f", first by test `{safe(culprit.case, 160)}`" if culprit.case else ""
     if (named := culprit.named) is not None:
-        return f"broken on {branch} since {_change(named, culprit.now)}: {_runs(culprit)}"
+        return f"broken on {branch} since {_change(named, culprit.now)}{by}: {_runs(culprit)}"
     if culprit.last_good is None:
         return (f"failing this way on {branch} since before pipeline {culprit.first_bad.pipeline_id}, the oldest of "
-                f"{culprit.searched} searched: {_runs(culprit)}{gap}")
+                f"{culprit.searched} searched{by}: {_runs(culprit)}{gap}")
     if not culprit.changes:
-        return f"broken on {branch} between two runs: {_runs(culprit)}{gap}"
+        return f"broken on {branch} between two runs{by}: {_runs(culprit)}{gap}"
     count = f"{culprit.commits} commits" if culprit.commits != 1 else "1 commit"
-    return f"broken on {branch} by one of {count}: {changes_list(culprit)}; {_runs(culprit)}{gap}"
+    return f"broken on {branch} by one of {count}{by}: {changes_list(culprit)}; {_runs(culprit)}{gap}"
 
 
 def culprit_plain(culprit: Culprit) -> str:

@@ -9,8 +9,10 @@ from dataclasses import replace
 from typing import Any
 
 from hummingbird_agent import budgets
+from hummingbird_agent.triage.case_verdicts import failed_suites
 from hummingbird_agent.triage.compare import same_failure
 from hummingbird_agent.triage.culprit import Suspect, failure_key, find_culprit, run_ref
+from hummingbird_agent.triage.culprit_cases import find_case_culprit
 from hummingbird_agent.triage.culprit_model import Culprit
 from hummingbird_agent.triage.evidence import HANGS, Runs, Sources, failed_attempts, passed
 from hummingbird_agent.triage.excerpt import LogEvidence
@@ -42,15 +44,19 @@ async def with_culprits(reader: TriageReader, checks: Sequence[CheckResult], fai
 
 async def _broken(reader: TriageReader, check: CheckResult, job: FailedJob, sources: Sources,
                   target: Callable[[], Awaitable[Runs]], project: str, branch: str, now: str) -> Culprit | None:
-    """The search from the failing run the verdict named (the merge base's, else the target branch's)."""
+    """The search from the failing run the verdict named (the merge base's, else the target branch's): by the
+    failed test cases when the verdict rests on them, else by logs."""
     runs = sources.base if sources.base.ran(job.name) else await target()
     failing = [(p, a[-1]) for p, a in runs.attempts(job.name) if failed_attempts(a[-1:])]
-    anchor = next(((p, j) for p, j in failing if j.get("web_url") == check.evidence_url), None)
+    # A case's evidence is its pipeline's page, a log's the job's.
+    anchor = next(((p, j) for p, j in failing if check.evidence_url in (j.get("web_url"), p.get("web_url"))), None)
     anchor = anchor or (failing[0] if failing else None)
     if anchor is None:
         return None
-    hung = check.failure_reason in HANGS
-    return await find_culprit(reader, project, branch, now, Suspect(job.name, anchor[0], anchor[1], hung))
+    suspect = Suspect(job.name, anchor[0], anchor[1], check.failure_reason in HANGS)
+    if cases := [c for c in check.cases if c.verdict is Verdict.PRE_EXISTING]:
+        return await find_case_culprit(reader, project, branch, now, suspect, cases, failed_suites(sources))
+    return await find_culprit(reader, project, branch, now, suspect)
 
 
 async def find_flip(reader: TriageReader, branch: str, now: str, job: FailedJob, target: Runs) -> Culprit | None:
