@@ -17,6 +17,7 @@ from hummingbird_agent import budgets
 from hummingbird_agent.errors import TransientError
 from hummingbird_agent.events.envelope import fifo_problem
 from hummingbird_agent.events.protocols import BatchResult, OutgoingMessage, ReceivedMessage
+from hummingbird_agent.events.store_database import open_database
 from hummingbird_agent.events.store_file import (
     REPLACED,
     SQLITE_HEADER,
@@ -26,27 +27,6 @@ from hummingbird_agent.events.store_file import (
 )
 from hummingbird_agent.lifecycle import ClientState
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS messages (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    queue TEXT NOT NULL,
-    message_id TEXT NOT NULL UNIQUE,
-    body TEXT NOT NULL,
-    group_id TEXT,
-    receive_count INTEGER NOT NULL DEFAULT 0,
-    visible_at REAL NOT NULL,
-    receipt TEXT UNIQUE,
-    sent_at REAL
-);
-CREATE INDEX IF NOT EXISTS messages_by_queue ON messages (queue, visible_at);
-CREATE TABLE IF NOT EXISTS dedup (
-    queue TEXT NOT NULL,
-    dedup_id TEXT NOT NULL,
-    message_id TEXT NOT NULL,
-    expires_at REAL NOT NULL,
-    PRIMARY KEY (queue, dedup_id)
-);
-"""
 # Oldest visible messages whose group has nothing in flight (visible_at in the future = in flight).
 _SELECT_AVAILABLE = """
 SELECT seq, message_id, body, group_id, receive_count FROM messages
@@ -81,14 +61,8 @@ class EmbeddedStore:
         self.state = ClientState.OPEN
 
     def _connect(self) -> None:
-        db = sqlite3.connect(self.path, timeout=budgets.EMBEDDED_BUSY_TIMEOUT_S, isolation_level=None)
+        db = open_database(self.path)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
-            # WAL + NORMAL survives a process crash (kill -9); only an OS crash may lose the last commits.
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
-            if "sent_at" not in {row[1] for row in db.execute("PRAGMA table_info(messages)")}:
-                db.execute("ALTER TABLE messages ADD COLUMN sent_at REAL")  # stores created before it existed
             fd = os.open(self.path, os.O_RDONLY)
         except BaseException:
             db.close()

@@ -3,11 +3,14 @@ durability across a reopen."""
 
 from __future__ import annotations
 
+import multiprocessing
+import time
 from pathlib import Path
 
 import pytest
 
 from hummingbird_agent import budgets
+from hummingbird_agent.errors import TransientError
 from hummingbird_agent.events import EmbeddedStore, OutgoingMessage
 
 
@@ -79,3 +82,33 @@ async def test_a_new_store_carries_the_sqlite_header_from_open_on(tmp_path: Path
     assert [m.body for m in await queue.receive(10, 0, 30)] == ["first"]
     store.close()
 
+
+
+def _open_at(path: str, start: float, results: multiprocessing.Queue[str]) -> None:
+    while time.time() < start:  # all processes open at the same moment
+        pass
+    try:
+        store = EmbeddedStore(Path(path))
+        store.open()
+        store.close()
+        results.put("opened")
+    except (TransientError, OSError) as exc:
+        results.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_processes_opening_one_new_store_at_once_all_open_it(tmp_path: Path) -> None:
+    """A router and a worker (or replicas) starting together on one new store: switching it to WAL and creating the
+    schema gave some of them `database is locked` at once (11 of 160 opens, 8 processes x 20 new stores, before)."""
+    context = multiprocessing.get_context("fork")  # spawning 80 interpreters would take a minute
+    results: multiprocessing.Queue[str] = context.Queue()
+    outcomes = []
+    for n in range(10):
+        start = time.time() + 0.3
+        processes = [context.Process(target=_open_at, args=(str(tmp_path / f"q{n}.sqlite"), start, results))
+                     for _ in range(8)]
+        for process in processes:
+            process.start()
+        outcomes += [results.get(timeout=60) for _ in processes]
+        for process in processes:
+            process.join(60)
+    assert [o for o in outcomes if o != "opened"] == [] and len(outcomes) == 80
