@@ -55,6 +55,7 @@ def test_router_and_worker_share_a_host_on_their_own_ports(tmp_path: Path) -> No
     finally:
         for proc in procs.values():
             proc.terminate()
+        codes = [proc.wait(60) for proc in procs.values()]  # every process reaped before any assertion
         for proc in procs.values():
-            assert proc.wait(60) == 0
             proc.communicate()
+        assert codes == [0, 0]
