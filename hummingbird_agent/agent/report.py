@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from hummingbird_agent.agent.audit import CallRecord
 from hummingbird_agent.agent.links import removed_line
 from hummingbird_agent.gitlab.note_text import FOOTER_CONTINUE
+from hummingbird_agent.gitlab.quiet import no_references
 from hummingbird_agent.models.base import Usage
 
 HELP_COMMAND = "/hummingbird help"
@@ -175,5 +176,6 @@ def _code(text: str) -> str:
 
 
 def _plain(text: str) -> str:
-    """Untrusted text shown as plain markdown: no HTML (it could close the details block), no line breaks."""
-    return " ".join(text.replace("<", "&lt;").replace(">", "&gt;").split())
+    """Untrusted text shown as plain markdown: no HTML (it could close the details block), no line breaks, no
+    mention or reference."""
+    return no_references(" ".join(text.replace("<", "&lt;").replace(">", "&gt;").split()))

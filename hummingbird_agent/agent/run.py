@@ -21,6 +21,7 @@ from hummingbird_agent.agent.transcript import render_transcript
 from hummingbird_agent.config.loading import LoadedConfig, WorkflowConfig
 from hummingbird_agent.config.model_targets import workflow_target
 from hummingbird_agent.errors import AgentError, PermanentError
+from hummingbird_agent.gitlab.quiet import quiet_markdown
 from hummingbird_agent.models.base import Content, Model
 from hummingbird_agent.models.contents import user_text
 from hummingbird_agent.observability import log_context, scrub
@@ -140,6 +141,8 @@ async def run_workflow(request: RunRequest, deps: RunDeps) -> RunOutcome:
             result = await loop.run(contents)
             answer, unlinked = unlink_unseen(final_note(request.workflow, result),
                                              seen_text(result.contents, prompt.stable()))
+            # The answer is data: it may quote a log's `@all` or `#12`; only the service's own text mentions.
+            answer = quiet_markdown(answer)
             audit = run_audit(deps, request, workflow, session_id, result, gaps, time.monotonic() - started,
                               unlinked)
             answer = answer + deps.answer_suffix() if answer else answer

@@ -32,6 +32,7 @@ from hummingbird_agent.gitlab.commits import ONCE as _ONCE
 from hummingbird_agent.gitlab.commits import CommitCalls
 from hummingbird_agent.gitlab.error_map import map_gitlab_errors
 from hummingbird_agent.gitlab.issues import IssueCalls
+from hummingbird_agent.gitlab.quiet import no_commands
 from hummingbird_agent.lifecycle import ClientState
 
 T = TypeVar("T")
@@ -64,8 +65,9 @@ class GitLabClient(CommitCalls, IssueCalls):
                  on_response: Callable[[str, int], None] | None = None,
                  settle_s: float = budgets.GITLAB_WRITE_SETTLE_S, redact: Callable[[str], str] = str) -> None:
         self._url, self._token, self._timeout_s, self._settle_s = url, token, timeout_s, settle_s
-        self._redact = redact
-        """Applied to every note body written: whatever composed it, no secret reaches GitLab."""
+        self._redact: Callable[[str], str] = lambda text: no_commands(redact(text))
+        """Applied to every text written: whatever composed it, no secret reaches GitLab and no line of it runs
+        as a quick action of the bot's."""
         self._on_response = on_response
         """Called with (HTTP method, status) after every API response (metrics)."""
         self._gl: gitlab.Gitlab | None = None

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from hummingbird_agent import budgets
 from hummingbird_agent.gitlab.markers import SessionMarker, format_marker, inert
+from hummingbird_agent.gitlab.quiet import quiet_markdown
 
 PLACEHOLDER_TEXT = "Running the workflow..."
 FAILURE_TEXT = "Hummingbird analysis failed."
@@ -47,7 +48,7 @@ def result_body(result: str, marker: SessionMarker, *, reply_prompt: bool) -> st
 
 
 def failure_body(marker: SessionMarker, reason: str | None = None) -> str:
-    detail = f"\n\n{inert(reason)}" if reason else ""
+    detail = f"\n\n{quiet_markdown(inert(reason))}" if reason else ""
     return f"{FAILURE_TEXT}{detail}\n\n{format_marker(marker)}"
 
 

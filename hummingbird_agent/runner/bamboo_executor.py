@@ -17,6 +17,7 @@ from hummingbird_agent.config.loading import LoadedConfig
 from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.errors import AgentError
 from hummingbird_agent.gitlab.client import GitLabClient
+from hummingbird_agent.gitlab.quiet import quiet_markdown as quiet
 from hummingbird_agent.runner.agent_threads import AnalysisNote, last_analysis
 from hummingbird_agent.runner.executor import Publish, SaveSession
 from hummingbird_agent.runner.fix import Fix, fix_section, read_fix
@@ -45,8 +46,9 @@ def learn_sources(order: WorkOrder, analysis: AnalysisNote, gathered: Gathered, 
 
 
 def learned_note(result: AccumulationResult, gitlab_url: str, gaps: list[str], fix: Fix | None = None) -> str:
-    causes = [n.name for n in result.knowledge.graph.of_type(NodeType.CAUSE)]
-    fixes = [n.name for n in result.knowledge.graph.of_type(NodeType.RESOLUTION)]
+    # Names, explanations and gaps are the model's words or a source's: quieted, only the service's own text acts.
+    causes = [quiet(n.name) for n in result.knowledge.graph.of_type(NodeType.CAUSE)]
+    fixes = [quiet(n.name) for n in result.knowledge.graph.of_type(NodeType.RESOLUTION)]
     lines = [f"**Learned** this failure as incident {incident_link(result.knowledge.incident_id, gitlab_url)}.",
              "", f"- Causes stored: {', '.join(causes) or 'none named'}",
              f"- Resolutions stored: {', '.join(fixes) or 'none named'}"]
@@ -56,25 +58,25 @@ def learned_note(result: AccumulationResult, gitlab_url: str, gaps: list[str], f
     if not result.approved:
         lines.append(f"- The reviewer did not approve it after {result.attempts} attempts; the best extraction "
                      "was stored.")
-    lines += [f"- Not available: {gap}" for gap in gaps]
+    lines += [f"- Not available: {quiet(gap)}" for gap in gaps]
     return "\n".join(lines)
 
 
 def diagnosis_note(result: AnalysisResult, gitlab_url: str, gaps: list[str]) -> str:
     lines = ["## Knowledge-base diagnosis", "",
-             f"**Most likely cause:** {result.root_cause} (confidence {result.confidence:.2f})",
-             f"**Resolution:** {result.resolution or 'none known'}", "", result.explanation]
+             f"**Most likely cause:** {quiet(result.root_cause)} (confidence {result.confidence:.2f})",
+             f"**Resolution:** {quiet(result.resolution) or 'none known'}", "", quiet(result.explanation)]
     if not result.known:
         lines += ["", f"{NOTHING_SIMILAR}."]
     if result.candidates:
         lines += ["", "**Known causes ranked by the clues:**"]
-        lines += [f"{n}. {c.name} ({', '.join(c.clue_types)})" for n, c in enumerate(result.candidates, 1)]
+        lines += [f"{n}. {quiet(c.name)} ({', '.join(c.clue_types)})" for n, c in enumerate(result.candidates, 1)]
     if result.novel_leads:
         lines += ["", "**Symptoms with no known cause:**", *(f"- `{s}`" for s in result.novel_leads)]
     if result.cited_incidents:
         lines += ["", "**Past incidents:** " + ", ".join(incident_link(i, gitlab_url)
                                                          for i in result.cited_incidents)]
-    lines += [f"\n_Note: {n}_" for n in (*result.investigation, *result.gap_lines(), *gaps)]
+    lines += [f"\n_Note: {quiet(n)}_" for n in (*result.investigation, *result.gap_lines(), *gaps)]
     return "\n".join(lines).strip()
 
 

@@ -18,6 +18,7 @@ from hummingbird_agent.bamboo.mcp import BuiltinMcpClient, McpClient
 from hummingbird_agent.bamboo.strategies.base import IncidentInput
 from hummingbird_agent.gitlab.client import DEVELOPER_ACCESS, GitLabClient
 from hummingbird_agent.gitlab.markers import inert
+from hummingbird_agent.gitlab.quiet import quiet_markdown
 from hummingbird_agent.tools import ToolDef
 
 log = logging.getLogger(__name__)
@@ -37,7 +38,8 @@ class Thread:
 
 
 def question_body(prompt: str) -> str:
-    return (f"**Question from the knowledge base:** {inert(prompt)}\n\nReply in this thread (Developer access or "
+    asked = quiet_markdown(inert(prompt))
+    return (f"**Question from the knowledge base:** {asked}\n\nReply in this thread (Developer access or "
             f"higher); the answer is used the next time this failure is learned (`/hummingbird learn`).\n\n"
             f"{QUESTION_MARK}")
 

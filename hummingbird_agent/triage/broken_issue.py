@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from hummingbird_agent import budgets
+from hummingbird_agent.gitlab.quiet import link
 from hummingbird_agent.triage.culprit_model import Change, Culprit, RunRef
 from hummingbird_agent.triage.culprit_text import culprit_cell, safe
 from hummingbird_agent.triage.model import CheckResult
-from hummingbird_agent.triage.render import cell
+from hummingbird_agent.triage.render import cell, fence
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,13 +68,13 @@ def issue_body(check: CheckResult, culprit: Culprit, blocked: Sequence[int]) -> 
     meta = json.dumps({"key": culprit.key, "branch": culprit.branch, "job": check.name,
                        "since": culprit.first_bad.pipeline_id}, separators=(",", ":"))
     branch = f"`{safe(culprit.branch)}`"
-    lines = "\n".join(_inert(line) for line in check.excerpt[: budgets.TRIAGE_EXCERPT_LINES])
+    lines = check.excerpt[: budgets.TRIAGE_EXCERPT_LINES]
     parts = [f"<!-- hummingbird-broken {meta} -->",
              f"**{branch} is broken**: `{safe(check.name)}` fails the same way on its pipelines. Opened by "
              f"Hummingbird's triage; closed when `{safe(check.name)}` passes on {branch} again.",
              f"- **Culprit**: {culprit_cell(replace(culprit, now=''))}",
              f"- **Failure**: `{cell(check.failure_line, 200)}`" if check.failure_line else "",
-             f"<details><summary>Failure lines</summary>\n\n{_fenced(lines)}\n\n</details>" if lines else "",
+             f"<details><summary>Failure lines</summary>\n\n{fence(lines)}\n\n</details>" if lines else "",
              blocked_section(blocked)]
     return "\n\n".join(p for p in parts if p)
 
@@ -103,18 +104,8 @@ def with_blocked(description: str, blocked: Sequence[int]) -> str:
 def fixed_comment(meta: IssueMeta, run: RunRef, change: Change | None) -> str:
     """The closing comment: the pipeline where the job passes again and the change it ran on."""
     pipeline = f"pipeline {run.pipeline_id}"
-    pipeline = f"[{pipeline}]({run.pipeline_url})" if run.pipeline_url else pipeline
-    by = (f" by [!{change.mr_iid}]({change.mr_url}) (@{safe(change.author, 60)})"
+    pipeline = link(pipeline, run.pipeline_url)
+    by = (f" by {link(f'!{change.mr_iid}', change.mr_url)} (@{safe(change.author, 60)})"
           if change is not None and change.mr_iid else "")
     return (f"`{safe(meta.job)}` passes on `{safe(meta.branch)}` again: {pipeline} on `{run.sha[:8]}`{by}. "
             "Closing.")
-
-
-def _inert(line: str) -> str:
-    """A log line that cannot open an HTML comment (a marker) in the description."""
-    return line[: budgets.TRIAGE_LINE_MAX_CHARS].replace("<!--", "<! --").replace("-->", "-- >")
-
-
-def _fenced(text: str) -> str:
-    fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", text)), default=0))
-    return f"{fence}text\n{text}\n{fence}"

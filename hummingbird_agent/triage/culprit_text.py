@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from hummingbird_agent import budgets
+from hummingbird_agent.gitlab.quiet import link, link_target, no_references
 from hummingbird_agent.triage.culprit_model import Change, Culprit, RunRef, ago
 
 # What could open a link, code span, table cell or marker in the note: removed from names GitLab gave.
@@ -14,7 +15,8 @@ _UNSAFE = re.compile(r"[`|\r\n<>\[\]()\\]")
 
 
 def safe(text: str, limit: int = 80) -> str:
-    return _UNSAFE.sub(" ", text.strip())[:limit]
+    """A name GitLab gave (a branch, a job, a commit's author), shown inline: it mentions nobody either."""
+    return no_references(_UNSAFE.sub(" ", text.strip())[:limit])
 
 
 def _who(change: Change) -> str:
@@ -27,13 +29,13 @@ def _change(change: Change, now: str, linked: bool = True) -> str:
     facts += [p for p in (_who(change), ago(change.when, now)) if p]
     if not change.mr_iid:
         return f"`{change.sha[:8]}` ({', '.join(facts)})" if facts else f"`{change.sha[:8]}`"
-    mr = f"[!{change.mr_iid}]({change.mr_url})" if linked and change.mr_url else f"!{change.mr_iid}"
+    mr = link(f"!{change.mr_iid}", change.mr_url) if linked else f"!{change.mr_iid}"
     return f"{mr} ({', '.join(facts)})"
 
 
 def _run(label: str, run: RunRef) -> str:
     url = run.job_url or run.pipeline_url
-    return f"[{label}]({url})" if url else f"{label} (pipeline {run.pipeline_id})"
+    return link(label, url) if link_target(url) else f"{label} (pipeline {run.pipeline_id})"
 
 
 def _runs(culprit: Culprit) -> str:
@@ -55,7 +57,7 @@ def culprit_cell(culprit: Culprit) -> str:
     """The culprit in the note: where the target branch broke this way, the evidence's two runs, and the issue that
     tracks the break."""
     said = _cell(culprit)
-    return f"{said} · [tracked in an issue]({culprit.issue_url})" if culprit.issue_url else said
+    return f"{said} · {link('tracked in an issue', culprit.issue_url)}" if link_target(culprit.issue_url) else said
 
 
 def _cell(culprit: Culprit) -> str:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from hummingbird_agent import budgets
 from hummingbird_agent.gitlab.markers import inert
+from hummingbird_agent.gitlab.quiet import link, no_references
 from hummingbird_agent.triage.culprit_text import culprit_cell, culprit_plain
 from hummingbird_agent.triage.model import NOT_YOURS, CaseResult, CheckResult, Triage, Verdict
 
@@ -29,10 +31,15 @@ def cell(text: str, limit: int = budgets.TRIAGE_LINE_MAX_CHARS) -> str:
     return _CELL_UNSAFE.sub(" ", clipped)
 
 
+def prose(text: str, limit: int = budgets.TRIAGE_LINE_MAX_CHARS) -> str:
+    """A name or a log's text outside code: `cell`, and it mentions and references nothing."""
+    return no_references(cell(text, limit))
+
+
 def headline(triage: Triage) -> str:
     """One line that answers "is it my change?" first."""
     counts, total = triage.counts(), len(triage.checks) + triage.omitted
-    not_listed = f" Not listed whole: {cell('; '.join(triage.unlisted), 400)}." if triage.unlisted else ""
+    not_listed = f" Not listed whole: {prose('; '.join(triage.unlisted), 400)}." if triage.unlisted else ""
     if not triage.checks:
         found = "the failed checks of this commit could not be listed" if triage.unlisted else (
             "no failed check found on this commit")
@@ -55,15 +62,16 @@ def _running(triage: Triage) -> str:
     """What of the commit has not finished: nothing is decided while it runs."""
     if not triage.running:
         return ""
-    shown = cell(", ".join(triage.running[:5]), 200)
+    shown = prose(", ".join(triage.running[:5]), 200)
     more = f" and {len(triage.running) - 5} more" if len(triage.running) > 5 else ""
     return f" Still running: {shown}{more}; the verdict waits for them."
 
 
 def _evidence(found: CheckResult | CaseResult) -> str:
-    text = inert(found.reason[:200].replace("|", " ").replace("\n", " "))
-    linked = f"[{text}]({found.evidence_url})" if found.evidence_url else text
-    return linked + (f"; {inert(found.history.replace('|', ' ').replace(chr(10), ' '))}" if found.history else "")
+    text = no_references(inert(found.reason[:200].replace("|", " ").replace("\n", " ")))
+    linked = link(text, found.evidence_url)
+    history = no_references(inert(found.history.replace("|", " ").replace("\n", " ")))
+    return linked + (f"; {history}" if found.history else "")
 
 
 def _case_rows(check: CheckResult) -> list[str]:
@@ -81,29 +89,30 @@ def _case_rows(check: CheckResult) -> list[str]:
 def table(triage: Triage) -> str:
     rows = ["| Check | Verdict | Evidence | Failure |", "|---|---|---|---|"]
     for check in sorted(triage.checks, key=lambda c: list(Verdict).index(c.verdict)):
-        name = f"[`{cell(check.name, 80)}`]({check.url})" if check.url else f"`{cell(check.name, 80)}`"
+        name = link(f"`{cell(check.name, 80)}`", check.url)
         failure = f"`{cell(check.failure_line, 160)}`" if check.failure_line else ""
         if check.known is not None and check.known.resolution:
-            failure += f" fix: {cell(check.known.resolution, 160)}"
+            failure += f" fix: {prose(check.known.resolution, 160)}"
         said = _evidence(check) + (f"; {culprit_cell(check.culprit)}" if check.culprit else "")
         rows.append(f"| {name} | {_BADGES[check.verdict]} | {said} | {failure} |")
         rows += _case_rows(check)
     return "\n".join(rows)
 
 
-def _fence(lines: tuple[str, ...]) -> str:
+def fence(lines: Sequence[str]) -> str:
+    """Log lines as a code block no line of theirs can end or turn into a comment."""
     longest = max((len(m) for line in lines for m in _BACKTICKS.findall(line)), default=0)
-    fence = "`" * max(3, longest + 1)
+    ticks = "`" * max(3, longest + 1)
     # The fence is longer than any backtick run in the lines, so no line closes it; `inert` keeps the raw text
     # (which the service parses, fences or not) free of comments.
     body = "\n".join(inert(line[: budgets.TRIAGE_LINE_MAX_CHARS]) for line in lines)
-    return f"{fence}text\n{body}\n{fence}"
+    return f"{ticks}text\n{body}\n{ticks}"
 
 
 def details(triage: Triage) -> str:
     """The excerpts and the gaps, collapsed."""
-    blocks = [f"**{cell(c.name, 80)}** ({c.verdict.value})\n\n{_fence(c.excerpt)}" for c in triage.checks if c.excerpt]
-    gaps = [f"- {cell(g, 400)}" for g in triage.gaps]
+    blocks = [f"**{prose(c.name, 80)}** ({c.verdict.value})\n\n{fence(c.excerpt)}" for c in triage.checks if c.excerpt]
+    gaps = [f"- {prose(g, 400)}" for g in triage.gaps]
     parts = blocks + (["**Not checked**\n\n" + "\n".join(gaps)] if gaps else [])
     if not parts:
         return ""

@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlencode
 from tests.servers.base import FakeHTTPServer, HTTPError, Request, Response, chunked, json_response
 from tests.servers.gitlab_ci import JOB_STATES
 from tests.servers.gitlab_issues import GitLabIssues
+from tests.servers.gitlab_markdown import quick_actions, references
 from tests.servers.gitlab_state import GitLabState
 
 API = "/api/v4"
@@ -55,6 +56,10 @@ class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
         self.add_token(bot_token, bot_user_id)
         self.add_token(read_token, self.read_user["id"], scope="read_api")
         self.init_issues()
+        self.quick_actions_run: list[dict[str, Any]] = []
+        """Every quick action a written note or description ran: {user, where, command, arg}."""
+        self.references_written: list[dict[str, Any]] = []
+        """Every mention (`user`) and other project's reference (`foreign`) a written text made."""
         self._register_routes()
         self.register_issue_routes()
 
@@ -118,6 +123,19 @@ class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
     def caller(self, req: Request) -> int:
         """The user id the request's token belongs to."""
         return self.tokens[self._token(req) or ""][0]
+
+    def read_written(self, req: Request, where: str, text: str, *, commands: bool = True) -> str:
+        """A note's or description's text as GitLab keeps it (its quick actions run, as the writer, and taken
+        out); its mentions and other projects' references recorded."""
+        user = self.caller(req)
+        kept, ran = quick_actions(text) if commands else (text, [])
+        self.quick_actions_run += [{"user": user, "where": where, "command": c, "arg": a} for c, a in ran]
+        found = references(kept)
+        self.references_written += [{"user": user, "where": where, "kind": "user", "target": name}
+                                     for name in found.users]
+        self.references_written += [{"user": user, "where": where, "kind": "foreign", "target": ref}
+                                    for ref in found.foreign]
+        return kept
 
     def authorize(self, req: Request) -> Response | None:
         token = self._token(req)
@@ -248,7 +266,8 @@ class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
 
     def _create_discussion(self, req: Request, pid: str, iid: str) -> Response:
         mr = self.mr(pid, iid)
-        disc = self.add_discussion(mr["project_id"], mr["iid"], _note_body(req), self.caller(req),
+        body = self.read_written(req, f"!{iid}", _note_body(req))
+        disc = self.add_discussion(mr["project_id"], mr["iid"], body, self.caller(req),
                                    internal=_truthy(req.arg("internal", False)), position=req.arg("position"))
         return json_response(disc, 201)
 
@@ -260,7 +279,8 @@ class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
     def _reply(self, req: Request, pid: str, iid: str, did: str) -> Response:
         mr = self.mr(pid, iid)
         self.discussion(pid, iid, did)
-        note = self.add_reply(mr["project_id"], mr["iid"], did, _note_body(req), self.caller(req))
+        note = self.add_reply(mr["project_id"], mr["iid"], did, self.read_written(req, f"!{iid}", _note_body(req)),
+                              self.caller(req))
         return json_response(note, 201)
 
     def _get_note(self, req: Request, pid: str, iid: str, nid: str, did: str | None = None) -> Response:
@@ -269,7 +289,7 @@ class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
     def _update_note(self, req: Request, pid: str, iid: str, nid: str, did: str | None = None) -> Response:
         note = self.note(pid, iid, nid)
         if req.arg("body") is not None:
-            note.update(body=_note_body(req), updated_at=self.now())
+            note.update(body=self.read_written(req, f"!{iid}", _note_body(req)), updated_at=self.now())
         if req.arg("resolved") is not None and note["resolvable"]:
             resolved = _truthy(req.arg("resolved"))
             note.update(resolved=resolved, resolved_at=self.now() if resolved else None)
@@ -291,8 +311,8 @@ class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
 
     def _create_note(self, req: Request, pid: str, iid: str) -> Response:
         mr = self.mr(pid, iid)
-        disc = self.add_discussion(mr["project_id"], mr["iid"], _note_body(req), self.caller(req),
-                                   individual_note=True, internal=_truthy(req.arg("internal", False)))
+        disc = self.add_discussion(mr["project_id"], mr["iid"], self.read_written(req, f"!{iid}", _note_body(req)),
+                                   self.caller(req), individual_note=True, internal=_truthy(req.arg("internal", False)))
         return json_response(disc["notes"][0], 201)
 
     # --- CI -----------------------------------------------------------------------------------

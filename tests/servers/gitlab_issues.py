@@ -50,7 +50,8 @@ def _label_filter(issue: dict[str, Any], wanted: str | None) -> bool:
 
 class GitLabIssues:
     """Issues per (project, iid) and the commits each MR contains; mixed into GitLabServer (which provides
-    project(), paginate(), caller(), route(), users, merge_requests, pipelines, statuses, now() and next_id())."""
+    project(), paginate(), caller(), read_written(), route(), users, merge_requests, pipelines, statuses, now()
+    and next_id())."""
 
     issues: dict[tuple[int, int], dict[str, Any]]
     issue_notes: dict[tuple[int, int], list[dict[str, Any]]]
@@ -63,6 +64,7 @@ class GitLabIssues:
     project: Any
     paginate: Any
     caller: Any
+    read_written: Any
     now: Any
     next_id: Any
 
@@ -162,7 +164,9 @@ class GitLabIssues:
     def _create_issue(self, req: Request, pid: str) -> Response:
         if not req.arg("title"):
             return _missing("title is missing")
-        issue = self.add_issue(self.project(pid)["id"], req.arg("title"), description=req.arg("description") or "",
+        title = self.read_written(req, "issue title", req.arg("title"), commands=False)
+        description = self.read_written(req, "issue", req.arg("description") or "")
+        issue = self.add_issue(self.project(pid)["id"], title, description=description,
                                labels=_labels(req.arg("labels")), author_id=self.caller(req))
         return json_response(issue, 201)
 
@@ -188,9 +192,12 @@ class GitLabIssues:
         event = req.arg("state_event")
         if event not in (None, "close", "reopen"):
             return _missing("state_event does not have a valid value")
-        for field in ("title", "description", "confidential"):
-            if req.arg(field) is not None:
-                issue[field] = req.arg(field)
+        if req.arg("title") is not None:
+            issue["title"] = self.read_written(req, f"#{iid} title", req.arg("title"), commands=False)
+        if req.arg("description") is not None:
+            issue["description"] = self.read_written(req, f"#{iid}", req.arg("description"))
+        if req.arg("confidential") is not None:
+            issue["confidential"] = req.arg("confidential")
         if req.arg("labels") is not None:
             issue["labels"] = _labels(req.arg("labels"))
         issue["labels"] = sorted((set(issue["labels"]) | set(_labels(req.arg("add_labels"))))
@@ -215,7 +222,8 @@ class GitLabIssues:
             return _missing("body is missing")
         issue, user = self.issue(pid, iid), self.users[self.caller(req)]
         stamp = self.now()
-        note = {"id": self.next_id(), "type": None, "body": req.arg("body"), "attachment": None,
+        note = {"id": self.next_id(), "type": None, "body": self.read_written(req, f"#{iid}", req.arg("body")),
+                "attachment": None,
                 "author": {k: user.get(k) for k in ("id", "username", "name", "state", "avatar_url", "web_url")},
                 "created_at": stamp, "updated_at": stamp, "system": False, "noteable_id": issue["id"],
                 "noteable_type": "Issue", "noteable_iid": issue["iid"], "project_id": issue["project_id"],
