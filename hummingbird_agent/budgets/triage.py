@@ -20,6 +20,13 @@ TRIAGE_MAX_CHECKS = 60
 # Pipelines of one SHA (the analysed one, or the merge base) looked at: retries of a whole pipeline, branch and MR
 # pipelines, child pipelines. More on the analysed commit is a gap: its ledger is not whole.
 TRIAGE_SHA_PIPELINES = 20
+# Versions of an MR read to find the merge base of an older head (one per push, newest first: two pages of 100). A
+# head pushed before them has no base the triage can prove; its failures are then never called pre-existing.
+TRIAGE_MR_VERSIONS = 200
+# Earlier failed attempts of a job examined when its last failure is someone else's (each costs a log read, the base's
+# logs are cached): GitLab retries a job at most twice on its own (`retry: 2`). A job failed more often than that
+# has its older failures unexamined, and is not proven.
+TRIAGE_EARLIER_ATTEMPTS = 3
 # Job attempts read per pipeline (one page of 100 is one call of the call budget's): 500 jobs retried once. GitLab
 # lists newest first, so a longer list loses its oldest attempts; that list is a gap: its failures beyond the cut
 # are listed apart (`scope=failed`) and unclassified, and the commit status cannot pass.

@@ -1,5 +1,6 @@
 """GitLab commits of a branch's history (read token): the commits between two commits, and the merge requests that
-brought a commit in, with their authors: what names the change that broke a target branch."""
+brought a commit in, with their authors: what names the change that broke a target branch; and the versions of a
+merge request (each push's head and its merge base): what an older head of the MR was built on."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from hummingbird_agent.tools.base import ToolDef, ToolResult
 
 _COMMIT_KEYS = ("id", "short_id", "title", "author_name", "created_at", "parent_ids", "web_url")
 _MR_KEYS = ("iid", "state", "target_branch", "merged_at", "merge_commit_sha", "squash_commit_sha", "sha", "web_url")
+_VERSION_KEYS = ("id", "head_commit_sha", "base_commit_sha", "start_commit_sha", "created_at")
 _SHA = {"type": "string", "pattern": "^[0-9a-f]{7,64}$"}
 _PROJECT = {"type": "string", "minLength": 1, "maxLength": 255,
             "description": "Project path (group/name) or numeric id."}
@@ -48,6 +50,19 @@ def commit_merge_requests(gl: gitlab.Gitlab, project: str, sha: str) -> list[dic
     return call(f"merge requests of {sha[:12]} in {project}", fetch)
 
 
+def mr_versions(gl: gitlab.Gitlab, project: str, mr_iid: int,
+                max_versions: int = budgets.TRIAGE_MR_VERSIONS) -> ToolResult:
+    """The MR's diff versions, newest first (one per push, GitLab's `GET .../versions`): the head each showed and its
+    merge base; more than `max_versions` come back `truncated` (the oldest left out) with GitLab's total."""
+    def fetch() -> ToolResult:
+        listed = project_of(gl, project).mergerequests.get(mr_iid, lazy=True).diffs.list(iterator=True, per_page=100)
+        out = [{k: v.asdict().get(k) for k in _VERSION_KEYS} for v in islice(listed, max_versions + 1)]
+        total = listed.total if isinstance(listed.total, int) else None
+        return ToolResult(True, out[:max_versions], truncated=len(out) > max_versions, metadata={"total": total})
+
+    return call(f"versions of !{mr_iid} in {project}", fetch)
+
+
 TOOL_DEFS = (
     ToolDef("gitlab_compare_commits", "The commits between two commits (reachable from to_sha, not from from_sha), "
             "oldest first: id, title, author_name, created_at, parent_ids. A range longer than max_commits keeps "
@@ -62,4 +77,12 @@ TOOL_DEFS = (
             {"type": "object", "additionalProperties": False, "required": ["project", "sha"],
              "properties": {"project": _PROJECT, "sha": _SHA}},
             commit_merge_requests),
+    ToolDef("gitlab_list_mr_versions", "The versions of a merge request, newest first (one per push to its branch): "
+            "id, head_commit_sha (the MR's head then), base_commit_sha (its merge base with the target branch), "
+            "start_commit_sha, created_at. A list longer than max_versions keeps the newest and is marked truncated.",
+            {"type": "object", "additionalProperties": False, "required": ["project", "mr_iid"],
+             "properties": {"project": _PROJECT, "mr_iid": {"type": "integer", "minimum": 1},
+                            "max_versions": {"type": "integer", "minimum": 1,
+                                             "maximum": budgets.TRIAGE_MR_VERSIONS}}},
+            mr_versions),
 )

@@ -64,10 +64,29 @@ class Classifier:
         return await self._target(), f"on recent `{self._branch}` pipelines"
 
     async def job(self, job: FailedJob) -> CheckResult:
-        """The job's verdict: flaky on a pass of a re-run, infrastructure on GitLab's word, else from all its
-        evidence: its own failed test cases and its own log, each compared with the nearest run of the job."""
+        """The job's verdict: its last failure's, unless an earlier failed attempt is not proven someone else's too (a
+        retry GitLab failed never ran what the first attempt failed; a pass after a failure makes it flaky)."""
         if job.nested:
             return await self._nested(job)
+        found = await self._attempt(job)
+        if found.verdict not in NOT_YOURS or found.verdict == Verdict.FLAKY:
+            return found
+        attempts = list(job.attempts)
+        failed = [attempts.index(a) for a in failed_attempts(attempts)]
+        earlier = list(zip(failed, failed[1:], strict=False))[-budgets.TRIAGE_EARLIER_ATTEMPTS:]
+        for _, upto in reversed(earlier):  # each earlier failure with the attempts up to the next one (a pass between)
+            other = await self._attempt(replace(job, attempts=tuple(attempts[:upto])))
+            if other.verdict not in NOT_YOURS:
+                return replace(other, reason=f"an earlier attempt: {other.reason}")
+        if len(failed) - 1 > len(earlier):
+            return replace(found, verdict=Verdict.UNCLASSIFIED, reason=f"{found.reason}; but its earlier failed "
+                           f"attempts beyond the last {len(earlier)} were not examined")
+        return found
+
+    async def _attempt(self, job: FailedJob) -> CheckResult:
+        """The verdict of the job's last failed attempt: flaky on a pass of a retry or a re-run, infrastructure on
+        GitLab's word, else from all its evidence: its own failed test cases and its own log, each compared with the
+        nearest run of the job."""
         attempts, name = list(job.attempts), job.name
         failed = failed_attempts(attempts)[-1]
         base = CheckResult(job.label, Verdict.UNCLASSIFIED, "", url=str(failed.get("web_url") or ""),

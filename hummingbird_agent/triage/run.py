@@ -12,6 +12,7 @@ from hummingbird_agent.triage.classify import Classifier, external_check, unlist
 from hummingbird_agent.triage.culprits import with_culprits
 from hummingbird_agent.triage.evidence import Runs, Sources, by_name
 from hummingbird_agent.triage.ledger import Ledger, current
+from hummingbird_agent.triage.merge_base import base_of
 from hummingbird_agent.triage.model import CheckResult, KnownCauses, Triage
 from hummingbird_agent.triage.reader import TriageReader
 from hummingbird_agent.triage.trigger_jobs import account_statuses, read_children, read_pipeline
@@ -35,13 +36,18 @@ class TriageRequest:
 async def triage(reader: TriageReader, request: TriageRequest, known: KnownCauses | None = None) -> Triage:
     mr = await reader.mr(request.mr_iid)
     sha = request.sha or str(mr.get("sha") or "")
-    base_sha = str((mr.get("diff_refs") or {}).get("base_sha") or "")
     branch = str(mr.get("target_branch") or "")
     if not sha:
         return Triage(sha="", gaps=("the analysed commit is not known", *reader.gaps), calls=reader.calls)
     sources, ledger = Sources(), Ledger()
     pipelines = await _load_commit(reader, request, sha, sources, ledger)
-    await _load_base(reader, base_sha, branch, sources)
+    base = await base_of(reader, mr, request.mr_iid, sha)
+    base_sha = base.sha
+    if base.problem:
+        sources.base_problem = base.problem
+        reader.gaps.append(base.problem)
+    else:
+        await _load_base(reader, base_sha, branch, sources)
     target: list[Runs] = []
 
     async def target_runs() -> Runs:

@@ -53,3 +53,19 @@ async def test_pipelines_are_read_by_pages_newest_first(gitlab_server: GitLabSer
     second = await _call(gitlab_server, "gitlab_list_pipelines", ref="main", limit=3, page=2)
     ids = [p["id"] for p in first + second]
     assert ids == sorted(ids, reverse=True) and len(set(ids)) == 6
+
+
+async def test_an_mrs_versions_newest_first_and_a_long_list_cut(gitlab_server: GitLabServer) -> None:
+    """GitLab lists versions newest first by pages (`order_id_desc`, counted): the tool reads pages until its bound
+    and says when older versions were left out."""
+    world = CiWorld(gitlab_server)
+    world.mr(1, base_sha=sha_of("base", 0), sha=sha_of("head", 0))
+    for n in range(1, 5):
+        world.push_mr(1, sha_of("head", n), base_sha=sha_of("base", n))
+    found = await _call(gitlab_server, "gitlab_list_mr_versions", mr_iid=1)
+    assert isinstance(found, ToolResult) and not found.truncated
+    assert [(v["head_commit_sha"], v["base_commit_sha"]) for v in found.content] == [
+        (sha_of("head", n), sha_of("base", n)) for n in range(4, -1, -1)]
+    cut = await _call(gitlab_server, "gitlab_list_mr_versions", mr_iid=1, max_versions=2)
+    assert cut.truncated and cut.metadata["total"] == 5 and cut.content[0]["head_commit_sha"] == sha_of("head", 4)
+    assert gitlab_server.merge_requests[(1, 1)]["diff_refs"]["base_sha"] == sha_of("base", 4)

@@ -28,9 +28,11 @@ def service(triaged_service: Service) -> Service:
 
 
 def _commit(world: CiWorld, n: int, pipeline_id: int, *, new: bool = False) -> str:
-    """Commit `n` of the MR: unit-tests fails as on the base (pre-existing); with `new`, lint fails too (the base
-    passes it)."""
+    """Commit `n` of the MR, on the base (a version of the MR shows it): unit-tests fails as on the base
+    (pre-existing); with `new`, lint fails too (the base passes it)."""
     sha = SHA if n == 0 else sha_of("commit", n)
+    if n:
+        world.gl.add_version(world.project_id, IID, head_sha=sha, base_sha=BASE)
     attempts = [Attempt("unit-tests", trace=failing_log("test_parse", PARSE, run=n + 2))]
     if new:
         attempts.append(Attempt("lint", trace=failing_log("test_lint", "AssertionError: W605 fired", run=n + 2)))
@@ -75,10 +77,12 @@ async def test_three_pipelines_make_one_status_note_newest_first_and_no_model_ru
     assert [(s["sha"], s["status"]) for s in service.gitlab.posted_statuses] == [(s, "success") for s in shas]
     assert [s["target_url"].rsplit("/", 1)[-1] for s in service.gitlab.posted_statuses] == ["601", "602", "603"]
 
-    # A late pipeline with a lower id: below the newest; the same commit's older pipeline changes nothing.
+    # A late pipeline with a lower id (an older head's, decided after the newer head's): below the newest, its
+    # status on its own commit only; the same commit's older pipeline changes nothing.
     late = _commit(world, 7, 590)
     await _pipeline(service, 590, late)
     assert _sections(service.status_notes()[0]["body"]) == [603, 602, 601, 590]
+    assert [(s["sha"], s["status"]) for s in service.gitlab.posted_statuses[3:]] == [(late, "success")]
     world.pipeline(shas[2], [Attempt("unit-tests", trace=failing_log("test_parse", PARSE, run=5))], ref="feature",
                    pipeline_id=595)
     puts = _writes(service, "PUT")

@@ -62,6 +62,7 @@ class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
         """Every mention (`user`) and other project's reference (`foreign`) a written text made."""
         self._register_routes()
         self.register_issue_routes()
+        self.register_version_routes()
 
     def web_base(self) -> str:
         return self.url if self._server is not None else super().web_base()
@@ -83,8 +84,6 @@ class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
         r("GET", _MR, lambda req, pid, iid: json_response(self.mr(pid, iid)))
         r("GET", _MR + r"/diffs", lambda req, pid, iid: self.paginate(req, self._diffs(pid, iid)))
         r("GET", _MR + r"/changes", self._changes)
-        r("GET", _MR + r"/versions", lambda req, pid, iid: self.paginate(req, [self._version(pid, iid)]))
-        r("GET", _MR + r"/versions/(?P<vid>\d+)", self._version_detail)
         r("GET", _MR + r"/discussions", lambda req, pid, iid: self.paginate(req, self._discs(pid, iid)))
         r("POST", _MR + r"/discussions", self._create_discussion)
         r("GET", _DISC, lambda req, pid, iid, did: json_response(self.discussion(pid, iid, did)))
@@ -245,19 +244,6 @@ class GitLabServer(FakeHTTPServer, GitLabState, GitLabIssues):
 
     def _changes(self, req: Request, pid: str, iid: str) -> Response:
         return json_response(self.mr(pid, iid) | {"changes": self._diffs(pid, iid), "overflow": False})
-
-    def _version(self, pid: str, iid: str) -> dict[str, Any]:
-        mr = self.mr(pid, iid)
-        refs = mr["diff_refs"]
-        return {"id": mr["id"], "head_commit_sha": refs["head_sha"], "base_commit_sha": refs["base_sha"],
-                "start_commit_sha": refs["start_sha"], "created_at": mr["created_at"],
-                "merge_request_id": mr["id"], "state": "collected", "real_size": str(len(self._diffs(pid, iid)))}
-
-    def _version_detail(self, req: Request, pid: str, iid: str, vid: str) -> Response:
-        version = self._version(pid, iid)
-        if int(vid) != version["id"]:
-            raise not_found()
-        return json_response(version | {"commits": [], "diffs": self._diffs(pid, iid)})
 
     # --- discussions and notes ----------------------------------------------------------------
     def _discs(self, pid: str, iid: str) -> list[dict[str, Any]]:

@@ -16,6 +16,7 @@ from typing import Any
 from tests.servers import samples
 from tests.servers.gitlab_ci import GitLabCIState
 from tests.servers.gitlab_downstream import UNSTARTED
+from tests.servers.gitlab_versions import GitLabVersions
 
 Trace = bytes | str | Callable[[], Iterable[bytes]] | None
 _EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -29,7 +30,7 @@ def _user_ref(user: Mapping[str, Any]) -> dict[str, Any]:
     return {k: user.get(k) for k in keys}
 
 
-class GitLabState(GitLabCIState):
+class GitLabState(GitLabCIState, GitLabVersions):
     """In-memory GitLab data plus the builder methods tests call to seed it."""
 
     def __init__(self, *, bot_user_id: int = 9001, bot_username: str = "hummingbird-bot",
@@ -48,6 +49,7 @@ class GitLabState(GitLabCIState):
         self.compares: dict[tuple[int, str, str], dict[str, Any]] = {}
         self.tokens: dict[str, tuple[int, str]] = {}
         self.init_ci()
+        self.init_versions()
         self.token_projects: dict[str, frozenset[str]] = {}
         self._ids = itertools.count(100_001)
         self._ticks = itertools.count(1)
@@ -141,6 +143,10 @@ class GitLabState(GitLabCIState):
         self.merge_requests[(project_id, iid)] = mr
         default_diffs = samples.load("gitlab/api/gogitlab_list_merge_request_diff.json")
         self.mr_diffs[(project_id, iid)] = default_diffs if diffs is None else copy.deepcopy(diffs)
+        refs = mr["diff_refs"]
+        self.mr_versions.pop((project_id, iid), None)
+        self.add_version(project_id, iid, head_sha=refs["head_sha"], base_sha=refs["base_sha"],
+                         start_sha=refs["start_sha"])
         self.discussions.setdefault((project_id, iid), [])
         return mr
 

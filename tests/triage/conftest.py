@@ -26,11 +26,11 @@ def world(gitlab_server: GitLabServer) -> CiWorld:
 
 async def run_triage(gl: GitLabServer, iid: int, *, project: str = "group/project", cache: TriageCache | None = None,
                      known: KnownCauses | None = None, pipeline_id: int | None = None,
-                     limits: TriageLimits | None = None) -> tuple[Triage, TriageReader]:
+                     limits: TriageLimits | None = None, sha: str = "") -> tuple[Triage, TriageReader]:
     tools = ReadTools()
     gitlab_source.register(cast(ToolRegistry, tools), gl.url, gl.read_token)
     reader = TriageReader(tools, project, cache or TriageCache(), limits)
-    found = await triage(reader, TriageRequest(project, iid, NOW, pipeline_id=pipeline_id), known)
+    found = await triage(reader, TriageRequest(project, iid, NOW, sha=sha, pipeline_id=pipeline_id), known)
     return found, reader
 
 

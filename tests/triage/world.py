@@ -65,6 +65,11 @@ class CiWorld:
         return self.gl.add_mr(self.project_id, iid, sha=sha, target_branch=self.branch, author_id=author_id,
                               diff_refs={"base_sha": base_sha, "head_sha": sha, "start_sha": base_sha}, **overrides)
 
+    def push_mr(self, iid: int, sha: str, *, base_sha: str) -> str:
+        """A push to MR !iid's branch: `sha`, built on `base_sha`, is its head now (a new version of the MR)."""
+        self.gl.push_mr(self.project_id, iid, sha=sha, base_sha=base_sha)
+        return sha
+
     def merged(self, iid: int, commits: Sequence[str], *, merge_sha: str | None = None, **overrides: Any,
                ) -> dict[str, Any]:
         """A merged MR into the target branch whose diff had these commits, merged as `merge_sha` (a merge commit of
