@@ -105,11 +105,13 @@ def _job(rng: random.Random, broken: bool, failing: str, ok: str, others: list[s
     return [Attempt("test", "success", trace=ok)]
 
 
-async def search(gl: GitLabServer, iid: int, cache: TriageCache) -> tuple[Verdict | None, Culprit | None]:
+async def search(gl: GitLabServer, iid: int, cache: TriageCache, job: str = "test"
+                 ) -> tuple[Verdict | None, Culprit | None]:
+    """The MR's triage: the verdict of `job` and what its culprit search found."""
     tools = ReadTools()
     gitlab_source.register(cast(ToolRegistry, tools), gl.url, gl.read_token)
     found = await triage(TriageReader(tools, "group/project", cache), TriageRequest("group/project", iid, NOW))
-    check = next((c for c in found.checks if c.name == "test"), None)
+    check = next((c for c in found.checks if c.name == job), None)
     return (check.verdict, check.culprit) if check else (None, None)
 
 

@@ -1,8 +1,9 @@
 """The issue of a broken target branch in the service (`triage.culprit_issue`, off unless set): one issue per
-distinct pre-existing failure, found again by its marker (never opened twice, also across replicas: a second one
-opened at the same moment is closed into the first), listing the open MRs it blocks (edited in place, read back);
-closed with the fixing pipeline when the branch passes the job again. Written with the bot's token, in the MR's
-own project only; a token that may not write issues writes nothing (logged)."""
+distinct pre-existing failure (per job break, when test cases decide it), found again by its marker (never opened
+twice, also across replicas: a second one opened at the same moment is closed into the first), listing the open MRs
+it blocks and each case's break (edited in place, read back); closed with the fixing pipeline when the branch passes
+the job again. Written with the bot's token, in the MR's own project only; a token that may not write issues writes
+nothing (logged)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.triage.broken_issue import (
     LABEL,
     IssueMeta,
-    blocked_of,
     fixed_comment,
     issue_body,
     issue_title,
+    listed,
     meta_of,
-    with_blocked,
+    with_break,
 )
 from hummingbird_agent.triage.culprit_model import Change, RunRef
 from hummingbird_agent.triage.model import CheckResult, Verdict
@@ -51,7 +52,7 @@ async def track_breaks(gitlab: GitLabClient, project_id: int, mr_iid: int, check
         links: dict[str, str] = {}
         for key, check in wanted.items():
             issue = await _issue(gitlab, project_id, bot, key) or await _open(gitlab, project_id, bot, check)
-            await _listing(gitlab, project_id, issue, mr_iid, add=True)
+            await _listing(gitlab, project_id, issue, mr_iid, add=True, check=check)
             links[key] = str(issue.get("web_url") or "")
         for issue, meta in await _own(gitlab, project_id, bot):
             if meta.key not in wanted:
@@ -116,16 +117,19 @@ async def _open(gitlab: GitLabClient, project_id: int, bot: int, check: CheckRes
     return first
 
 
-async def _listing(gitlab: GitLabClient, project_id: int, issue: Issue, mr_iid: int, add: bool) -> None:
-    """This MR listed (or not) among the issue's blocked MRs: read, edited, read back once a replica's write based on
-    an older read would have landed (merged in the next round)."""
+async def _listing(gitlab: GitLabClient, project_id: int, issue: Issue, mr_iid: int, add: bool,
+                   check: CheckResult | None = None) -> None:
+    """This MR listed (or not) among the issue's blocked MRs, and the `check`'s break among the job's breaks (the
+    earliest in the title): read, edited, read back once a replica's write based on an older read would have landed
+    (merged in the next round)."""
     description = str(issue.get("description") or "")
     for _ in range(budgets.BROKEN_ISSUE_WRITE_ROUNDS):
-        blocked = blocked_of(description)
-        if (mr_iid in blocked) == add:
+        wanted, title = with_break(description, check) if check is not None else (description, "")
+        wanted = listed(wanted, mr_iid, add)
+        if wanted == description:
             return
-        wanted = [*blocked, mr_iid] if add else [n for n in blocked if n != mr_iid]
-        await gitlab.edit_issue(project_id, int(issue["iid"]), description=with_blocked(description, wanted))
+        fields = {"description": wanted, **({"title": title} if title else {})}
+        await gitlab.edit_issue(project_id, int(issue["iid"]), **fields)
         await asyncio.sleep(budgets.BROKEN_ISSUE_SETTLE_S)
         description = str((await gitlab.issue(project_id, int(issue["iid"]))).get("description") or "")
     log.warning("issue #%s: its list of blocked MRs still changing after %d writes", issue.get("iid"),

@@ -55,10 +55,10 @@ def case_outcome(report: Report | Unread, job: str, case: CaseResult) -> Outcome
     return Outcome.UNKNOWN
 
 
-def case_key(branch: str, job: str, case: CaseResult) -> str:
-    """The failure's identity on its branch when a test case names it (as `culprit.failure_key` for a log)."""
-    said = f"case {'/'.join(case.key)}\n{signature(case.line)}"
-    return hashlib.sha1(f"{branch}\n{job}\n{said}".encode()).hexdigest()[:16]
+def case_key(branch: str, job: str) -> str:
+    """The break's identity on its branch when test cases decide it (as `culprit.failure_key` for a log): the job
+    alone, whichever of its cases an MR fails, so that one issue tracks the job's break (docs/culprit.md)."""
+    return hashlib.sha1(f"{branch}\n{job}\nby test cases".encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +109,7 @@ class _CaseSearch:
         bad = window[first.hi]
         job = self._suspect.job if first.hi == len(window) - 1 else None
         head = replace(head, first_bad=run_ref(bad, job), searched=len(window), probes=len(self._reports) - 1,
-                       key=case_key(self._branch, self._suspect.name, first.case), case=first.case.title,
+                       key=case_key(self._branch, self._suspect.name), case=first.case.title,
                        gap=unsearched(self._reader, lo, first.hi) if stopped else problem)
         if lo < 0:
             return head

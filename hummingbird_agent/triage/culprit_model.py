@@ -59,7 +59,8 @@ class Culprit:
     now: str = ""
     """When the search ran (ISO 8601): what "2 days ago" is counted from."""
     key: str = ""
-    """The failure's identity on its branch (job and fingerprint), for the issue that tracks it."""
+    """The failure's identity on its branch (job and fingerprint; the job alone when test cases decide it), for the
+    issue that tracks it."""
     issue_url: str = ""
     """The issue that tracks the break (`triage.culprit_issue`)."""
     case: str = ""

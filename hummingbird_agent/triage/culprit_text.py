@@ -53,6 +53,11 @@ def changes_list(culprit: Culprit, linked: bool = True) -> str:
     return said + (f" and {culprit.commits - listed} more commits" if culprit.commits > listed else "")
 
 
+def case_said(case: str) -> str:
+    """How a cell names the test case whose break it gives."""
+    return f"first by test `{safe(case, 160)}`"
+
+
 def culprit_cell(culprit: Culprit) -> str:
     """The culprit in the note: where the target branch broke this way, the evidence's two runs, and the issue that
     tracks the break."""
@@ -66,7 +71,7 @@ def _cell(culprit: Culprit) -> str:
     if culprit.flaky:
         return (f"flaky on {branch} too: failed this way and passed on `{culprit.first_bad.sha[:8]}` "
                 f"({_run('failing run', culprit.first_bad)})")
-    by = f", first by test `{safe(culprit.case, 160)}`" if culprit.case else ""
+    by = f", {case_said(culprit.case)}" if culprit.case else ""
     if (named := culprit.named) is not None:
         return f"broken on {branch} since {_change(named, culprit.now)}{by}: {_runs(culprit)}"
     if culprit.last_good is None:

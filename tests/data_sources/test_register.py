@@ -42,7 +42,7 @@ def test_only_declared_sources_are_registered(tmp_path: Path) -> None:
                                          {"GITLAB_READ_TOKEN": "glpat-read"}), "wf", "g/p")
     assert gaps == []
     assert all(name.startswith("gitlab_") for name in reg.data_source_tools())
-    assert len(reg.data_source_tools()) == 17  # the GitLab tools; jobs, bridges, reports, compare, commit MRs
+    assert len(reg.data_source_tools()) == 18  # the GitLab tools; jobs, bridges, reports, compare, commit MRs, versions
     assert "glpat-read" not in str([d for d in reg.declarations()]) + reg.notes()
 
 

@@ -159,7 +159,8 @@ def test_two_processes_and_twenty_pipelines_make_one_note_with_the_newest_first(
     base = sha_of("base")
     world.pipeline(base, [Attempt("unit-tests", trace=failing_log("test_parse", PARSE, run=1))])
     world.mr(IID, base_sha=base, sha=sha_of("commit", PIPELINES[-1]), author_id=MEMBER)
-    for pipeline_id in PIPELINES:
+    for pipeline_id in PIPELINES:  # one push each: a version of the MR shows each commit on the same base
+        world.gl.add_version(world.project_id, IID, head_sha=sha_of("commit", pipeline_id), base_sha=base)
         world.pipeline(sha_of("commit", pipeline_id), [Attempt("unit-tests", trace=failing_log(
             "test_parse", PARSE, run=pipeline_id))], ref="feature", pipeline_id=pipeline_id)
     order = random.Random(7).sample(PIPELINES, len(PIPELINES))

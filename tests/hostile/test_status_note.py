@@ -53,6 +53,8 @@ def _world(service: Service, forged: bool) -> CiWorld:
 
 def _commit(world: CiWorld, n: int, pipeline_id: int, forged: bool = False) -> str:
     sha = SHA if n == 0 else sha_of("commit", n)
+    if n:  # an earlier or later push of the MR: a version shows it on the same base
+        world.gl.add_version(world.project_id, IID, head_sha=sha, base_sha=BASE)
     world.pipeline(sha, [Attempt("unit-tests", trace=_log(n, forged))], ref="feature", pipeline_id=pipeline_id)
     return sha
 

@@ -15,14 +15,14 @@ from hummingbird_agent.data_sources.direct import ReadTools
 from hummingbird_agent.gitlab.client import GitLabClient
 from hummingbird_agent.runner.broken_issue import track_breaks
 from hummingbird_agent.tools.registry import ToolRegistry
-from hummingbird_agent.triage.broken_issue import LABEL, IssueMeta, blocked_of
+from hummingbird_agent.triage.broken_issue import LABEL, IssueMeta, blocked_of, meta_of
 from hummingbird_agent.triage.culprit_fix import passing_again
 from hummingbird_agent.triage.culprit_model import Change, RunRef
 from hummingbird_agent.triage.model import CheckResult, Verdict
 from hummingbird_agent.triage.reader import TriageCache, TriageReader
 from tests.servers.gitlab import GitLabServer
 from tests.triage.conftest import run_triage
-from tests.triage.culprit_world import PASSING, authors, blocked_mr, history
+from tests.triage.culprit_world import PASSING, authors, blocked_mr, case_history, cases_mr, history
 from tests.triage.world import Attempt, CiWorld
 
 
@@ -97,6 +97,32 @@ async def test_two_replicas_at_once_leave_one_open_issue(world: CiWorld, gitlab_
     (issue,) = _issues(world.gl)
     assert sorted(blocked_of(issue["description"])) == [1, 2]
     assert all(i["state"] == "closed" for i in _issues(world.gl, "all") if i is not issue)
+
+
+@pytest.mark.parametrize("order", [(2, 1), (1, 2)], ids=["later-break-first", "earlier-break-first"])
+async def test_mrs_failing_different_cases_of_one_job_share_the_issue_of_its_break(
+        world: CiWorld, bot: GitLabClient, order: tuple[int, int]) -> None:
+    """`unit-tests` broke by test_a at the 5th merge (!104) and by test_b at the 11th (!110). !1 fails both, !2 only
+    test_b, so their searches name different breaks: one issue tracks the job's break, whichever MR comes first. It
+    lists both MRs and both breaks; its title and marker give the earliest."""
+    merges = case_history(world, 16, {"test_a": 5, "test_b": 11})
+    fails = {1: ["test_a", "test_b"], 2: ["test_b"]}
+    links = set()
+    for iid in order:
+        cases_mr(world, iid, merges[-1], fails[iid], run=90 + iid)
+        (check,) = await _track(bot, world, iid, (await run_triage(world.gl, iid))[0].checks)
+        assert check.culprit is not None and check.culprit.named is not None
+        assert check.culprit.named.mr_iid == {1: 104, 2: 110}[iid]
+        links.add(check.culprit.issue_url)
+    (issue,) = _issues(world.gl, "all")
+    description = issue["description"]
+    assert links == {issue["web_url"]} and sorted(blocked_of(description)) == [1, 2]
+    assert "since !104" in issue["title"]
+    assert "[!104](" in description and "first by test `tests.test_core.test_a`" in description
+    assert "[!110](" in description and "first by test `tests.test_core.test_b`" in description
+    fifth = next(pid for (_, pid), p in world.gl.pipelines.items() if p["sha"] == merges[4])
+    meta = meta_of(description)
+    assert meta is not None and meta.since == fifth and meta.job == "unit-tests"
 
 
 async def test_a_green_mr_leaves_the_list_and_a_passing_branch_closes_the_issue(world: CiWorld,

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from tests.runner.conftest import triage_on
-from tests.runner.harness import IID, MEMBER, SHA, Service, pipeline_event, seed_gitlab, start_service
+from tests.runner.harness import IID, MEMBER, PROJECT_ID, SHA, Service, pipeline_event, seed_gitlab, start_service
 from tests.servers import GeminiServer, GitLabServer, MotoServer
 from tests.triage.conftest import failing_log
-from tests.triage.culprit_world import PARSE, PASSING, authors, history
+from tests.triage.culprit_world import PARSE, PASSING, authors, case_history, cases_attempt, history
 from tests.triage.world import Attempt, CiWorld, sha_of
 
 pytestmark = [pytest.mark.podman, pytest.mark.timeout(300)]
@@ -75,3 +75,26 @@ async def test_the_target_branch_passing_its_job_again_closes_the_issue(service:
     assert issue["state"] == "closed"
     [comment] = [n for (_, iid), notes in service.gitlab.issue_notes.items() if iid == issue["iid"] for n in notes]
     assert f"/pipelines/{fixing}" in comment["body"] and "!200" in comment["body"]
+
+
+async def test_two_mrs_failing_different_cases_of_one_job_are_listed_on_one_issue(service: Service) -> None:
+    """`unit-tests` broke by test_a at the 5th merge (!104), by test_b at the 11th (!110). The MR fails only test_b
+    and opens the issue; a second MR fails both. Both are listed on the one issue of the job's break, titled by the
+    earliest, and both notes link it."""
+    world = CiWorld(service.gitlab)
+    authors(world)
+    merges = case_history(world, 16, {"test_a": 5, "test_b": 11})
+    second, second_sha = 8, sha_of("second")
+    for iid, sha, failed, pipeline in ((IID, SHA, ["test_b"], 701), (second, second_sha, ["test_a", "test_b"], 702)):
+        world.mr(iid, base_sha=merges[-1], sha=sha, author_id=MEMBER)
+        world.pipeline(sha, [cases_attempt(failed, run=pipeline)], ref="feature", pipeline_id=pipeline)
+        event = pipeline_event(status="failed", pipeline_id=pipeline, sha=sha)
+        event["merge_request"]["iid"] = iid
+        service.publish(event)
+        await service.finished()
+    (issue,) = service.gitlab.issues.values()
+    assert f"- !{IID}" in issue["description"] and f"- !{second}" in issue["description"]
+    assert "since !104" in issue["title"] and "[!110](" in issue["description"]
+    bodies = [n["body"] for iid in (IID, second) for d in service.gitlab.discussions[(PROJECT_ID, iid)]
+              for n in d["notes"] if n["body"].startswith("<!-- hummingbird-status ")]
+    assert len(bodies) == 2 and all(f"[tracked in an issue]({issue['web_url']})" in b for b in bodies)

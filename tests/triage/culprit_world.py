@@ -88,7 +88,9 @@ def case_history(world: CiWorld, count: int, breaks: dict[str, int], *, first_ii
     return merges
 
 
-def cases_mr(world: CiWorld, iid: int, base: str, failed: Iterable[str], run: int = 99) -> int:
-    """An MR on `base` whose pipeline fails these cases of the job; returns its pipeline's id."""
+def cases_mr(world: CiWorld, iid: int, base: str, failed: Iterable[str], run: int = 99,
+             cases: Iterable[str] = CASES) -> int:
+    """An MR on `base` whose pipeline fails these of the job's `cases`; returns its pipeline's id."""
     mr = world.mr(iid, base_sha=base, sha=sha_of(world.path, "mr", iid, base))
-    return world.pipeline(mr["sha"], [cases_attempt(failed, run=run)], ref="feature", source="merge_request_event")
+    return world.pipeline(mr["sha"], [cases_attempt(failed, run=run, cases=cases)], ref="feature",
+                          source="merge_request_event")
